@@ -1,0 +1,12 @@
+/*
+ * kernels.h -- all kernel bodies, for the backends that compile them from
+ * source (CUDA: gpu/cuda/kernels.cu; CPU: gpu/cpu/cpu_kernels.c).  OpenCL
+ * gets the same files concatenated at build time (CMakeLists.txt,
+ * GG_KERNEL_SOURCES), in this order.
+ */
+#ifndef GG_KERNELS_H
+#define GG_KERNELS_H
+#include "../gpu/kernel_dialect.h"
+#include "sar/sar_params.h"
+#include "sar/sar_kernels.h"
+#endif

@@ -1,0 +1,431 @@
+/*
+ * op.c -- the operation registry and the generic op calls of geogpu.h.
+ */
+#define _GNU_SOURCE
+#include "op.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const gg_op_class *const registry[] = {&gg_op_multilook, &gg_op_rotate, &gg_op_radnorm};
+#define NOPS (sizeof registry / sizeof registry[0])
+
+static const char *const op_names[] = {"multilook", "rotate", "radnorm", NULL};
+
+const char *const *gg_op_names(void) { return op_names; }
+
+static const gg_op_class *find_class(const char *name)
+{
+    for (size_t i = 0; name && i < NOPS; i++)
+        if (!strcasecmp(registry[i]->name, name))
+            return registry[i];
+    return NULL;
+}
+
+const char *gg_op_description(const char *name)
+{
+    const gg_op_class *c = find_class(name);
+    return c ? c->description : NULL;
+}
+
+#define COMMON_OPTIONS                                                                   \
+    "srcnodata|float||input nodata value (default: the input band's)\n"                  \
+    "dstnodata|float||output nodata value (default: the input's, else NaN; 255 for Byte)\n"
+
+const char *gg_op_option_list(const char *name)
+{
+    static char buf[NOPS][2048];
+    for (size_t i = 0; i < NOPS; i++)
+        if (registry[i] == find_class(name)) {
+            if (!buf[i][0])
+                snprintf(buf[i], sizeof buf[i], "%s" COMMON_OPTIONS, registry[i]->options);
+            return buf[i];
+        }
+    return NULL;
+}
+
+gg_status gg_op_error(gg_op *op, gg_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(op->err, sizeof op->err, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+const char *gg_op_last_error(const gg_op *op) { return op ? op->err : ""; }
+const char *gg_op_name(const gg_op *op) { return op ? op->cls->name : ""; }
+
+gg_status gg_op_new(const char *name, gg_op **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    const gg_op_class *c = find_class(name);
+    if (!c) {
+        if (err)
+            snprintf(err, errlen, "unknown operation '%s' (known: multilook, rotate, radnorm)",
+                     name ? name : "");
+        return GG_ERR_ARGUMENT;
+    }
+    gg_op *op = calloc(1, sizeof *op);
+    if (op)
+        op->state = calloc(1, c->state_size ? c->state_size : 1);
+    if (!op || !op->state) {
+        free(op);
+        if (err)
+            snprintf(err, errlen, "out of memory");
+        return GG_ERR_NOMEM;
+    }
+    op->cls = c;
+    c->init(op);
+    *out = op;
+    return GG_OK;
+}
+
+void gg_op_free(gg_op *op)
+{
+    if (!op)
+        return;
+    if (op->cls->cleanup)
+        op->cls->cleanup(op);
+    for (int i = 0; i < op->nopts; i++) {
+        free(op->keys[i]);
+        free(op->vals[i]);
+    }
+    free(op->state);
+    free(op);
+}
+
+/* ------------------------------------------------------------- parsing */
+
+int gg_parse_double(const char *s, double *v)
+{
+    if (!s || !*s)
+        return 0;
+    char *end;
+    errno = 0;
+    double d = strtod(s, &end);
+    while (*end == ' ')
+        end++;
+    if (end == s || *end || errno == ERANGE)
+        return 0;
+    *v = d;
+    return 1;
+}
+
+int gg_parse_int(const char *s, int *v)
+{
+    if (!s || !*s)
+        return 0;
+    char *end;
+    errno = 0;
+    long l = strtol(s, &end, 10);
+    while (*end == ' ')
+        end++;
+    if (end == s || *end || errno || l < -2147483647L || l > 2147483647L)
+        return 0;
+    *v = (int)l;
+    return 1;
+}
+
+int gg_parse_bool(const char *s, int *v)
+{
+    if (!s || !*s || !strcasecmp(s, "yes") || !strcasecmp(s, "true") || !strcasecmp(s, "on") ||
+        !strcmp(s, "1")) {
+        *v = 1;
+        return 1;
+    }
+    if (!strcasecmp(s, "no") || !strcasecmp(s, "false") || !strcasecmp(s, "off") || !strcmp(s, "0")) {
+        *v = 0;
+        return 1;
+    }
+    return 0;
+}
+
+int gg_parse_pair(const char *s, int *a, int *b)
+{
+    if (!s)
+        return 0;
+    const char *sep = strpbrk(s, "xX,");
+    if (!sep)
+        return gg_parse_int(s, a) && gg_parse_int(s, b);
+    char first[64];
+    size_t n = (size_t)(sep - s);
+    if (n == 0 || n >= sizeof first)
+        return 0;
+    memcpy(first, s, n);
+    first[n] = 0;
+    return gg_parse_int(first, a) && gg_parse_int(sep + 1, b);
+}
+
+/* ------------------------------------------------------------- options */
+
+static void remember(gg_op *op, const char *key, const char *value)
+{
+    for (int i = 0; i < op->nopts; i++)
+        if (!strcasecmp(op->keys[i], key)) {
+            char *v = strdup(value);
+            if (v) {
+                free(op->vals[i]);
+                op->vals[i] = v;
+            }
+            return;
+        }
+    if (op->nopts < GG_OP_MAX_OPTIONS) {
+        op->keys[op->nopts] = strdup(key);
+        op->vals[op->nopts] = strdup(value);
+        if (op->keys[op->nopts] && op->vals[op->nopts])
+            op->nopts++;
+    }
+}
+
+gg_status gg_op_set(gg_op *op, const char *key, const char *value)
+{
+    if (!op || !key || !*key)
+        return GG_ERR_ARGUMENT;
+    if (!value)
+        value = "";
+    if (op->prepared)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: options cannot change after prepare",
+                           op->cls->name);
+    gg_status s;
+    if (!strcasecmp(key, "srcnodata") || !strcasecmp(key, "dstnodata")) {
+        double v;
+        const int src = !strcasecmp(key, "srcnodata");
+        if (!gg_parse_double(value, &v) && strcasecmp(value, "nan"))
+            return gg_op_error(op, GG_ERR_ARGUMENT, "%s: %s must be a number, not '%s'",
+                               op->cls->name, key, value);
+        if (!strcasecmp(value, "nan"))
+            v = NAN;
+        if (src) {
+            op->opt_srcnodata_set = 1;
+            op->opt_srcnodata = v;
+        } else {
+            op->opt_dstnodata_set = 1;
+            op->opt_dstnodata = v;
+        }
+        s = GG_OK;
+    } else {
+        s = op->cls->set(op, key, value);
+        if (s == GG_ERR_UNSUPPORTED)
+            return gg_op_error(op, GG_ERR_ARGUMENT, "%s: unknown option '%s'", op->cls->name, key);
+    }
+    if (s == GG_OK)
+        remember(op, key, value);
+    return s;
+}
+
+gg_status gg_op_options_string(const gg_op *op, char *buf, size_t buflen)
+{
+    if (!op || !buf || !buflen)
+        return GG_ERR_ARGUMENT;
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < op->nopts; i++) {
+        int n = snprintf(buf + used, buflen - used, "%s%s=%s", i ? ":" : "", op->keys[i], op->vals[i]);
+        if (n < 0 || (size_t)n >= buflen - used)
+            return GG_ERR_ARGUMENT;
+        used += (size_t)n;
+    }
+    return GG_OK;
+}
+
+/* --------------------------------------------------------- generic calls */
+
+gg_status gg_op_prepare(gg_op *op, const gg_raster_info *in, gg_raster_info *out)
+{
+    if (!op || !in || !out)
+        return GG_ERR_ARGUMENT;
+    if (in->width < 1 || in->height < 1 || in->bands < 1)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: input is empty (%dx%d, %d bands)",
+                           op->cls->name, in->width, in->height, in->bands);
+    if (in->type != GG_FLOAT32 && in->type != GG_CFLOAT32)
+        return gg_op_error(op, GG_ERR_UNSUPPORTED, "%s: input must be Float32 or CFloat32",
+                           op->cls->name);
+    op->in = *in;
+    op->src_has_nodata = op->opt_srcnodata_set || in->has_nodata;
+    op->src_nodata = op->opt_srcnodata_set ? op->opt_srcnodata : in->nodata;
+    if (op->src_has_nodata && isnan(op->src_nodata))
+        op->src_has_nodata = 0; /* NaN never compares equal; NaN is invalid anyway */
+    memset(out, 0, sizeof *out);
+    out->bands = in->bands;
+    gg_status s = op->cls->prepare(op, in, out);
+    if (s != GG_OK)
+        return s;
+    /* output nodata: -dstnodata, else the input's, else NaN (255 for Byte) */
+    if (op->opt_dstnodata_set)
+        op->dst_nodata = op->opt_dstnodata;
+    else if (out->type == GG_BYTE)
+        op->dst_nodata = 255;
+    else if (op->src_has_nodata)
+        op->dst_nodata = op->src_nodata;
+    else
+        op->dst_nodata = NAN;
+    if (out->type == GG_BYTE &&
+        (!(op->dst_nodata >= 0 && op->dst_nodata <= 255) || op->dst_nodata != floor(op->dst_nodata)))
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: dstnodata %g does not fit a Byte output",
+                           op->cls->name, op->dst_nodata);
+    out->has_nodata = 1;
+    out->nodata = op->dst_nodata;
+    op->out = *out;
+    op->prepared = 1;
+    return GG_OK;
+}
+
+static gg_status need_prepared(const gg_op *op)
+{
+    return op && op->prepared ? GG_OK : GG_ERR_ARGUMENT;
+}
+
+gg_status gg_op_source_window(const gg_op *op, const gg_window *dst, gg_window *src)
+{
+    if (need_prepared(op) != GG_OK || !dst || !src)
+        return GG_ERR_ARGUMENT;
+    if (dst->width < 0 || dst->height < 0 || dst->x0 < 0 || dst->y0 < 0 ||
+        dst->x0 + dst->width > op->out.width || dst->y0 + dst->height > op->out.height)
+        return GG_ERR_ARGUMENT;
+    op->cls->source_window(op, dst, src);
+    /* clip to the input */
+    int x1 = src->x0 + src->width, y1 = src->y0 + src->height;
+    if (src->x0 < 0)
+        src->x0 = 0;
+    if (src->y0 < 0)
+        src->y0 = 0;
+    if (x1 > op->in.width)
+        x1 = op->in.width;
+    if (y1 > op->in.height)
+        y1 = op->in.height;
+    src->width = x1 > src->x0 ? x1 - src->x0 : 0;
+    src->height = y1 > src->y0 ? y1 - src->y0 : 0;
+    if (!src->width || !src->height)
+        src->width = src->height = 0;
+    return GG_OK;
+}
+
+int gg_op_needs_stats(const gg_op *op) { return op && op->cls->accumulate != NULL; }
+
+static gg_status check_band(gg_op *op, int band)
+{
+    if (!op->prepared)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: gg_op_prepare was not called", op->cls->name);
+    if (band < 0 || band >= op->in.bands)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: band %d out of range", op->cls->name, band);
+    return GG_OK;
+}
+
+/* Copies a context error into the op, so callers read one place. */
+static gg_status relay(gg_op *op, gg_context *ctx, gg_status s)
+{
+    if (s != GG_OK && !op->err[0])
+        snprintf(op->err, sizeof op->err, "%s: %s", op->cls->name, gg_context_last_error(ctx));
+    return s;
+}
+
+gg_status gg_op_accumulate(gg_context *ctx, gg_op *op, int band, const gg_tile *src)
+{
+    if (!ctx || !op || !src)
+        return GG_ERR_ARGUMENT;
+    gg_status s = check_band(op, band);
+    if (s != GG_OK || !op->cls->accumulate)
+        return s;
+    if (src->type != op->in.type || src->x0 < 0 || src->y0 < 0 || src->width < 0 ||
+        src->height < 0 || src->x0 + src->width > op->in.width ||
+        src->y0 + src->height > op->in.height || src->stride < (size_t)src->width)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: statistics tile does not fit the input",
+                           op->cls->name);
+    op->err[0] = 0;
+    return relay(op, ctx, op->cls->accumulate(ctx, op, band, src));
+}
+
+gg_status gg_op_finish_stats(gg_context *ctx, gg_op *op, int band)
+{
+    if (!ctx || !op)
+        return GG_ERR_ARGUMENT;
+    gg_status s = check_band(op, band);
+    if (s != GG_OK || !op->cls->finish_stats)
+        return s;
+    op->err[0] = 0;
+    return relay(op, ctx, op->cls->finish_stats(ctx, op, band));
+}
+
+gg_status gg_op_check_tiles(gg_op *op, const gg_tile *src, const gg_tile *dst)
+{
+    if (dst->type != op->out.type || dst->width < 0 || dst->height < 0 || dst->x0 < 0 ||
+        dst->y0 < 0 || dst->x0 + dst->width > op->out.width ||
+        dst->y0 + dst->height > op->out.height || dst->stride < (size_t)dst->width || !dst->data)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: output tile does not fit the output raster",
+                           op->cls->name);
+    gg_window dw = {dst->x0, dst->y0, dst->width, dst->height}, need;
+    gg_op_source_window(op, &dw, &need);
+    if (need.width == 0)
+        return GG_OK; /* no input needed: src may be empty */
+    if (!src || src->type != op->in.type || !src->data || src->x0 > need.x0 || src->y0 > need.y0 ||
+        src->x0 + src->width < need.x0 + need.width ||
+        src->y0 + src->height < need.y0 + need.height || src->stride < (size_t)src->width ||
+        src->x0 < 0 || src->y0 < 0 || src->x0 + src->width > op->in.width ||
+        src->y0 + src->height > op->in.height)
+        return gg_op_error(op, GG_ERR_ARGUMENT,
+                           "%s: source tile does not cover the window the output needs",
+                           op->cls->name);
+    return GG_OK;
+}
+
+gg_tile gg_op_source_view(const gg_op *op, const gg_tile *src, const gg_tile *dst)
+{
+    gg_window dw = {dst->x0, dst->y0, dst->width, dst->height}, need;
+    gg_op_source_window(op, &dw, &need);
+    gg_tile v = *src;
+    const size_t es = gg_type_size(src->type);
+    v.data = (unsigned char *)src->data +
+             ((size_t)(need.y0 - src->y0) * src->stride + (size_t)(need.x0 - src->x0)) * es;
+    v.x0 = need.x0;
+    v.y0 = need.y0;
+    v.width = need.width;
+    v.height = need.height;
+    return v;
+}
+
+void gg_op_fill_nodata(const gg_op *op, gg_tile *dst)
+{
+    for (int y = 0; y < dst->height; y++) {
+        if (dst->type == GG_BYTE) {
+            memset((unsigned char *)dst->data + (size_t)y * dst->stride, (int)op->dst_nodata,
+                   (size_t)dst->width);
+            continue;
+        }
+        float *row = (float *)dst->data + (size_t)y * dst->stride * (dst->type == GG_CFLOAT32 ? 2 : 1);
+        const size_t n = (size_t)dst->width * (dst->type == GG_CFLOAT32 ? 2 : 1);
+        for (size_t i = 0; i < n; i++)
+            row[i] = (float)op->dst_nodata;
+    }
+}
+
+gg_status gg_op_run(gg_context *ctx, gg_op *op, int band, const gg_tile *src, gg_tile *dst)
+{
+    if (!ctx || !op || !dst)
+        return GG_ERR_ARGUMENT;
+    gg_status s = check_band(op, band);
+    if (s == GG_OK)
+        s = gg_op_check_tiles(op, src, dst);
+    if (s != GG_OK)
+        return s;
+    op->err[0] = 0;
+    if (dst->width == 0 || dst->height == 0)
+        return GG_OK;
+    gg_window dw = {dst->x0, dst->y0, dst->width, dst->height}, need;
+    gg_op_source_window(op, &dw, &need);
+    if (need.width == 0) {
+        gg_op_fill_nodata(op, dst);
+        return GG_OK;
+    }
+    return relay(op, ctx, op->cls->run(ctx, op, band, src, dst));
+}
+
+double gg_op_bytes_per_pixel(const gg_op *op)
+{
+    return op && op->prepared ? op->cls->bytes_per_pixel(op) : 0;
+}

@@ -1,0 +1,78 @@
+/*
+ * op.h -- how an operation is described (once) and implemented.  One file
+ * per operation under algorithms/<capability>/ fills a gg_op_class; op.c
+ * holds the registry, option storage, parsing helpers and the generic
+ * calls of geogpu.h.
+ */
+#ifndef GG_OP_H
+#define GG_OP_H
+
+#include "geogpu.h"
+#include "../gpu/runtime.h"
+
+#define GG_OP_MAX_OPTIONS 32
+
+typedef struct gg_op_class {
+    const char *name;
+    const char *description;
+    /* "key|type|default|description" lines (type: int, float, size, bool) */
+    const char *options;
+    size_t state_size;
+    /* Sets defaults in op->state. */
+    void (*init)(gg_op *op);
+    /* Parses an op-specific option into op->state; GG_ERR_ARGUMENT with a
+     * message (gg_op_error) when the value is bad; GG_ERR_UNSUPPORTED for
+     * an unknown key. */
+    gg_status (*set)(gg_op *op, const char *key, const char *value);
+    gg_status (*prepare)(gg_op *op, const gg_raster_info *in, gg_raster_info *out);
+    void (*source_window)(const gg_op *op, const gg_window *dst, gg_window *src);
+    /* optional: whole-input statistics */
+    gg_status (*accumulate)(gg_context *ctx, gg_op *op, int band, const gg_tile *src);
+    gg_status (*finish_stats)(gg_context *ctx, gg_op *op, int band);
+    gg_status (*run)(gg_context *ctx, gg_op *op, int band, const gg_tile *src, gg_tile *dst);
+    double (*bytes_per_pixel)(const gg_op *op);
+    void (*cleanup)(gg_op *op);
+} gg_op_class;
+
+struct gg_op {
+    const gg_op_class *cls;
+    void *state;
+    gg_raster_info in, out;
+    int prepared;
+    /* nodata in force after prepare */
+    int src_has_nodata;
+    double src_nodata;
+    double dst_nodata;
+    /* common options */
+    int opt_srcnodata_set, opt_dstnodata_set;
+    double opt_srcnodata, opt_dstnodata;
+    /* options as given, for gg_op_options_string */
+    int nopts;
+    char *keys[GG_OP_MAX_OPTIONS], *vals[GG_OP_MAX_OPTIONS];
+    char err[512];
+};
+
+/* Sets the op's error message and returns s. */
+gg_status gg_op_error(gg_op *op, gg_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Value parsers: 1 on success. */
+int gg_parse_int(const char *s, int *v);
+int gg_parse_double(const char *s, double *v);
+int gg_parse_bool(const char *s, int *v);
+/* "4x3", "4,3" or "4" (both = 4) */
+int gg_parse_pair(const char *s, int *a, int *b);
+
+/* Checks a tile against the type and window the op expects. */
+gg_status gg_op_check_tiles(gg_op *op, const gg_tile *src, const gg_tile *dst);
+/* The part of src that the output tile dst needs (gg_op_source_window),
+ * as a view into src's memory.  Valid only after gg_op_check_tiles. */
+gg_tile gg_op_source_view(const gg_op *op, const gg_tile *src, const gg_tile *dst);
+/* Fills a tile with the output nodata value. */
+void gg_op_fill_nodata(const gg_op *op, gg_tile *dst);
+
+extern const gg_op_class gg_op_multilook;
+extern const gg_op_class gg_op_rotate;
+extern const gg_op_class gg_op_radnorm;
+
+#endif

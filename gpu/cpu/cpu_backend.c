@@ -1,0 +1,370 @@
+/*
+ * cpu_backend.c -- the CPU backend: "device" memory is host memory,
+ * kernels are the shared kernel bodies run as OpenMP loops, FFTs are FFTW3f.
+ */
+#define _GNU_SOURCE
+#include "../backend.h"
+#include "../../algorithms/kernel_ids.h"
+#include "../../algorithms/kernels.h"
+
+#include <fftw3.h>
+#include <omp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct gg_mem {
+    size_t bytes;
+    unsigned char *p;
+};
+
+typedef void (*cpu_kernel_fn)(int nx, int ny, const void *params, void *const *bufs);
+
+static const struct {
+    cpu_kernel_fn fn;
+    size_t params_size;
+    int nbufs;
+} kernels[GG_K_COUNT] = {
+#define GG_KERNEL_DEF(id, fn, P, nbuf) [id] = {fn##_cpu, sizeof(P), nbuf},
+#include "../../algorithms/kernels.def"
+#undef GG_KERNEL_DEF
+};
+
+/* FFTW's planner is not thread-safe. */
+static pthread_mutex_t fftw_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void cpu_model(char *buf, size_t n)
+{
+    snprintf(buf, n, "unknown processor");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "model name", 10)) {
+            const char *c = strchr(line, ':');
+            if (c) {
+                c++;
+                while (*c == ' ')
+                    c++;
+                snprintf(buf, n, "%.*s", (int)strcspn(c, "\n"), c);
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static int cpu_list(char *buf, size_t n)
+{
+    char model[200];
+    cpu_model(model, sizeof model);
+    snprintf(buf, n, "cpu %s (%d threads)\n", model, omp_get_max_threads());
+    return 1;
+}
+
+static int cpu_open(int i0, int i1, int gpu_only, gg_dev **out, char *err, size_t errlen)
+{
+    (void)i0;
+    (void)i1;
+    if (gpu_only) {
+        snprintf(err, errlen, "the CPU is not a GPU");
+        return GGB_ERR_UNAVAILABLE;
+    }
+    gg_dev *d = calloc(1, sizeof *d);
+    if (!d) {
+        snprintf(err, errlen, "out of memory");
+        return GGB_ERR_NOMEM;
+    }
+    d->vt = gg_backend_cpu_entry();
+    char model[200];
+    cpu_model(model, sizeof model);
+    snprintf(d->name, sizeof d->name, "cpu %s (%d threads)", model, omp_get_max_threads());
+    *out = d;
+    return GGB_OK;
+}
+
+static void cpu_close(gg_dev *d) { free(d); }
+
+static size_t meminfo_field(const char *key)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    size_t kb = 0, klen = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, key, klen) && line[klen] == ':') {
+            kb = strtoull(line + klen + 1, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return kb * 1024;
+}
+
+static int cpu_mem_info(gg_dev *d, size_t *free_b, size_t *total_b)
+{
+    (void)d;
+    *total_b = meminfo_field("MemTotal");
+    *free_b = meminfo_field("MemAvailable");
+    if (!*total_b) { /* no /proc: assume 4 GiB */
+        *total_b = (size_t)4 << 30;
+        *free_b = *total_b / 2;
+    }
+    return GGB_OK;
+}
+
+static int cpu_alloc(gg_dev *d, size_t bytes, gg_mem **out)
+{
+    gg_mem *m = malloc(sizeof *m);
+    void *p = NULL;
+    if (!m || posix_memalign(&p, 64, (bytes + 63) & ~(size_t)63)) {
+        free(m);
+        snprintf(d->err, GG_ERRLEN, "cannot allocate %zu bytes of host memory", bytes);
+        return GGB_ERR_NOMEM;
+    }
+    m->bytes = bytes;
+    m->p = p;
+    *out = m;
+    return GGB_OK;
+}
+
+static void cpu_free(gg_dev *d, gg_mem *m)
+{
+    (void)d;
+    if (m) {
+        free(m->p);
+        free(m);
+    }
+}
+
+static int span_ok(gg_dev *d, const gg_mem *m, size_t off, size_t pitch, size_t row, size_t rows)
+{
+    if (rows && (row > pitch || off + pitch * (rows - 1) + row > m->bytes)) {
+        snprintf(d->err, GG_ERRLEN, "copy outside a %zu-byte buffer", m->bytes);
+        return 0;
+    }
+    return 1;
+}
+
+static int cpu_write2d(gg_dev *d, gg_mem *dst, size_t off, size_t dpitch, const void *src,
+                       size_t hpitch, size_t row, size_t rows)
+{
+    if (!span_ok(d, dst, off, dpitch, row, rows))
+        return GGB_ERR_ARGUMENT;
+    for (size_t r = 0; r < rows; r++)
+        memcpy(dst->p + off + r * dpitch, (const unsigned char *)src + r * hpitch, row);
+    return GGB_OK;
+}
+
+static int cpu_read2d(gg_dev *d, const gg_mem *src, size_t off, size_t dpitch, void *dst,
+                      size_t hpitch, size_t row, size_t rows)
+{
+    if (!span_ok(d, src, off, dpitch, row, rows))
+        return GGB_ERR_ARGUMENT;
+    for (size_t r = 0; r < rows; r++)
+        memcpy((unsigned char *)dst + r * hpitch, src->p + off + r * dpitch, row);
+    return GGB_OK;
+}
+
+static int cpu_copy(gg_dev *d, gg_mem *dst, size_t doff, const gg_mem *src, size_t soff, size_t n)
+{
+    if (doff + n > dst->bytes || soff + n > src->bytes) {
+        snprintf(d->err, GG_ERRLEN, "device copy out of bounds");
+        return GGB_ERR_ARGUMENT;
+    }
+    memmove(dst->p + doff, src->p + soff, n);
+    return GGB_OK;
+}
+
+static int cpu_fill32(gg_dev *d, gg_mem *dst, size_t off, uint32_t pattern, size_t n)
+{
+    if (off + n > dst->bytes || (n & 3) || (off & 3)) {
+        snprintf(d->err, GG_ERRLEN, "fill out of bounds or unaligned");
+        return GGB_ERR_ARGUMENT;
+    }
+    uint32_t *p = (uint32_t *)(dst->p + off);
+    for (size_t i = 0; i < n / 4; i++)
+        p[i] = pattern;
+    return GGB_OK;
+}
+
+static int cpu_launch(gg_dev *d, int id, int nx, int ny, const void *params, size_t psize,
+                      gg_mem *const *bufs, int nbufs)
+{
+    if (id < 0 || id >= GG_K_COUNT || psize != kernels[id].params_size || nbufs != kernels[id].nbufs) {
+        snprintf(d->err, GG_ERRLEN, "kernel %d called with wrong parameters", id);
+        return GGB_ERR_ARGUMENT;
+    }
+    if (nx <= 0 || ny <= 0)
+        return GGB_OK;
+    void *ptrs[8];
+    for (int i = 0; i < nbufs; i++)
+        ptrs[i] = bufs[i]->p;
+    kernels[id].fn(nx, ny, params, ptrs);
+    return GGB_OK;
+}
+
+static int cpu_rowcol_sums(gg_dev *d, const gg_mem *img, const gg_rowcol_args *a, gg_mem *rs,
+                           gg_mem *rc, gg_mem *cs, gg_mem *cc)
+{
+    const size_t W = (size_t)a->width, H = (size_t)a->height;
+    if (a->width < 0 || a->height < 0 || (size_t)a->stride < W ||
+        (H && ((H - 1) * (size_t)a->stride + W) * 4 > img->bytes) || rs->bytes < H * 8 ||
+        rc->bytes < H * 8 || cs->bytes < W * 8 || cc->bytes < W * 8) {
+        snprintf(d->err, GG_ERRLEN, "row/column sums: buffers too small");
+        return GGB_ERR_ARGUMENT;
+    }
+    const float *p = (const float *)img->p;
+    double *row_sum = (double *)rs->p, *row_cnt = (double *)rc->p;
+    double *col_sum = (double *)cs->p, *col_cnt = (double *)cc->p;
+    /* one read of the image: each thread keeps its own column partials */
+    const int nt = omp_get_max_threads();
+    double *part = calloc((size_t)nt * 2 * W + 1, sizeof(double));
+    if (!part) {
+        snprintf(d->err, GG_ERRLEN, "row/column sums: out of host memory");
+        return GGB_ERR_NOMEM;
+    }
+#pragma omp parallel num_threads(nt)
+    {
+        double *cs_l = part + (size_t)omp_get_thread_num() * 2 * W, *cc_l = cs_l + W;
+#pragma omp for schedule(static)
+        for (size_t y = 0; y < H; y++) {
+            const float *r = p + y * (size_t)a->stride;
+            double s = 0, n = 0;
+            for (size_t x = 0; x < W; x++) {
+                const float v = r[x];
+                if (gg_valid(v, a->has_nodata, a->nodata)) {
+                    s += v;
+                    n += 1;
+                    cs_l[x] += v;
+                    cc_l[x] += 1;
+                }
+            }
+            row_sum[y] = s;
+            row_cnt[y] = n;
+        }
+    }
+    for (size_t x = 0; x < W; x++) {
+        double s = 0, n = 0;
+        for (int t = 0; t < nt; t++) {
+            s += part[(size_t)t * 2 * W + x];
+            n += part[(size_t)t * 2 * W + W + x];
+        }
+        col_sum[x] = s;
+        col_cnt[x] = n;
+    }
+    free(part);
+    return GGB_OK;
+}
+
+typedef struct cpu_fft {
+    fftwf_plan fwd, inv;
+    size_t bytes;
+} cpu_fft;
+
+static int cpu_fft_plan(gg_dev *d, int rank, const int *n, int batch, void **out)
+{
+    cpu_fft *f = calloc(1, sizeof *f);
+    if (!f)
+        return GGB_ERR_NOMEM;
+    const int dist = rank == 2 ? n[0] * n[1] : n[0];
+    f->bytes = (size_t)dist * (size_t)batch * 8;
+    pthread_mutex_lock(&fftw_lock);
+#ifdef GG_HAVE_FFTW_OMP
+    static int threads_ready;
+    if (!threads_ready)
+        threads_ready = fftwf_init_threads();
+    if (threads_ready)
+        fftwf_plan_with_nthreads(omp_get_max_threads());
+#endif
+    /* FFTW_ESTIMATE never touches the arrays, so a placeholder works; it
+     * is 64-byte aligned like every buffer the plan will run on. */
+    fftwf_complex *tmp = fftwf_malloc(f->bytes);
+    if (tmp) {
+        f->fwd = fftwf_plan_many_dft(rank, n, batch, tmp, NULL, 1, dist, tmp, NULL, 1, dist,
+                                     FFTW_FORWARD, FFTW_ESTIMATE);
+        f->inv = fftwf_plan_many_dft(rank, n, batch, tmp, NULL, 1, dist, tmp, NULL, 1, dist,
+                                     FFTW_BACKWARD, FFTW_ESTIMATE);
+        fftwf_free(tmp);
+    }
+    pthread_mutex_unlock(&fftw_lock);
+    if (!f->fwd || !f->inv) {
+        snprintf(d->err, GG_ERRLEN, "FFTW could not plan a rank-%d FFT", rank);
+        if (f->fwd)
+            fftwf_destroy_plan(f->fwd);
+        if (f->inv)
+            fftwf_destroy_plan(f->inv);
+        free(f);
+        return GGB_ERR_DEVICE;
+    }
+    *out = f;
+    return GGB_OK;
+}
+
+static int cpu_fft_exec(gg_dev *d, void *plan, gg_mem *data, int inverse)
+{
+    cpu_fft *f = plan;
+    if (data->bytes < f->bytes) {
+        snprintf(d->err, GG_ERRLEN, "FFT buffer too small");
+        return GGB_ERR_ARGUMENT;
+    }
+    fftwf_complex *p = (fftwf_complex *)data->p;
+    fftwf_execute_dft(inverse ? f->inv : f->fwd, p, p);
+    return GGB_OK;
+}
+
+static void cpu_fft_destroy(gg_dev *d, void *plan)
+{
+    (void)d;
+    cpu_fft *f = plan;
+    if (!f)
+        return;
+    pthread_mutex_lock(&fftw_lock);
+    fftwf_destroy_plan(f->fwd);
+    fftwf_destroy_plan(f->inv);
+    pthread_mutex_unlock(&fftw_lock);
+    free(f);
+}
+
+static int cpu_finish(gg_dev *d)
+{
+    (void)d;
+    return GGB_OK;
+}
+
+static int cpu_launch_info(gg_dev *d, int id, int *bx, int *by, double *occ)
+{
+    (void)d;
+    (void)id;
+    *bx = 1;
+    *by = 1;
+    *occ = 0;
+    return GGB_OK;
+}
+
+static const gg_backend cpu_backend = {
+    .abi = GG_BACKEND_ABI,
+    .name = "cpu",
+    .list = cpu_list,
+    .open = cpu_open,
+    .close = cpu_close,
+    .mem_info = cpu_mem_info,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .write2d = cpu_write2d,
+    .read2d = cpu_read2d,
+    .copy = cpu_copy,
+    .fill32 = cpu_fill32,
+    .launch = cpu_launch,
+    .rowcol_sums = cpu_rowcol_sums,
+    .fft_plan = cpu_fft_plan,
+    .fft_exec = cpu_fft_exec,
+    .fft_destroy = cpu_fft_destroy,
+    .finish = cpu_finish,
+    .launch_info = cpu_launch_info,
+};
+
+const gg_backend *gg_backend_cpu_entry(void) { return &cpu_backend; }

@@ -1,0 +1,120 @@
+/*
+ * kernel_dialect.h -- lets one kernel body compile as CUDA C, as OpenCL C
+ * and as a plain C loop (the Blender Cycles approach).
+ *
+ * A kernel is written as
+ *
+ *     GG_KERNEL2(gg_k_name, params_type, p, const float, in, float, out)
+ *     {
+ *         const int x = GG_X, y = GG_Y;
+ *         if (x >= gg_nx || y >= gg_ny) return;
+ *         ...
+ *     }
+ *
+ * Every kernel gets the grid size (gg_nx, gg_ny), one params struct by value
+ * (plain int/float/double members only, so host and device layouts agree)
+ * and 2..4 device buffers.  Per-element logic only: reductions and FFTs go
+ * through the backend table (gpu/backend.h).
+ *
+ * Math: use the type-generic names (floor, sqrt, fabs, fmin, fmax, hypot,
+ * isfinite); they resolve to float or double overloads on every target.
+ */
+#ifndef GG_KERNEL_DIALECT_H
+#define GG_KERNEL_DIALECT_H
+
+#if defined(__CUDACC__)
+/* ---------------------------------------------------------------- CUDA */
+#define GG_DEVICE_FN static __device__ __forceinline__
+#define GG_X ((int)(blockIdx.x * blockDim.x + threadIdx.x))
+#define GG_Y ((int)(blockIdx.y * blockDim.y + threadIdx.y))
+typedef unsigned char gg_u8;
+#define GG_KERNEL2(name, P, p, T0, b0, T1, b1) \
+    extern "C" __global__ void name(int gg_nx, int gg_ny, P p, T0 *__restrict__ b0, \
+                                    T1 *__restrict__ b1)
+#define GG_KERNEL3(name, P, p, T0, b0, T1, b1, T2, b2) \
+    extern "C" __global__ void name(int gg_nx, int gg_ny, P p, T0 *__restrict__ b0, \
+                                    T1 *__restrict__ b1, T2 *__restrict__ b2)
+#define GG_KERNEL4(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3) \
+    extern "C" __global__ void name(int gg_nx, int gg_ny, P p, T0 *__restrict__ b0, \
+                                    T1 *__restrict__ b1, T2 *__restrict__ b2, \
+                                    T3 *__restrict__ b3)
+
+#elif defined(__OPENCL_VERSION__)
+/* -------------------------------------------------------------- OpenCL */
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define GG_DEVICE_FN static inline
+#define GG_X ((int)get_global_id(0))
+#define GG_Y ((int)get_global_id(1))
+typedef uchar gg_u8;
+#define GG_KERNEL2(name, P, p, T0, b0, T1, b1) \
+    __kernel void name(int gg_nx, int gg_ny, P p, __global T0 *restrict b0, \
+                       __global T1 *restrict b1)
+#define GG_KERNEL3(name, P, p, T0, b0, T1, b1, T2, b2) \
+    __kernel void name(int gg_nx, int gg_ny, P p, __global T0 *restrict b0, \
+                       __global T1 *restrict b1, __global T2 *restrict b2)
+#define GG_KERNEL4(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3) \
+    __kernel void name(int gg_nx, int gg_ny, P p, __global T0 *restrict b0, \
+                       __global T1 *restrict b1, __global T2 *restrict b2, \
+                       __global T3 *restrict b3)
+
+#else
+/* ------------------------------------------------- CPU (C + OpenMP loop) */
+#include <math.h>
+#include <stddef.h>
+#define GG_DEVICE_FN static inline
+#define GG_X gg_x
+#define GG_Y gg_y
+typedef unsigned char gg_u8;
+/* The body becomes name##_item(x, y, ...); name##_cpu runs it over the
+ * grid, rows spread over OpenMP threads. */
+#define GG_CPU_LOOP_(call) \
+    _Pragma("omp parallel for schedule(static)") \
+    for (int gg_y = 0; gg_y < ny; gg_y++) \
+        for (int gg_x = 0; gg_x < nx; gg_x++) call;
+#define GG_KERNEL2(name, P, p, T0, b0, T1, b1) \
+    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1); \
+    static void name##_cpu(int nx, int ny, const void *pp, void *const *bufs) \
+    { \
+        const P p_ = *(const P *)pp; \
+        GG_CPU_LOOP_(name##_item(gg_x, gg_y, nx, ny, p_, (T0 *)bufs[0], (T1 *)bufs[1])) \
+    } \
+    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1)
+#define GG_KERNEL3(name, P, p, T0, b0, T1, b1, T2, b2) \
+    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
+                            T2 *b2); \
+    static void name##_cpu(int nx, int ny, const void *pp, void *const *bufs) \
+    { \
+        const P p_ = *(const P *)pp; \
+        GG_CPU_LOOP_(name##_item(gg_x, gg_y, nx, ny, p_, (T0 *)bufs[0], (T1 *)bufs[1], \
+                                 (T2 *)bufs[2])) \
+    } \
+    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
+                            T2 *b2)
+#define GG_KERNEL4(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3) \
+    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
+                            T2 *b2, T3 *b3); \
+    static void name##_cpu(int nx, int ny, const void *pp, void *const *bufs) \
+    { \
+        const P p_ = *(const P *)pp; \
+        GG_CPU_LOOP_(name##_item(gg_x, gg_y, nx, ny, p_, (T0 *)bufs[0], (T1 *)bufs[1], \
+                                 (T2 *)bufs[2], (T3 *)bufs[3])) \
+    } \
+    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
+                            T2 *b2, T3 *b3)
+#endif
+
+/* A float sample counts when finite and not the nodata value. */
+GG_DEVICE_FN int gg_valid(float v, int has_nodata, float nodata)
+{
+    return isfinite(v) && !(has_nodata && v == nodata);
+}
+
+/* A complex sample counts when both parts are finite and the real part is
+ * not the nodata value (GDAL applies a complex band's nodata to the real
+ * part). */
+GG_DEVICE_FN int gg_cvalid(float re, float im, int has_nodata, float nodata)
+{
+    return isfinite(re) && isfinite(im) && !(has_nodata && re == nodata);
+}
+
+#endif /* GG_KERNEL_DIALECT_H */
