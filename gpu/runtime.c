@@ -276,12 +276,13 @@ gg_status gg_context_create(const char *device, gg_context **out, char *err, siz
             s = open_on(ctx, gg_backend_cpu_entry(), -1, -1, 0, why, sizeof why);
             if (s == GG_OK)
                 snprintf(ctx->notice, sizeof ctx->notice,
-                         "geogpu: no GPU device found, using the CPU (%s; %s)", why_cuda, why_ocl);
+                         "geogpu: no GPU device found, using the CPU (%.400s; %.400s)", why_cuda,
+                         why_ocl);
         }
     }
     if (s != GG_OK) {
         if (err)
-            snprintf(err, errlen, "cannot start device '%s': %s", device,
+            snprintf(err, errlen, "cannot start device '%.64s': %s", device,
                      why[0] ? why : gg_status_string(s));
         free(ctx);
         return s == GG_ERR_ARGUMENT ? GG_ERR_ARGUMENT : GG_ERR_UNAVAILABLE;
