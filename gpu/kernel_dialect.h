@@ -39,7 +39,7 @@ typedef unsigned char gg_u8;
                                     T1 *__restrict__ b1, T2 *__restrict__ b2, \
                                     T3 *__restrict__ b3)
 
-#elif defined(__OPENCL_VERSION__)
+#elif defined(__OPENCL_VERSION__) || defined(__OPENCL_C_VERSION__)
 /* -------------------------------------------------------------- OpenCL */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define GG_DEVICE_FN static inline
