@@ -24,20 +24,53 @@
 
 #if defined(__CUDACC__)
 /* ---------------------------------------------------------------- CUDA */
+/* Each thread runs the body for GG_CUDA_ITEMS_X pixels of a row, blockDim.x
+ * apart (so a warp's accesses stay coalesced), unrolled so that the loads
+ * of all of them are in flight together: one pixel per thread leaves
+ * memory-bound kernels well short of copy bandwidth on Hopper.  The launch
+ * (gpu/cuda) divides grid.x by the same factor. */
+#ifndef GG_CUDA_ITEMS_X
+#define GG_CUDA_ITEMS_X 4
+#endif
 #define GG_DEVICE_FN static __device__ __forceinline__
-#define GG_X ((int)(blockIdx.x * blockDim.x + threadIdx.x))
-#define GG_Y ((int)(blockIdx.y * blockDim.y + threadIdx.y))
+#define GG_X gg_x
+#define GG_Y gg_y
 typedef unsigned char gg_u8;
+#define GG_CUDA_ENTRY_(name, call) \
+    { \
+        const int gg_y = (int)(blockIdx.y * blockDim.y + threadIdx.y); \
+        const int gg_x0 = (int)(blockIdx.x * blockDim.x * GG_CUDA_ITEMS_X + threadIdx.x); \
+        _Pragma("unroll") for (int gg_k = 0; gg_k < GG_CUDA_ITEMS_X; gg_k++) \
+        { \
+            const int gg_x = gg_x0 + gg_k * (int)blockDim.x; \
+            call; \
+        } \
+    }
 #define GG_KERNEL2(name, P, p, T0, b0, T1, b1) \
+    static __device__ __forceinline__ void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, \
+        P p, T0 *__restrict__ b0, T1 *__restrict__ b1); \
     extern "C" __global__ void name(int gg_nx, int gg_ny, P p, T0 *__restrict__ b0, \
-                                    T1 *__restrict__ b1)
+                                    T1 *__restrict__ b1) \
+    GG_CUDA_ENTRY_(name, name##_item(gg_x, gg_y, gg_nx, gg_ny, p, b0, b1)) \
+    static __device__ __forceinline__ void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, \
+        P p, T0 *__restrict__ b0, T1 *__restrict__ b1)
 #define GG_KERNEL3(name, P, p, T0, b0, T1, b1, T2, b2) \
+    static __device__ __forceinline__ void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, \
+        P p, T0 *__restrict__ b0, T1 *__restrict__ b1, T2 *__restrict__ b2); \
     extern "C" __global__ void name(int gg_nx, int gg_ny, P p, T0 *__restrict__ b0, \
-                                    T1 *__restrict__ b1, T2 *__restrict__ b2)
+                                    T1 *__restrict__ b1, T2 *__restrict__ b2) \
+    GG_CUDA_ENTRY_(name, name##_item(gg_x, gg_y, gg_nx, gg_ny, p, b0, b1, b2)) \
+    static __device__ __forceinline__ void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, \
+        P p, T0 *__restrict__ b0, T1 *__restrict__ b1, T2 *__restrict__ b2)
 #define GG_KERNEL4(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3) \
+    static __device__ __forceinline__ void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, \
+        P p, T0 *__restrict__ b0, T1 *__restrict__ b1, T2 *__restrict__ b2, T3 *__restrict__ b3); \
     extern "C" __global__ void name(int gg_nx, int gg_ny, P p, T0 *__restrict__ b0, \
                                     T1 *__restrict__ b1, T2 *__restrict__ b2, \
-                                    T3 *__restrict__ b3)
+                                    T3 *__restrict__ b3) \
+    GG_CUDA_ENTRY_(name, name##_item(gg_x, gg_y, gg_nx, gg_ny, p, b0, b1, b2, b3)) \
+    static __device__ __forceinline__ void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, \
+        P p, T0 *__restrict__ b0, T1 *__restrict__ b1, T2 *__restrict__ b2, T3 *__restrict__ b3)
 
 #elif defined(__OPENCL_VERSION__) || defined(__OPENCL_C_VERSION__)
 /* -------------------------------------------------------------- OpenCL */
