@@ -1,0 +1,844 @@
+/*
+ * ggdataset.cpp -- the GG virtual processing driver: a geogpu operation
+ * applied to an input raster, computed lazily block by block on the
+ * device.  The algorithms live in libgeogpu; this file only maps GDAL's
+ * dataset/band/block model onto the op API of geogpu.h.
+ *
+ * MIT licence.
+ */
+#include "gg_driver.h"
+#include "gg_spec.h"
+
+#include "cpl_string.h"
+#include "gdal_pam.h"
+#include "gdal_priv.h"
+#include "ogr_spatialref.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace
+{
+constexpr const char *DRIVER_NAME = "GG";
+
+// Strip blocks hold at most this many device bytes (gg_op_bytes_per_pixel
+// times pixels): big enough to keep a GPU busy, small enough for GDAL's
+// block cache and for the host buffers.  Block sizes must be fixed when the
+// dataset opens, before any device is started, so they cannot come from
+// gg_plan_rows (which needs a context).
+constexpr double STRIP_BYTE_BUDGET = 64.0 * 1024 * 1024;
+
+// Square blocks for ops whose output rows need many input rows: a strip of
+// a rotated image would need a source window nearly as large as the image.
+constexpr int SQUARE_BLOCK = 512;
+
+// Statistics passes read the input in strips of at most this many bytes.
+constexpr double STATS_STRIP_BYTES = 64.0 * 1024 * 1024;
+
+// .ggvrt files may reference GG datasets; bounds self-references.
+constexpr int MAX_NESTING = 16;
+thread_local int tlsNesting = 0;
+
+struct NestingGuard
+{
+    NestingGuard()
+    {
+        ++tlsNesting;
+    }
+    ~NestingGuard()
+    {
+        --tlsNesting;
+    }
+    NestingGuard(const NestingGuard &) = delete;
+    NestingGuard &operator=(const NestingGuard &) = delete;
+};
+
+GDALDataType GDALTypeOf(gg_type eType)
+{
+    switch (eType)
+    {
+        case GG_FLOAT32:
+            return GDT_Float32;
+        case GG_CFLOAT32:
+            return GDT_CFloat32;
+        case GG_BYTE:
+            return GDT_Byte;
+    }
+    return GDT_Unknown;
+}
+
+bool UsesSquareBlocks(const char *pszOperation)
+{
+    return EQUAL(pszOperation, "rotate");
+}
+
+// Syntax of a device spec, checked when the dataset opens so a typo fails
+// there and not at the first block read (starting the device stays lazy).
+bool IsDeviceSpec(const char *pszDevice)
+{
+    const CPLStringList aosParts(CSLTokenizeString2(pszDevice, ":", CSLT_ALLOWEMPTYTOKENS));
+    if (aosParts.empty())
+        return false;
+    int nMaxIndices = -1;
+    if (EQUAL(aosParts[0], "auto") || EQUAL(aosParts[0], "cpu"))
+        nMaxIndices = 0;
+    else if (EQUAL(aosParts[0], "cuda"))
+        nMaxIndices = 1;
+    else if (EQUAL(aosParts[0], "opencl"))
+        nMaxIndices = 2;
+    if (nMaxIndices < 0 || aosParts.size() - 1 > nMaxIndices)
+        return false;
+    for (int i = 1; i < aosParts.size(); ++i)
+    {
+        const char *p = aosParts[i];
+        if (!*p || strspn(p, "0123456789") != strlen(p))
+            return false;
+    }
+    return true;
+}
+
+// Fills pixels of a block with the output nodata value.
+void FillNodata(void *pData, GDALDataType eType, size_t nPixels, double dfNodata)
+{
+    if (eType == GDT_Byte)
+    {
+        memset(pData, static_cast<int>(dfNodata), nPixels);
+        return;
+    }
+    const size_t nValues = nPixels * (eType == GDT_CFloat32 ? 2 : 1);
+    float *pafData = static_cast<float *>(pData);
+    std::fill(pafData, pafData + nValues, static_cast<float>(dfNodata));
+}
+
+// "key=value:..." where key is a plain identifier: a mistyped option rather
+// than a file name.
+bool LooksLikeUnknownOption(const std::string &osOperation, const std::string &osInput)
+{
+    const size_t nEq = osInput.find('=');
+    const size_t nColon = osInput.find(':');
+    if (nEq == std::string::npos || nEq == 0 || nColon == std::string::npos || nColon < nEq)
+        return false;
+    for (size_t i = 0; i < nEq; ++i)
+    {
+        const unsigned char c = static_cast<unsigned char>(osInput[i]);
+        if (!isalnum(c) && c != '_')
+            return false;
+    }
+    return !GGIsOperationOption(osOperation.c_str(), osInput.substr(0, nEq).c_str());
+}
+
+// "angle, scale, outsize, srcnodata, dstnodata, device"
+std::string OptionNames(const std::string &osOperation)
+{
+    std::string os;
+    const CPLStringList aosLines(
+        CSLTokenizeString2(gg_op_option_list(osOperation.c_str()), "\n", 0));
+    for (int i = 0; i < aosLines.size(); ++i)
+    {
+        const char *pszBar = strchr(aosLines[i], '|');
+        os.append(aosLines[i], pszBar ? pszBar - aosLines[i] : strlen(aosLines[i]));
+        os += ", ";
+    }
+    return os + "device";
+}
+
+std::string OpMessage(const gg_op *op, gg_status eStatus)
+{
+    const char *pszMsg = gg_op_last_error(op);
+    return pszMsg && *pszMsg ? pszMsg : gg_status_string(eStatus);
+}
+}  // namespace
+
+/************************************************************************/
+/*                              GGDataset                               */
+/************************************************************************/
+
+class GGRasterBand;
+
+class GGDataset final : public GDALPamDataset
+{
+    friend class GGRasterBand;
+
+    gg_op *m_poOp = nullptr;
+    std::vector<GDALDataset *> m_apoInputs{};
+    bool m_bOwnInputs = false;
+    gg_raster_info m_sIn{};
+    gg_raster_info m_sOut{};
+    GDALDataType m_eSourceType = GDT_Unknown;  // what input windows are read as
+    OGRSpatialReference m_oSRS{};
+    std::string m_osDevice{};  // as requested; "" = GG_DEVICE, else auto
+
+    // Device state, all behind m_oMutex: GDAL may read blocks of one
+    // dataset from several threads and a context is not thread-safe.
+    std::mutex m_oMutex{};
+    gg_context *m_psContext = nullptr;
+    std::string m_osContextError{};
+    std::vector<bool> m_abStatsDone{};
+    std::vector<std::string> m_aosStatsError{};
+    std::vector<GByte> m_abySource{};
+
+    bool StartContextLocked();
+    bool ComputeStatisticsLocked(int iBand, GDALProgressFunc pfnProgress, void *pProgressData);
+    CPLErr ReadBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBlockXSize,
+                     int nBlockYSize, void *pImage);
+
+  public:
+    GGDataset() = default;
+    ~GGDataset() override;
+
+    static GGDataset *Create(gg_op *op, std::vector<GDALDataset *> apoInputs, bool bOwnInputs,
+                             const std::string &osDevice);
+    static int Identify(GDALOpenInfo *poOpenInfo);
+    static GDALDataset *Open(GDALOpenInfo *poOpenInfo);
+
+    CPLErr Start();
+    CPLErr ComputeStatistics(GDALProgressFunc pfnProgress, void *pProgressData);
+    const gg_op *Operation() const
+    {
+        return m_poOp;
+    }
+    void DisablePamSaving()
+    {
+        nPamFlags |= GPF_NOSAVE;
+    }
+    std::string DeviceName();
+    std::string DeviceNotice();
+
+    CPLErr GetGeoTransform(double *padfTransform) override;
+    const OGRSpatialReference *GetSpatialRef() const override;
+};
+
+/************************************************************************/
+/*                             GGRasterBand                             */
+/************************************************************************/
+
+class GGRasterBand final : public GDALPamRasterBand
+{
+  public:
+    GGRasterBand(GGDataset *poDSIn, int nBandIn, GDALDataType eType, int nBlockX, int nBlockY)
+    {
+        poDS = poDSIn;
+        nBand = nBandIn;
+        eDataType = eType;
+        nBlockXSize = nBlockX;
+        nBlockYSize = nBlockY;
+    }
+
+    CPLErr IReadBlock(int nBlockXOff, int nBlockYOff, void *pImage) override
+    {
+        return cpl::down_cast<GGDataset *>(poDS)->ReadBlock(nBand - 1, nBlockXOff, nBlockYOff,
+                                                             nBlockXSize, nBlockYSize, pImage);
+    }
+
+    // The op decides the nodata value; PAM must not override it.
+    double GetNoDataValue(int *pbSuccess) override
+    {
+        if (pbSuccess)
+            *pbSuccess = TRUE;
+        return cpl::down_cast<GGDataset *>(poDS)->m_sOut.nodata;
+    }
+};
+
+GGDataset::~GGDataset()
+{
+    GGDataset::FlushCache(true);
+    if (m_psContext)
+        gg_context_destroy(m_psContext);
+    gg_op_free(m_poOp);
+    if (m_bOwnInputs)
+        for (GDALDataset *poInput : m_apoInputs)
+            GDALClose(GDALDataset::ToHandle(poInput));
+}
+
+CPLErr GGDataset::GetGeoTransform(double *padfTransform)
+{
+    if (!m_sOut.has_geotransform)
+        return GDALPamDataset::GetGeoTransform(padfTransform);
+    memcpy(padfTransform, m_sOut.geotransform, sizeof(m_sOut.geotransform));
+    return CE_None;
+}
+
+const OGRSpatialReference *GGDataset::GetSpatialRef() const
+{
+    return m_oSRS.IsEmpty() ? GDALPamDataset::GetSpatialRef() : &m_oSRS;
+}
+
+/* Takes ownership of op (and of the inputs with bOwnInputs) even when it
+ * fails, so callers never leak on error paths. */
+GGDataset *GGDataset::Create(gg_op *op, std::vector<GDALDataset *> apoInputs, bool bOwnInputs,
+                             const std::string &osDevice)
+{
+    auto poDS = std::make_unique<GGDataset>();
+    poDS->m_poOp = op;
+    poDS->m_apoInputs = std::move(apoInputs);
+    poDS->m_bOwnInputs = bOwnInputs;
+    poDS->m_osDevice = osDevice;
+    const char *pszOperation = gg_op_name(op);
+
+    const int nWanted = GGOperationInputCount(pszOperation);
+    if (static_cast<int>(poDS->m_apoInputs.size()) != nWanted)
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s takes exactly %d input%s, got %d",
+                 pszOperation, nWanted, nWanted == 1 ? "" : "s",
+                 static_cast<int>(poDS->m_apoInputs.size()));
+        return nullptr;
+    }
+    if (!osDevice.empty() && !IsDeviceSpec(osDevice.c_str()))
+    {
+        CPLError(CE_Failure, CPLE_AppDefined,
+                 "GG: unknown device '%s' (expected auto, cpu, cuda[:N] or opencl[:P[:D]])",
+                 osDevice.c_str());
+        return nullptr;
+    }
+    GDALDataset *poInput = poDS->m_apoInputs[0];
+    const int nBands = poInput->GetRasterCount();
+    if (nBands < 1)
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: input '%s' has no raster bands",
+                 poInput->GetDescription());
+        return nullptr;
+    }
+    // Complex inputs are processed as CFloat32, all real ones as Float32.
+    const GDALDataType eFirstType = poInput->GetRasterBand(1)->GetRasterDataType();
+    const bool bComplex = CPL_TO_BOOL(GDALDataTypeIsComplex(eFirstType));
+    for (int i = 1; i <= nBands; ++i)
+    {
+        const GDALDataType eType = poInput->GetRasterBand(i)->GetRasterDataType();
+        if (eType == GDT_Unknown || CPL_TO_BOOL(GDALDataTypeIsComplex(eType)) != bComplex)
+        {
+            CPLError(CE_Failure, CPLE_NotSupported,
+                     "GG: unsupported data type %s in band %d of '%s'%s", GDALGetDataTypeName(eType),
+                     i, poInput->GetDescription(),
+                     eType == GDT_Unknown ? "" : " (bands mix real and complex types)");
+            return nullptr;
+        }
+    }
+    poDS->m_eSourceType = bComplex ? GDT_CFloat32 : GDT_Float32;
+
+    gg_raster_info &sIn = poDS->m_sIn;
+    sIn.width = poInput->GetRasterXSize();
+    sIn.height = poInput->GetRasterYSize();
+    sIn.bands = nBands;
+    sIn.type = bComplex ? GG_CFLOAT32 : GG_FLOAT32;
+    sIn.has_geotransform = poInput->GetGeoTransform(sIn.geotransform) == CE_None;
+    if (!sIn.has_geotransform)
+    {
+        const double adfIdentity[6] = {0, 1, 0, 0, 0, 1};
+        memcpy(sIn.geotransform, adfIdentity, sizeof(adfIdentity));
+    }
+    int bHasNodata = FALSE;
+    sIn.nodata = poInput->GetRasterBand(1)->GetNoDataValue(&bHasNodata);
+    sIn.has_nodata = bHasNodata;
+
+    const gg_status eStatus = gg_op_prepare(op, &sIn, &poDS->m_sOut);
+    if (eStatus != GG_OK)
+    {
+        CPLError(CE_Failure, eStatus == GG_ERR_UNSUPPORTED ? CPLE_NotSupported : CPLE_AppDefined,
+                 "GG: %s", OpMessage(op, eStatus).c_str());
+        return nullptr;
+    }
+    const gg_raster_info &sOut = poDS->m_sOut;
+    poDS->nRasterXSize = sOut.width;
+    poDS->nRasterYSize = sOut.height;
+
+    int nBlockX, nBlockY;
+    if (UsesSquareBlocks(pszOperation))
+    {
+        nBlockX = std::min(SQUARE_BLOCK, sOut.width);
+        nBlockY = std::min(SQUARE_BLOCK, sOut.height);
+    }
+    else
+    {
+        const double dfBytesPerRow = std::max(1.0, gg_op_bytes_per_pixel(op)) * sOut.width;
+        nBlockX = sOut.width;
+        nBlockY = static_cast<int>(
+            std::clamp(std::floor(STRIP_BYTE_BUDGET / dfBytesPerRow), 1.0,
+                       static_cast<double>(sOut.height)));
+    }
+    const GDALDataType eOutType = GDALTypeOf(sOut.type);
+    for (int i = 1; i <= sOut.bands; ++i)
+        poDS->SetBand(i, new GGRasterBand(poDS.get(), i, eOutType, nBlockX, nBlockY));
+
+    if (const OGRSpatialReference *poSRS = poInput->GetSpatialRef())
+        poDS->m_oSRS = *poSRS;
+    poDS->m_oSRS.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
+
+    // Provenance; set through GDALDataset so that PAM does not mark itself
+    // dirty and write an .aux.xml for it.
+    char szOptions[4096] = "";
+    gg_op_options_string(op, szOptions, sizeof(szOptions));
+    poDS->GDALDataset::SetMetadataItem("GG_OPERATION", pszOperation);
+    poDS->GDALDataset::SetMetadataItem("GG_OPTIONS", szOptions);
+    // Whether pixel values are areas or points survives every op.
+    if (const char *pszAreaOrPoint = poInput->GetMetadataItem(GDALMD_AREA_OR_POINT))
+        poDS->GDALDataset::SetMetadataItem(GDALMD_AREA_OR_POINT, pszAreaOrPoint);
+
+    poDS->m_abStatsDone.assign(nBands, false);
+    poDS->m_aosStatsError.assign(nBands, std::string());
+    poDS->eAccess = GA_ReadOnly;
+    poDS->poDriver = GetGDALDriverManager()->GetDriverByName(DRIVER_NAME);
+    return poDS.release();
+}
+
+/************************************************************************/
+/*                           Device and blocks                          */
+/************************************************************************/
+
+bool GGDataset::StartContextLocked()
+{
+    if (m_psContext)
+        return true;
+    if (!m_osContextError.empty())
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", m_osContextError.c_str());
+        return false;
+    }
+    std::string osDevice = m_osDevice;
+    if (osDevice.empty())
+        osDevice = CPLGetConfigOption("GG_DEVICE", "");
+    if (osDevice.empty())
+        osDevice = "auto";
+    char szError[512] = "";
+    const gg_status eStatus =
+        gg_context_create(osDevice.c_str(), &m_psContext, szError, sizeof(szError));
+    if (eStatus != GG_OK || !m_psContext)
+    {
+        m_psContext = nullptr;
+        m_osContextError = szError[0] ? szError : gg_status_string(eStatus);
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", m_osContextError.c_str());
+        return false;
+    }
+    CPLDebug("GG", "%s: device %s", GetDescription(), gg_context_device_name(m_psContext));
+    const char *pszNotice = gg_context_notice(m_psContext);
+    if (pszNotice && *pszNotice)
+        CPLDebug("GG", "%s", pszNotice);
+    return true;
+}
+
+/* Passes the whole input band once through gg_op_accumulate, in strips of
+ * full rows, in the same order whatever block is asked for first, so the
+ * result does not depend on the read pattern. */
+bool GGDataset::ComputeStatisticsLocked(int iBand, GDALProgressFunc pfnProgress,
+                                        void *pProgressData)
+{
+    if (m_abStatsDone[iBand])
+        return true;
+    if (!m_aosStatsError[iBand].empty())
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", m_aosStatsError[iBand].c_str());
+        return false;
+    }
+    const int nWidth = m_sIn.width, nHeight = m_sIn.height;
+    const size_t nPixelBytes = GDALGetDataTypeSizeBytes(m_eSourceType);
+    const int nRows = static_cast<int>(std::clamp(
+        std::floor(STATS_STRIP_BYTES / (static_cast<double>(nPixelBytes) * nWidth)), 1.0,
+        static_cast<double>(nHeight)));
+    GDALRasterBand *poInputBand = m_apoInputs[0]->GetRasterBand(iBand + 1);
+    try
+    {
+        m_abySource.resize(nPixelBytes * nWidth * nRows);
+    }
+    catch (const std::bad_alloc &)
+    {
+        CPLError(CE_Failure, CPLE_OutOfMemory, "GG: out of memory for a statistics strip");
+        return false;
+    }
+    for (int nY = 0; nY < nHeight; nY += nRows)
+    {
+        const int nThisRows = std::min(nRows, nHeight - nY);
+        // Sums already accumulated cannot be taken back (an op has no reset),
+        // so an interrupted pass fails the band for good.
+        if (poInputBand->RasterIO(GF_Read, 0, nY, nWidth, nThisRows, m_abySource.data(), nWidth,
+                                  nThisRows, m_eSourceType, 0, 0, nullptr) != CE_None)
+        {
+            m_aosStatsError[iBand] = CPLSPrintf(
+                "%s: reading band %d of the input failed during the statistics pass",
+                gg_op_name(m_poOp), iBand + 1);
+            return false;
+        }
+        gg_tile sTile{m_abySource.data(), m_sIn.type, nWidth, nThisRows,
+                      static_cast<size_t>(nWidth), 0, nY};
+        const gg_status eStatus = gg_op_accumulate(m_psContext, m_poOp, iBand, &sTile);
+        if (eStatus != GG_OK)
+        {
+            m_aosStatsError[iBand] = OpMessage(m_poOp, eStatus);
+            CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", m_aosStatsError[iBand].c_str());
+            return false;
+        }
+        if (pfnProgress &&
+            !pfnProgress(static_cast<double>(nY + nThisRows) / nHeight, "", pProgressData))
+        {
+            m_aosStatsError[iBand] =
+                CPLSPrintf("%s: statistics pass interrupted", gg_op_name(m_poOp));
+            CPLError(CE_Failure, CPLE_UserInterrupt, "GG: %s", m_aosStatsError[iBand].c_str());
+            return false;
+        }
+    }
+    const gg_status eStatus = gg_op_finish_stats(m_psContext, m_poOp, iBand);
+    if (eStatus != GG_OK)
+    {
+        m_aosStatsError[iBand] = OpMessage(m_poOp, eStatus);
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", m_aosStatsError[iBand].c_str());
+        return false;
+    }
+    m_abStatsDone[iBand] = true;
+    return true;
+}
+
+CPLErr GGDataset::ReadBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBlockXSize,
+                            int nBlockYSize, void *pImage)
+{
+    std::lock_guard<std::mutex> oLock(m_oMutex);
+    if (!StartContextLocked())
+        return CE_Failure;
+    if (gg_op_needs_stats(m_poOp) && !ComputeStatisticsLocked(iBand, nullptr, nullptr))
+        return CE_Failure;
+
+    const GDALDataType eOutType = GDALTypeOf(m_sOut.type);
+    gg_window sDst;
+    sDst.x0 = nBlockXOff * nBlockXSize;
+    sDst.y0 = nBlockYOff * nBlockYSize;
+    sDst.width = std::min(nBlockXSize, m_sOut.width - sDst.x0);
+    sDst.height = std::min(nBlockYSize, m_sOut.height - sDst.y0);
+
+    // Edge blocks: only the part inside the raster is computed, the rest is
+    // nodata (GDAL never shows it, but blocks must not hold garbage).
+    if (sDst.width < nBlockXSize || sDst.height < nBlockYSize)
+        FillNodata(pImage, eOutType, static_cast<size_t>(nBlockXSize) * nBlockYSize,
+                   m_sOut.nodata);
+
+    gg_window sSrc{};
+    if (gg_op_source_window(m_poOp, &sDst, &sSrc) != GG_OK)
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s: no source window for block %d,%d",
+                 gg_op_name(m_poOp), nBlockXOff, nBlockYOff);
+        return CE_Failure;
+    }
+    gg_tile sSrcTile{nullptr, m_sIn.type, sSrc.width, sSrc.height,
+                     static_cast<size_t>(sSrc.width), sSrc.x0, sSrc.y0};
+    if (sSrc.width > 0 && sSrc.height > 0)
+    {
+        const size_t nBytes = GDALGetDataTypeSizeBytes(m_eSourceType) *
+                              static_cast<size_t>(sSrc.width) * sSrc.height;
+        try
+        {
+            m_abySource.resize(nBytes);
+        }
+        catch (const std::bad_alloc &)
+        {
+            CPLError(CE_Failure, CPLE_OutOfMemory,
+                     "GG: out of memory for a %dx%d source window", sSrc.width, sSrc.height);
+            return CE_Failure;
+        }
+        GDALRasterBand *poInputBand = m_apoInputs[0]->GetRasterBand(iBand + 1);
+        if (poInputBand->RasterIO(GF_Read, sSrc.x0, sSrc.y0, sSrc.width, sSrc.height,
+                                  m_abySource.data(), sSrc.width, sSrc.height, m_eSourceType, 0, 0,
+                                  nullptr) != CE_None)
+            return CE_Failure;
+        sSrcTile.data = m_abySource.data();
+    }
+    gg_tile sDstTile{pImage, m_sOut.type, sDst.width, sDst.height,
+                     static_cast<size_t>(nBlockXSize), sDst.x0, sDst.y0};
+    const gg_status eStatus = gg_op_run(m_psContext, m_poOp, iBand, &sSrcTile, &sDstTile);
+    if (eStatus != GG_OK)
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", OpMessage(m_poOp, eStatus).c_str());
+        return CE_Failure;
+    }
+    return CE_None;
+}
+
+CPLErr GGDataset::Start()
+{
+    std::lock_guard<std::mutex> oLock(m_oMutex);
+    return StartContextLocked() ? CE_None : CE_Failure;
+}
+
+CPLErr GGDataset::ComputeStatistics(GDALProgressFunc pfnProgress, void *pProgressData)
+{
+    std::lock_guard<std::mutex> oLock(m_oMutex);
+    if (!StartContextLocked())
+        return CE_Failure;
+    if (gg_op_needs_stats(m_poOp))
+    {
+        const int nBands = m_sIn.bands;
+        for (int i = 0; i < nBands; ++i)
+        {
+            void *pScaled = pfnProgress ? GDALCreateScaledProgress(
+                                              static_cast<double>(i) / nBands,
+                                              static_cast<double>(i + 1) / nBands, pfnProgress,
+                                              pProgressData)
+                                        : nullptr;
+            const bool bOK = ComputeStatisticsLocked(
+                i, pScaled ? GDALScaledProgress : nullptr, pScaled);
+            GDALDestroyScaledProgress(pScaled);
+            if (!bOK)
+                return CE_Failure;
+        }
+    }
+    if (pfnProgress && !pfnProgress(1.0, "", pProgressData))
+    {
+        CPLError(CE_Failure, CPLE_UserInterrupt, "GG: interrupted by the user");
+        return CE_Failure;
+    }
+    return CE_None;
+}
+
+std::string GGDataset::DeviceName()
+{
+    std::lock_guard<std::mutex> oLock(m_oMutex);
+    return m_psContext ? gg_context_device_name(m_psContext) : "";
+}
+
+std::string GGDataset::DeviceNotice()
+{
+    std::lock_guard<std::mutex> oLock(m_oMutex);
+    return m_psContext ? gg_context_notice(m_psContext) : "";
+}
+
+/************************************************************************/
+/*                            Identify / Open                           */
+/************************************************************************/
+
+int GGDataset::Identify(GDALOpenInfo *poOpenInfo)
+{
+    if (GGIsConnectionString(poOpenInfo->pszFilename))
+        return TRUE;
+    return GGLooksLikeGGVRT(reinterpret_cast<const char *>(poOpenInfo->pabyHeader),
+                            poOpenInfo->nHeaderBytes);
+}
+
+GDALDataset *GGDataset::Open(GDALOpenInfo *poOpenInfo)
+{
+    if (!Identify(poOpenInfo) || !(poOpenInfo->nOpenFlags & GDAL_OF_RASTER))
+        return nullptr;
+    if (poOpenInfo->eAccess == GA_Update)
+    {
+        CPLError(CE_Failure, CPLE_NotSupported, "GG: the GG driver is read-only");
+        return nullptr;
+    }
+    NestingGuard oGuard;
+    if (tlsNesting > MAX_NESTING)
+    {
+        CPLError(CE_Failure, CPLE_AppDefined,
+                 "GG: inputs nested more than %d deep (does a .ggvrt reference itself?)",
+                 MAX_NESTING);
+        return nullptr;
+    }
+
+    const bool bConnection = GGIsConnectionString(poOpenInfo->pszFilename);
+    GGSpec oSpec;
+    if (bConnection ? !GGParseConnectionString(poOpenInfo->pszFilename, oSpec)
+                    : !GGParseGGVRT(poOpenInfo->pszFilename, oSpec))
+        return nullptr;
+    // device= in the string or file, else the DEVICE open option, else
+    // (when the device starts) GG_DEVICE, else auto.
+    if (oSpec.osDevice.empty())
+        oSpec.osDevice = CSLFetchNameValueDef(poOpenInfo->papszOpenOptions, "DEVICE", "");
+
+    char szError[512] = "";
+    gg_op *op = nullptr;
+    if (gg_op_new(oSpec.osOperation.c_str(), &op, szError, sizeof(szError)) != GG_OK)
+    {
+        CPLError(CE_Failure, CPLE_OpenFailed, "GG: %s", szError);
+        return nullptr;
+    }
+    for (const auto &oKV : oSpec.aoOptions)
+    {
+        const gg_status eStatus = gg_op_set(op, oKV.first.c_str(), oKV.second.c_str());
+        if (eStatus != GG_OK)
+        {
+            CPLError(CE_Failure, CPLE_OpenFailed, "GG: %s", OpMessage(op, eStatus).c_str());
+            gg_op_free(op);
+            return nullptr;
+        }
+    }
+    const int nWanted = GGOperationInputCount(oSpec.osOperation.c_str());
+    if (static_cast<int>(oSpec.aosInputs.size()) != nWanted)
+    {
+        CPLError(CE_Failure, CPLE_OpenFailed, "GG: %s takes exactly %d input%s, got %d in '%s'",
+                 oSpec.osOperation.c_str(), nWanted, nWanted == 1 ? "" : "s",
+                 static_cast<int>(oSpec.aosInputs.size()), poOpenInfo->pszFilename);
+        gg_op_free(op);
+        return nullptr;
+    }
+
+    std::vector<GDALDataset *> apoInputs;
+    for (const auto &osInput : oSpec.aosInputs)
+    {
+        // One line per failure: GDAL's own message, wrapped with the input.
+        CPLPushErrorHandler(CPLQuietErrorHandler);
+        CPLErrorReset();
+        GDALDataset *poInput = GDALDataset::Open(osInput.c_str(), GDAL_OF_RASTER | GDAL_OF_VERBOSE_ERROR);
+        const CPLErrorNum nErrorNo = CPLGetLastErrorNo();
+        const std::string osError = CPLGetLastErrorMsg();
+        CPLPopErrorHandler();
+        if (!poInput && bConnection && LooksLikeUnknownOption(oSpec.osOperation, osInput))
+        {
+            // GG:rotate:angel=30:x.tif reads 'angel=30:x.tif' as the input;
+            // name the likelier mistake.
+            CPLError(CE_Failure, CPLE_OpenFailed,
+                     "GG: '%s' is not an option of %s (options: %s) nor an openable input",
+                     osInput.substr(0, osInput.find('=')).c_str(), oSpec.osOperation.c_str(),
+                     OptionNames(oSpec.osOperation).c_str());
+        }
+        else if (!poInput)
+        {
+            CPLError(CE_Failure, nErrorNo ? nErrorNo : CPLE_OpenFailed,
+                     "GG: cannot open input '%s'%s%s", osInput.c_str(),
+                     osError.empty() ? "" : ": ", osError.c_str());
+        }
+        if (!poInput)
+        {
+            for (GDALDataset *poOpened : apoInputs)
+                GDALClose(GDALDataset::ToHandle(poOpened));
+            gg_op_free(op);
+            return nullptr;
+        }
+        apoInputs.push_back(poInput);
+    }
+
+    GGDataset *poDS = Create(op, std::move(apoInputs), true, oSpec.osDevice);
+    if (!poDS)
+        return nullptr;
+    poDS->SetDescription(poOpenInfo->pszFilename);
+    if (bConnection)
+    {
+        // No .aux.xml next to a connection string.
+        poDS->DisablePamSaving();
+    }
+    else
+    {
+        poDS->TryLoadXML(poOpenInfo->GetSiblingFiles());
+    }
+    return poDS;
+}
+
+/************************************************************************/
+/*                             C interface                              */
+/************************************************************************/
+
+namespace
+{
+GGDataset *AsGGDataset(GDALDatasetH hDS)
+{
+    return hDS ? dynamic_cast<GGDataset *>(GDALDataset::FromHandle(hDS)) : nullptr;
+}
+
+// GG:<op>:<options>:<input>: reopens the same product, so a VRT written
+// from a processed dataset references something GDAL can open.
+std::string ConnectionStringFor(const gg_op *op, GDALDataset *poInput)
+{
+    std::string osInput = poInput->GetDescription();
+    VSIStatBufL sStat;
+    if (CPLIsFilenameRelative(osInput.c_str()) && !STARTS_WITH(osInput.c_str(), "/vsi") &&
+        VSIStatL(osInput.c_str(), &sStat) == 0)
+    {
+        char *pszCwd = CPLGetCurrentDir();
+        if (pszCwd)
+            osInput = CPLFormFilename(pszCwd, osInput.c_str(), nullptr);
+        CPLFree(pszCwd);
+    }
+    std::string os = std::string("GG:") + gg_op_name(op) + ":";
+    for (const auto &oKV : GGOperationOptions(op))
+        os += oKV.first + "=" + oKV.second + ":";
+    return os + osInput;
+}
+}  // namespace
+
+void GGRegisterDriver(void)
+{
+    if (GDALGetDriverByName(DRIVER_NAME) != nullptr)
+        return;
+    auto poDriver = new GDALDriver();
+    poDriver->SetDescription(DRIVER_NAME);
+    poDriver->SetMetadataItem(GDAL_DCAP_RASTER, "YES");
+    poDriver->SetMetadataItem(GDAL_DCAP_OPEN, "YES");
+    poDriver->SetMetadataItem(GDAL_DCAP_VIRTUALIO, "YES");
+    poDriver->SetMetadataItem(GDAL_DMD_LONGNAME, "GeoGPU virtual processing");
+    poDriver->SetMetadataItem(GDAL_DMD_HELPTOPIC, "docs/driver_gg.md");
+    poDriver->SetMetadataItem(GDAL_DMD_CONNECTION_PREFIX, "GG:");
+    poDriver->SetMetadataItem(GDAL_DMD_EXTENSION, "ggvrt");
+    poDriver->SetMetadataItem(
+        GDAL_DMD_OPENOPTIONLIST,
+        "<OpenOptionList>"
+        "  <Option name='DEVICE' type='string' description='Compute device: auto, cpu, "
+        "cuda[:N] or opencl[:P[:D]] (default: the GG_DEVICE configuration option, else auto)'/>"
+        "</OpenOptionList>");
+    poDriver->pfnIdentify = GGDataset::Identify;
+    poDriver->pfnOpen = GGDataset::Open;
+    GetGDALDriverManager()->RegisterDriver(poDriver);
+}
+
+GDALDatasetH GGCreateProcessedDataset(gg_op *op, int nInputs, GDALDatasetH *pahInputs,
+                                      int bOwnInputs, const char *device)
+{
+    std::vector<GDALDataset *> apoInputs;
+    for (int i = 0; pahInputs && i < nInputs; ++i)
+        if (pahInputs[i])
+            apoInputs.push_back(GDALDataset::FromHandle(pahInputs[i]));
+    if (!op || static_cast<int>(apoInputs.size()) != nInputs || nInputs < 1)
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: GGCreateProcessedDataset: bad arguments");
+        gg_op_free(op);
+        if (bOwnInputs)
+            for (GDALDataset *poInput : apoInputs)
+                GDALClose(GDALDataset::ToHandle(poInput));
+        return nullptr;
+    }
+    const std::string osDescription = ConnectionStringFor(op, apoInputs[0]);
+    GGDataset *poDS =
+        GGDataset::Create(op, std::move(apoInputs), CPL_TO_BOOL(bOwnInputs), device ? device : "");
+    if (!poDS)
+        return nullptr;
+    poDS->SetDescription(osDescription.c_str());
+    poDS->DisablePamSaving();
+    return GDALDataset::ToHandle(poDS);
+}
+
+CPLErr GGDatasetStart(GDALDatasetH hDS)
+{
+    GGDataset *poDS = AsGGDataset(hDS);
+    if (!poDS)
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: GGDatasetStart: not a GG dataset");
+        return CE_Failure;
+    }
+    return poDS->Start();
+}
+
+CPLErr GGDatasetComputeStatistics(GDALDatasetH hDS, GDALProgressFunc pfnProgress,
+                                  void *pProgressData)
+{
+    GGDataset *poDS = AsGGDataset(hDS);
+    if (!poDS)
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: GGDatasetComputeStatistics: not a GG dataset");
+        return CE_Failure;
+    }
+    return poDS->ComputeStatistics(pfnProgress, pProgressData);
+}
+
+const gg_op *GGDatasetOperation(GDALDatasetH hDS)
+{
+    GGDataset *poDS = AsGGDataset(hDS);
+    return poDS ? poDS->Operation() : nullptr;
+}
+
+const char *GGDatasetDeviceName(GDALDatasetH hDS)
+{
+    GGDataset *poDS = AsGGDataset(hDS);
+    return poDS ? CPLSPrintf("%s", poDS->DeviceName().c_str()) : "";
+}
+
+const char *GGDatasetDeviceNotice(GDALDatasetH hDS)
+{
+    GGDataset *poDS = AsGGDataset(hDS);
+    return poDS ? CPLSPrintf("%s", poDS->DeviceNotice().c_str()) : "";
+}

@@ -1,0 +1,550 @@
+/*
+ * gg_app.c -- the shared body of the geogpu gdal_* utilities: one option
+ * parser, one progress path and one output-writing path, so that every
+ * utility behaves like the others and like GDAL's own programs.
+ *
+ * MIT licence.
+ */
+#define _GNU_SOURCE
+#include "gg_app.h"
+
+#include "gg_driver.h"
+
+#include "cpl_conv.h"
+#include "cpl_error.h"
+#include "cpl_string.h"
+#include "cpl_vsi.h"
+#include "gdal.h"
+#include "gdal_utils.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct gg_app {
+    const gg_app_spec *spec;
+    gg_op *op;            /* until handed to the processed dataset */
+    const char *src, *dst;
+    const char *format;   /* -of */
+    const char *type;     /* -ot */
+    const char *device;   /* -device */
+    char **creation_options; /* -co, repeatable */
+    char **flags_given;   /* the utility's own flags seen, for "required" */
+    int quiet, verbose;
+    /* The first failure GDAL reported during the run; printed once, as the
+     * run's one error line. */
+    int failures;
+    CPLErrorNum error_no;
+    char error_msg[2048];
+};
+
+/* ----------------------------------------------------------------- errors */
+
+/* Keeps the first failure instead of printing every one: a failed block read
+ * makes GDAL report the same problem several times on the way up. */
+static void CPL_STDCALL collect_errors(CPLErr err_class, CPLErrorNum err_no, const char *msg)
+{
+    gg_app *app = (gg_app *)CPLGetErrorHandlerUserData();
+    if (err_class == CE_Failure || err_class == CE_Fatal) {
+        if (app->failures++ == 0) {
+            app->error_no = err_no;
+            snprintf(app->error_msg, sizeof app->error_msg, "%s", msg ? msg : "");
+        }
+        return;
+    }
+    CPLDefaultErrorHandler(err_class, err_no, msg);
+}
+
+/* "GG: multilook: looks 8x8 ..." -> "looks 8x8 ...": the utility's name
+ * replaces the driver's and the op's prefixes. */
+static const char *strip_prefixes(const gg_app *app, const char *msg)
+{
+    if (!strncmp(msg, "GG: ", 4))
+        msg += 4;
+    const size_t n = strlen(app->spec->operation);
+    if (!strncmp(msg, app->spec->operation, n) && !strncmp(msg + n, ": ", 2))
+        msg += n + 2;
+    return msg;
+}
+
+static void print_error(const gg_app *app, CPLErrorNum err_no, const char *msg)
+{
+    /* CPLDefaultErrorHandler's format, so scripts see one familiar line */
+    fprintf(stderr, "ERROR %d: %s: %s\n", (int)err_no, app->spec->name, strip_prefixes(app, msg));
+    fflush(stderr);
+}
+
+/* Reports a failed step: GDAL's first message if it gave one, else ours. */
+static int fail(gg_app *app, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(gg_app *app, const char *fmt, ...)
+{
+    if (app->failures > 0) {
+        print_error(app, app->error_no, app->error_msg);
+    } else {
+        char msg[2048];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        print_error(app, CPLE_AppDefined, msg);
+    }
+    app->failures = 0;
+    return 1;
+}
+
+int gg_app_usage_error(gg_app *app, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "ERROR 1: %s: %s (see --help)\n", app->spec->name, msg);
+    return -1;
+}
+
+/* ---------------------------------------------------------------- options */
+
+int gg_app_values(gg_app *app, int argc, char **argv, int *pi, int n, const char **values)
+{
+    if (*pi + n >= argc)
+        return gg_app_usage_error(app, "%s needs %d value%s", argv[*pi], n, n == 1 ? "" : "s");
+    for (int k = 0; k < n; k++)
+        values[k] = argv[*pi + 1 + k];
+    *pi += n;
+    return 1;
+}
+
+int gg_app_set(gg_app *app, const char *key, const char *value)
+{
+    if (gg_op_set(app->op, key, value) != GG_OK) {
+        print_error(app, CPLE_IllegalArg, gg_op_last_error(app->op));
+        return -1;
+    }
+    return 1;
+}
+
+static int is_positive_int(const char *s)
+{
+    char *end;
+    errno = 0;
+    const long v = strtol(s, &end, 10);
+    return end != s && !*end && !errno && v >= 1 && v <= 2147483647L;
+}
+
+int gg_app_set_pair(gg_app *app, const char *flag, const char *key, const char *a, const char *b)
+{
+    if (!is_positive_int(a) || !is_positive_int(b)) {
+        print_error(app, CPLE_IllegalArg,
+                    CPLSPrintf("%s takes two positive integers, not '%s %s'", flag, a, b));
+        return -1;
+    }
+    char value[64];
+    snprintf(value, sizeof value, "%sx%s", a, b);
+    return gg_app_set(app, key, value);
+}
+
+static void print_usage(const gg_app_spec *spec, FILE *out)
+{
+    fprintf(out,
+            "Usage: %s [--help] [--help-general] [--version]\n"
+            "       [-of <format>] [-co <NAME>=<VALUE>]... [-ot <type>]\n"
+            "       [-srcnodata <value>] [-dstnodata <value>] [-device <device>] [-q] [-v]\n"
+            "       %s\n"
+            "       <src_dataset> <dst_dataset>\n\n"
+            "%s\n\n"
+            "%s"
+            "  -of <format>       output format (default: from the extension, else GTiff);\n"
+            "                     GGVRT writes a .ggvrt virtual raster instead of pixels\n"
+            "  -co <NAME>=<VALUE> creation option of the output format (repeatable)\n"
+            "  -ot <type>         output data type (Byte, Int16, ..., Float32, CFloat32...)\n"
+            "  -srcnodata <value> input nodata value (default: the input band's)\n"
+            "  -dstnodata <value> output nodata value\n"
+            "  -device <device>   auto, cpu, cuda[:N] or opencl[:P[:D]]\n"
+            "                     (default: the GG_DEVICE configuration option, else auto)\n"
+            "  -q                 quiet: no progress, no notices\n"
+            "  -v                 report the device used and the elapsed time\n",
+            spec->name, spec->synopsis, spec->purpose, spec->help);
+}
+
+static int is_flag(const char *arg)
+{
+    /* "-5" is a value, not a flag; a lone "-" is a name */
+    return arg[0] == '-' && arg[1] && !(arg[1] >= '0' && arg[1] <= '9') && arg[1] != '.';
+}
+
+/* Returns 0 when the command line is complete, 1 on a reported error. */
+static int parse_arguments(gg_app *app, int argc, char **argv)
+{
+    const gg_app_spec *spec = app->spec;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *v[1] = {NULL};
+        int r = 0;
+        if (EQUAL(arg, "-of")) {
+            r = gg_app_values(app, argc, argv, &i, 1, v);
+            app->format = v[0];
+        } else if (EQUAL(arg, "-co")) {
+            r = gg_app_values(app, argc, argv, &i, 1, v);
+            if (r > 0)
+                app->creation_options = CSLAddString(app->creation_options, v[0]);
+        } else if (EQUAL(arg, "-ot")) {
+            r = gg_app_values(app, argc, argv, &i, 1, v);
+            app->type = v[0];
+        } else if (EQUAL(arg, "-srcnodata") || EQUAL(arg, "-dstnodata")) {
+            r = gg_app_values(app, argc, argv, &i, 1, v);
+            if (r > 0)
+                r = gg_app_set(app, EQUAL(arg, "-srcnodata") ? "srcnodata" : "dstnodata", v[0]);
+        } else if (EQUAL(arg, "-device")) {
+            r = gg_app_values(app, argc, argv, &i, 1, v);
+            app->device = v[0];
+        } else if (EQUAL(arg, "-q") || EQUAL(arg, "-quiet")) {
+            app->quiet = 1;
+            r = 1;
+        } else if (EQUAL(arg, "-v")) {
+            app->verbose = 1;
+            r = 1;
+        } else if (is_flag(arg)) {
+            r = spec->parse_flag(app, argc, argv, &i);
+            if (r > 0)
+                app->flags_given = CSLAddString(app->flags_given, arg);
+            else if (r == 0)
+                r = gg_app_usage_error(app, "unknown option '%s'", arg);
+        } else if (!app->src) {
+            app->src = arg;
+            r = 1;
+        } else if (!app->dst) {
+            app->dst = arg;
+            r = 1;
+        } else {
+            r = gg_app_usage_error(app, "too many arguments ('%s')", arg);
+        }
+        if (r < 0)
+            return 1;
+    }
+    for (const char *const *req = spec->required; req && *req; req++)
+        if (CSLFindString(app->flags_given, *req) < 0)
+            return gg_app_usage_error(app, "missing %s", *req) < 0;
+    if (!app->src || !app->dst)
+        return gg_app_usage_error(app, "missing %s dataset name", app->src ? "destination" : "source") < 0;
+    return 0;
+}
+
+/* ----------------------------------------------------------------- output */
+
+/* The driver GDAL's own utilities would pick: the first writable raster
+ * driver that lists the extension, GTiff when none does. */
+static GDALDriverH guess_driver(const char *dst)
+{
+    const char *ext = CPLGetExtension(dst);
+    GDALDriverH found = NULL, second = NULL;
+    for (int i = 0; *ext && i < GDALGetDriverCount(); i++) {
+        GDALDriverH drv = GDALGetDriver(i);
+        if (!GDALGetMetadataItem(drv, GDAL_DCAP_RASTER, NULL) ||
+            (!GDALGetMetadataItem(drv, GDAL_DCAP_CREATE, NULL) &&
+             !GDALGetMetadataItem(drv, GDAL_DCAP_CREATECOPY, NULL)))
+            continue;
+        const char *exts = GDALGetMetadataItem(drv, GDAL_DMD_EXTENSIONS, NULL);
+        char **list = CSLTokenizeString(exts ? exts : "");
+        const int match = CSLFindString(list, ext) >= 0;
+        CSLDestroy(list);
+        if (match) {
+            if (!found)
+                found = drv;
+            else if (!second)
+                second = drv;
+        }
+    }
+    if (found && second &&
+        !(EQUAL(GDALGetDriverShortName(found), "GTiff") &&
+          EQUAL(GDALGetDriverShortName(second), "COG")))
+        CPLError(CE_Warning, CPLE_AppDefined, "Several drivers matching %s extension. Using %s",
+                 ext, GDALGetDriverShortName(found));
+    return found ? found : GDALGetDriverByName("GTiff");
+}
+
+/* "<dir>/.<name>.tmp<pid><.ext>": same folder (so the rename is a rename,
+ * not a copy), same extension (so drivers that look at it behave). */
+static char *temporary_name(const char *dst)
+{
+    const char *ext = CPLGetExtension(dst);
+    char *name = CPLStrdup(CPLSPrintf(".%s.tmp%ld%s%s", CPLGetBasename(dst), (long)getpid(),
+                                      *ext ? "." : "", ext));
+    char *path = CPLStrdup(CPLFormFilename(CPLGetPath(dst), name, NULL));
+    CPLFree(name);
+    return path;
+}
+
+static int exists(const char *path)
+{
+    VSIStatBufL st;
+    return VSIStatL(path, &st) == 0;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    VSIStatBufL sa, sb;
+    return VSIStatL(a, &sa) == 0 && VSIStatL(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* Removes whatever a failed write left under the temporary name. */
+static void remove_quietly(GDALDriverH drv, const char *path)
+{
+    CPLPushErrorHandler(CPLQuietErrorHandler);
+    if (drv && exists(path))
+        GDALDeleteDataset(drv, path);
+    if (exists(path))
+        VSIUnlink(path);
+    const char *aux = CPLSPrintf("%s.aux.xml", path);
+    if (exists(aux))
+        VSIUnlink(aux);
+    CPLPopErrorHandler();
+}
+
+/* Replaces dst by the finished temporary: the old output is deleted with
+ * its own driver (all its files), then the temporary renamed. */
+static int replace_output(gg_app *app, GDALDriverH drv, const char *tmp, int single_file)
+{
+    if (exists(app->dst)) {
+        if (single_file) {
+            /* one file: rename() replaces it atomically */
+        } else {
+            CPLPushErrorHandler(CPLQuietErrorHandler);
+            GDALDriverH old = GDALIdentifyDriver(app->dst, NULL);
+            if (old)
+                GDALDeleteDataset(old, app->dst);
+            CPLPopErrorHandler();
+            if (exists(app->dst) && VSIUnlink(app->dst) != 0)
+                return fail(app, "cannot replace the existing '%s'", app->dst);
+        }
+    }
+    app->failures = 0;
+    const int ok = single_file ? VSIRename(tmp, app->dst) == 0
+                               : GDALRenameDataset(drv, app->dst, tmp) == CE_None;
+    if (!ok)
+        return fail(app, "cannot rename '%s' to '%s'", tmp, app->dst);
+    return 0;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void report_device(gg_app *app, GDALDatasetH ds)
+{
+    if (app->verbose)
+        fprintf(stderr, "%s: device %s\n", app->spec->name, GGDatasetDeviceName(ds));
+    const char *notice = GGDatasetDeviceNotice(ds);
+    if (!app->quiet && notice && *notice) {
+        if (!strncmp(notice, "geogpu: ", 8))
+            notice += 8;
+        fprintf(stderr, "%s: %s\n", app->spec->name, notice);
+    }
+    fflush(stderr);
+}
+
+/* Computes the product of src into a temporary, then moves it to dst. */
+static int run(gg_app *app)
+{
+    const double t0 = now_seconds();
+    GDALProgressFunc progress = app->quiet ? GDALDummyProgress : GDALTermProgress;
+
+    /* The output format first: a bad -of or -ot must not cost a read. */
+    const char *ext = CPLGetExtension(app->dst);
+    const int ggvrt = app->format ? (EQUAL(app->format, "GGVRT") || EQUAL(app->format, "GG"))
+                                  : EQUAL(ext, "ggvrt");
+    GDALDriverH drv = NULL;
+    if (ggvrt) {
+        if (app->type || app->creation_options)
+            return fail(app, "-ot and -co do not apply to -of GGVRT");
+    } else {
+        drv = app->format ? GDALGetDriverByName(app->format) : guess_driver(app->dst);
+        if (!drv)
+            return fail(app, "output format '%s' is not known to GDAL", app->format);
+        if (!GDALGetMetadataItem(drv, GDAL_DCAP_RASTER, NULL) ||
+            (!GDALGetMetadataItem(drv, GDAL_DCAP_CREATE, NULL) &&
+             !GDALGetMetadataItem(drv, GDAL_DCAP_CREATECOPY, NULL)))
+            return fail(app, "output format '%s' cannot write rasters",
+                        GDALGetDriverShortName(drv));
+    }
+    GDALDataType out_type = GDT_Unknown;
+    if (app->type) {
+        out_type = GDALGetDataTypeByName(app->type);
+        if (out_type == GDT_Unknown)
+            return fail(app, "unsupported data type '%s'", app->type);
+    }
+    const char *folder = CPLGetPath(app->dst);
+    VSIStatBufL st;
+    if (*folder && (VSIStatL(folder, &st) != 0 || !VSI_ISDIR(st.st_mode)))
+        return fail(app, "the destination folder '%s' does not exist", folder);
+    if (same_file(app->src, app->dst))
+        return fail(app, "the destination '%s' is the source; inputs are never overwritten",
+                    app->dst);
+
+    GDALDatasetH in = GDALOpenEx(app->src, GDAL_OF_RASTER | GDAL_OF_VERBOSE_ERROR, NULL, NULL, NULL);
+    if (!in)
+        return fail(app, "cannot open '%s'", app->src);
+    gg_op *op = app->op;
+    app->op = NULL; /* the dataset owns it from here, also on failure */
+    GDALDatasetH ds = GGCreateProcessedDataset(op, 1, &in, TRUE, app->device);
+    if (!ds)
+        return fail(app, "cannot process '%s'", app->src);
+
+    int status = 1;
+    char *tmp = temporary_name(app->dst);
+    if (out_type != GDT_Unknown) {
+        const GDALDataType product = GDALGetRasterDataType(GDALGetRasterBand(ds, 1));
+        if (GDALDataTypeIsComplex(out_type) != GDALDataTypeIsComplex(product)) {
+            fail(app, "unsupported data type %s for the %s %s product (a %s type is needed)",
+                 GDALGetDataTypeName(out_type), GDALGetDataTypeName(product),
+                 app->spec->operation, GDALDataTypeIsComplex(product) ? "complex" : "real");
+            goto done;
+        }
+    }
+
+    if (ggvrt) {
+        /* no pixels: the description of the product only */
+        const char *inputs[1] = {app->src};
+        if (GGWriteGGVRT(tmp, GGDatasetOperation(ds), 1, inputs) != CE_None) {
+            fail(app, "cannot write '%s'", tmp);
+            goto done;
+        }
+        if (replace_output(app, NULL, tmp, 1))
+            goto done;
+        progress(1.0, "", NULL);
+        status = 0;
+        goto done;
+    }
+
+    if (GGDatasetStart(ds) != CE_None) {
+        fail(app, "cannot start the device");
+        goto done;
+    }
+    report_device(app, ds);
+
+    /* Statistics pass (radnorm) and writing share the one progress line. */
+    const int two_passes = gg_op_needs_stats(GGDatasetOperation(ds));
+    void *stats_progress = GDALCreateScaledProgress(0.0, two_passes ? 0.5 : 0.0, progress, NULL);
+    const CPLErr stats_err = GGDatasetComputeStatistics(ds, two_passes ? GDALScaledProgress : NULL,
+                                                        stats_progress);
+    GDALDestroyScaledProgress(stats_progress);
+    if (stats_err != CE_None) {
+        fail(app, "statistics pass failed");
+        goto done;
+    }
+
+    char **argv = NULL;
+    argv = CSLAddString(argv, "-of");
+    argv = CSLAddString(argv, GDALGetDriverShortName(drv));
+    for (char **co = app->creation_options; co && *co; co++) {
+        argv = CSLAddString(argv, "-co");
+        argv = CSLAddString(argv, *co);
+    }
+    if (app->type) {
+        argv = CSLAddString(argv, "-ot");
+        argv = CSLAddString(argv, app->type);
+    }
+    GDALTranslateOptions *options = GDALTranslateOptionsNew(argv, NULL);
+    CSLDestroy(argv);
+    if (!options) {
+        fail(app, "bad output options");
+        goto done;
+    }
+    void *write_progress = GDALCreateScaledProgress(two_passes ? 0.5 : 0.0, 1.0, progress, NULL);
+    GDALTranslateOptionsSetProgress(options, GDALScaledProgress, write_progress);
+    app->failures = 0;
+    int usage_error = FALSE;
+    GDALDatasetH out = GDALTranslate(tmp, ds, options, &usage_error);
+    GDALTranslateOptionsFree(options);
+    GDALDestroyScaledProgress(write_progress);
+    if (out)
+        GDALClose(out); /* flushes: errors while writing show up here */
+    if (!out || app->failures > 0) {
+        fail(app, "writing '%s' failed", app->dst);
+        remove_quietly(drv, tmp);
+        goto done;
+    }
+    if (replace_output(app, drv, tmp, 0)) {
+        remove_quietly(drv, tmp);
+        goto done;
+    }
+    status = 0;
+    if (app->verbose)
+        fprintf(stderr, "%s: done in %.3f s\n", app->spec->name, now_seconds() - t0);
+
+done:
+    if (status != 0 && ggvrt)
+        remove_quietly(NULL, tmp);
+    CPLFree(tmp);
+    GDALClose(ds);
+    return status;
+}
+
+/* ------------------------------------------------------------------- main */
+
+static int print_version(const gg_app_spec *spec)
+{
+    printf("%s (geogpu %s), built against GDAL %s, running with GDAL %s\n", spec->name,
+           gg_version(), GDAL_RELEASE_NAME, GDALVersionInfo("RELEASE_NAME"));
+    return 0;
+}
+
+int gg_app_main(const gg_app_spec *spec, int argc, char **argv)
+{
+    /* ours, before GDALGeneralCmdLineProcessor answers --version with
+     * GDAL's version alone */
+    for (int i = 1; i < argc; i++) {
+        if (EQUAL(argv[i], "--config") || EQUAL(argv[i], "--optfile")) {
+            i += EQUAL(argv[i], "--config") ? 2 : 1;
+            continue;
+        }
+        if (EQUAL(argv[i], "--version") || EQUAL(argv[i], "--utility_version"))
+            return print_version(spec);
+    }
+    if (!GDAL_CHECK_VERSION(spec->name))
+        return 1;
+    GDALAllRegister();
+    /* the plugin is optional for the utilities: they carry the driver
+     * (registered before --formats can list it) */
+    GGRegisterDriver();
+    argc = GDALGeneralCmdLineProcessor(argc, &argv, 0);
+    if (argc < 1) {
+        GDALDestroyDriverManager();
+        return argc == 0 ? 0 : 1; /* handled (--formats...) or failed */
+    }
+    for (int i = 1; i < argc; i++)
+        if (EQUAL(argv[i], "--help") || EQUAL(argv[i], "-h") || EQUAL(argv[i], "-help")) {
+            print_usage(spec, stdout);
+            CSLDestroy(argv);
+            GDALDestroyDriverManager();
+            return 0;
+        }
+
+    gg_app app;
+    memset(&app, 0, sizeof app);
+    app.spec = spec;
+    int status = 1;
+    char err[512] = "";
+    if (gg_op_new(spec->operation, &app.op, err, sizeof err) != GG_OK) {
+        print_error(&app, CPLE_AppDefined, err);
+    } else {
+        CPLPushErrorHandlerEx(collect_errors, &app);
+        if (parse_arguments(&app, argc, argv) == 0)
+            status = run(&app);
+        CPLPopErrorHandler();
+    }
+    gg_op_free(app.op);
+    CSLDestroy(app.creation_options);
+    CSLDestroy(app.flags_given);
+    CSLDestroy(argv);
+    GDALDestroyDriverManager();
+    return status;
+}

@@ -1,0 +1,54 @@
+/*
+ * gg_app.h -- what the gdal_* utilities of geogpu share: the command line
+ * (GDAL's generic options, then -of -co -ot -srcnodata -dstnodata -device
+ * -q -v --help --version), GDAL's terminal progress, and the one path that
+ * writes an output safely (temporary name in the destination folder,
+ * renamed on success, removed on failure).  A utility is a gg_app_spec and a
+ * main that calls gg_app_main.
+ *
+ * MIT licence.
+ */
+#ifndef GG_APP_H
+#define GG_APP_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Options of one run (the "options struct" of the utility), opaque. */
+typedef struct gg_app gg_app;
+
+typedef struct gg_app_spec {
+    const char *name;       /* "gdal_multilook" */
+    const char *operation;  /* geogpu op name: "multilook" */
+    const char *purpose;    /* one line for --help */
+    const char *synopsis;   /* the utility's own flags, e.g. "-looks <x> <y> [-complex]" */
+    const char *help;       /* description of those flags, one per line */
+    const char *const *required; /* flags that must be given, NULL-terminated */
+    /* Handles argv[*pi] if it is one of the utility's own flags: returns 1
+     * when consumed (with *pi moved to its last value), 0 when it is not
+     * the utility's flag, -1 after reporting an error. */
+    int (*parse_flag)(gg_app *app, int argc, char **argv, int *pi);
+} gg_app_spec;
+
+/* The whole program: returns the exit status (0 success, 1 failure). */
+int gg_app_main(const gg_app_spec *spec, int argc, char **argv);
+
+/* Helpers for parse_flag.  All return 1 on success and -1 after reporting
+ * the error as one line. */
+
+/* Takes the n values following argv[*pi] into values[], moving *pi. */
+int gg_app_values(gg_app *app, int argc, char **argv, int *pi, int n, const char **values);
+/* Sets an op option; a bad value is reported with the op's own message. */
+int gg_app_set(gg_app *app, const char *key, const char *value);
+/* Sets a WxH-style op option from two positive integers given to flag. */
+int gg_app_set_pair(gg_app *app, const char *flag, const char *key, const char *a,
+                    const char *b);
+/* Reports a usage error: "ERROR 1: <utility>: <message> (see --help)". */
+int gg_app_usage_error(gg_app *app, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GG_APP_H */
