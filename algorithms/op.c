@@ -27,6 +27,14 @@ static const gg_op_class *find_class(const char *name)
     return NULL;
 }
 
+int gg_op_input_count(const char *name)
+{
+    const gg_op_class *c = find_class(name);
+    return c ? (c->inputs ? c->inputs : 1) : 0;
+}
+
+int gg_op_prefers_tiles(const gg_op *op) { return op ? op->cls->prefers_tiles : 0; }
+
 const char *gg_op_description(const char *name)
 {
     const gg_op_class *c = find_class(name);
@@ -164,8 +172,13 @@ int gg_parse_pair(const char *s, int *a, int *b)
 
 /* ------------------------------------------------------------- options */
 
-static void remember(gg_op *op, const char *key, const char *value)
+static void remember(gg_op *op, const char *key_given, const char *value)
 {
+    char key[64]; /* canonical: lower case */
+    snprintf(key, sizeof key, "%s", key_given);
+    for (char *c = key; *c; c++)
+        if (*c >= 'A' && *c <= 'Z')
+            *c = (char)(*c - 'A' + 'a');
     for (int i = 0; i < op->nopts; i++)
         if (!strcasecmp(op->keys[i], key)) {
             char *v = strdup(value);
@@ -217,6 +230,19 @@ gg_status gg_op_set(gg_op *op, const char *key, const char *value)
     if (s == GG_OK)
         remember(op, key, value);
     return s;
+}
+
+int gg_op_option_count(const gg_op *op) { return op ? op->nopts : 0; }
+
+gg_status gg_op_option_at(const gg_op *op, int i, const char **key, const char **value)
+{
+    if (!op || i < 0 || i >= op->nopts)
+        return GG_ERR_ARGUMENT;
+    if (key)
+        *key = op->keys[i];
+    if (value)
+        *value = op->vals[i];
+    return GG_OK;
 }
 
 gg_status gg_op_options_string(const gg_op *op, char *buf, size_t buflen)
@@ -339,6 +365,16 @@ gg_status gg_op_accumulate(gg_context *ctx, gg_op *op, int band, const gg_tile *
                            op->cls->name);
     op->err[0] = 0;
     return relay(op, ctx, op->cls->accumulate(ctx, op, band, src));
+}
+
+gg_status gg_op_reset_stats(gg_op *op, int band)
+{
+    if (!op)
+        return GG_ERR_ARGUMENT;
+    gg_status s = check_band(op, band);
+    if (s == GG_OK && op->cls->reset_stats)
+        op->cls->reset_stats(op, band);
+    return s;
 }
 
 gg_status gg_op_finish_stats(gg_context *ctx, gg_op *op, int band)

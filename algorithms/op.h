@@ -18,6 +18,8 @@ typedef struct gg_op_class {
     /* "key|type|default|description" lines (type: int, float, size, bool) */
     const char *options;
     size_t state_size;
+    int inputs;          /* input rasters (0 means 1) */
+    int prefers_tiles;   /* square blocks suit it better than strips */
     /* Sets defaults in op->state. */
     void (*init)(gg_op *op);
     /* Parses an op-specific option into op->state; GG_ERR_ARGUMENT with a
@@ -29,6 +31,7 @@ typedef struct gg_op_class {
     /* optional: whole-input statistics */
     gg_status (*accumulate)(gg_context *ctx, gg_op *op, int band, const gg_tile *src);
     gg_status (*finish_stats)(gg_context *ctx, gg_op *op, int band);
+    void (*reset_stats)(gg_op *op, int band);
     gg_status (*run)(gg_context *ctx, gg_op *op, int band, const gg_tile *src, gg_tile *dst);
     double (*bytes_per_pixel)(const gg_op *op);
     void (*cleanup)(gg_op *op);

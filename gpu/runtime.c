@@ -196,6 +196,18 @@ static int parse_device(const char *spec, char kind[16], int *i0, int *i1)
     return 1;
 }
 
+gg_status gg_device_check(const char *device, char *err, size_t errlen)
+{
+    char kind[16];
+    int i0, i1;
+    if (device && parse_device(device, kind, &i0, &i1))
+        return GG_OK;
+    if (err)
+        snprintf(err, errlen, "unknown device '%s' (expected auto, cpu, cuda[:N] or opencl[:P[:D]])",
+                 device ? device : "");
+    return GG_ERR_ARGUMENT;
+}
+
 static size_t parse_size(const char *s)
 {
     char *end;
@@ -237,13 +249,9 @@ gg_status gg_context_create(const char *device, gg_context **out, char *err, siz
         device = "auto";
     char kind[16];
     int i0, i1;
-    if (!parse_device(device, kind, &i0, &i1)) {
-        if (err)
-            snprintf(err, errlen,
-                     "unknown device '%s' (expected auto, cpu, cuda[:N] or opencl[:P[:D]])",
-                     device);
+    if (gg_device_check(device, err, errlen) != GG_OK)
         return GG_ERR_ARGUMENT;
-    }
+    parse_device(device, kind, &i0, &i1);
     gg_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) {
         if (err)

@@ -100,6 +100,10 @@ GG_API const char *gg_context_last_error(const gg_context *ctx);
 GG_API gg_status gg_context_memory(gg_context *ctx, size_t *free_bytes,
                                    size_t *total_bytes);
 
+/* Checks the syntax of a device spec without starting anything:
+ * GG_OK, or GG_ERR_ARGUMENT with the reason in err. */
+GG_API gg_status gg_device_check(const char *device, char *err, size_t errlen);
+
 /* Lists the devices the runtime can see, one per line
  * ("cpu ...", "cuda:0 ...", "opencl:0:0 ..."), into buf. */
 GG_API gg_status gg_list_devices(char *buf, size_t buflen);
@@ -173,6 +177,9 @@ GG_API const char *gg_op_description(const char *name);
  * texts, GDAL option lists and the QGIS provider. */
 GG_API const char *gg_op_option_list(const char *name);
 
+/* Number of input rasters an op takes (0 if the op is unknown). */
+GG_API int gg_op_input_count(const char *name);
+
 /* Creates an op by name with its default options. */
 GG_API gg_status gg_op_new(const char *name, gg_op **out, char *err, size_t errlen);
 GG_API void gg_op_free(gg_op *op);
@@ -180,6 +187,10 @@ GG_API const char *gg_op_name(const gg_op *op);
 /* Sets one option from its string form; validates it.  Keys common to all
  * ops: srcnodata, dstnodata. */
 GG_API gg_status gg_op_set(gg_op *op, const char *key, const char *value);
+/* The options set so far, in the order first set, with canonical
+ * (lower-case) keys: count, then key and value of entry i. */
+GG_API int gg_op_option_count(const gg_op *op);
+GG_API gg_status gg_op_option_at(const gg_op *op, int i, const char **key, const char **value);
 /* Writes the options back as "key=value:key=value" (the GG: form). */
 GG_API gg_status gg_op_options_string(const gg_op *op, char *buf, size_t buflen);
 /* Last error message of op-level calls (gg_op_set, gg_op_prepare, ...). */
@@ -197,12 +208,19 @@ GG_API gg_status gg_op_prepare(gg_op *op, const gg_raster_info *input,
 GG_API gg_status gg_op_source_window(const gg_op *op, const gg_window *dst,
                                      gg_window *src);
 
+/* Block shape that suits an op: 0 = full-width strips of rows, 1 = square
+ * tiles (ops whose source window of a strip would be far larger than the
+ * strip, such as rotate). */
+GG_API int gg_op_prefers_tiles(const gg_op *op);
+
 /* Ops that need statistics over the whole input (radnorm) return 1 here.
  * Then every input tile of the band must be passed once to
  * gg_op_accumulate before gg_op_run on that band. */
 GG_API int gg_op_needs_stats(const gg_op *op);
 GG_API gg_status gg_op_accumulate(gg_context *ctx, gg_op *op, int band,
                                   const gg_tile *src);
+/* Forgets a band's accumulated statistics (an interrupted pass restarts). */
+GG_API gg_status gg_op_reset_stats(gg_op *op, int band);
 /* Statistics complete for a band (all tiles seen). */
 GG_API gg_status gg_op_finish_stats(gg_context *ctx, gg_op *op, int band);
 

@@ -181,6 +181,15 @@ static gg_status rn_accumulate(gg_context *ctx, gg_op *op, int band, const gg_ti
     return st;
 }
 
+static void rn_reset_stats(gg_op *op, int band)
+{
+    rn_state *s = op->state;
+    rn_band *bd = &s->bands[band];
+    const size_t W = (size_t)op->in.width, H = (size_t)op->in.height;
+    memset(bd->row_sum, 0, 2 * (H + W) * sizeof(double));
+    bd->done = 0;
+}
+
 static gg_status rn_finish_stats(gg_context *ctx, gg_op *op, int band)
 {
     (void)ctx;
@@ -261,6 +270,7 @@ const gg_op_class gg_op_radnorm = {
     .source_window = rn_source_window,
     .accumulate = rn_accumulate,
     .finish_stats = rn_finish_stats,
+    .reset_stats = rn_reset_stats,
     .run = rn_run,
     .bytes_per_pixel = rn_bytes_per_pixel,
     .cleanup = rn_cleanup,

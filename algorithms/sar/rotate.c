@@ -172,6 +172,7 @@ const gg_op_class gg_op_rotate = {
                "scale|float|1|scale factor (>0)\n"
                "outsize|size||output size WxH (default: the input size)\n",
     .state_size = sizeof(rot_state),
+    .prefers_tiles = 1,
     .init = rot_init,
     .set = rot_set,
     .prepare = rot_prepare,

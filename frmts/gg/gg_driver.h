@@ -59,10 +59,6 @@ const char *GGDatasetDeviceNotice(GDALDatasetH hDS);
 CPLErr GGWriteGGVRT(const char *pszFilename, const gg_op *op, int nInputs,
                     const char *const *papszInputs);
 
-/* Number of inputs an operation takes (1 for multilook, rotate, radnorm),
- * 0 for an unknown operation. */
-int GGOperationInputCount(const char *pszOperation);
-
 #ifdef __cplusplus
 }
 #endif

@@ -148,16 +148,11 @@ bool GGIsOperationOption(const char *pszOperation, const char *pszKey)
 std::vector<std::pair<std::string, std::string>> GGOperationOptions(const gg_op *op)
 {
     std::vector<std::pair<std::string, std::string>> ao;
-    char szOptions[4096];
-    if (gg_op_options_string(op, szOptions, sizeof(szOptions)) != GG_OK)
-        return ao;
-    // Values of op options are numbers, sizes and booleans: never ':'.
-    const CPLStringList aosItems(CSLTokenizeString2(szOptions, ":", 0));
-    for (int i = 0; i < aosItems.size(); ++i)
+    for (int i = 0; i < gg_op_option_count(op); ++i)
     {
-        const char *pszEq = strchr(aosItems[i], '=');
-        if (pszEq)
-            ao.emplace_back(std::string(aosItems[i], pszEq - aosItems[i]), pszEq + 1);
+        const char *pszKey = nullptr, *pszValue = nullptr;
+        if (gg_op_option_at(op, i, &pszKey, &pszValue) == GG_OK)
+            ao.emplace_back(pszKey, pszValue);
     }
     return ao;
 }
@@ -365,12 +360,6 @@ bool GGParseGGVRT(const char *pszFilename, GGSpec &oSpec)
 /* ------------------------------------------------------------------------ */
 /*                          C interface helpers                             */
 /* ------------------------------------------------------------------------ */
-
-int GGOperationInputCount(const char *pszOperation)
-{
-    // geogpu.h does not describe input counts yet; every op there takes one.
-    return gg_op_option_list(pszOperation) ? 1 : 0;
-}
 
 CPLErr GGWriteGGVRT(const char *pszFilename, const gg_op *op, int nInputs,
                     const char *const *papszInputs)

@@ -73,35 +73,6 @@ GDALDataType GDALTypeOf(gg_type eType)
     return GDT_Unknown;
 }
 
-bool UsesSquareBlocks(const char *pszOperation)
-{
-    return EQUAL(pszOperation, "rotate");
-}
-
-// Syntax of a device spec, checked when the dataset opens so a typo fails
-// there and not at the first block read (starting the device stays lazy).
-bool IsDeviceSpec(const char *pszDevice)
-{
-    const CPLStringList aosParts(CSLTokenizeString2(pszDevice, ":", CSLT_ALLOWEMPTYTOKENS));
-    if (aosParts.empty())
-        return false;
-    int nMaxIndices = -1;
-    if (EQUAL(aosParts[0], "auto") || EQUAL(aosParts[0], "cpu"))
-        nMaxIndices = 0;
-    else if (EQUAL(aosParts[0], "cuda"))
-        nMaxIndices = 1;
-    else if (EQUAL(aosParts[0], "opencl"))
-        nMaxIndices = 2;
-    if (nMaxIndices < 0 || aosParts.size() - 1 > nMaxIndices)
-        return false;
-    for (int i = 1; i < aosParts.size(); ++i)
-    {
-        const char *p = aosParts[i];
-        if (!*p || strspn(p, "0123456789") != strlen(p))
-            return false;
-    }
-    return true;
-}
 
 // Fills pixels of a block with the output nodata value.
 void FillNodata(void *pData, GDALDataType eType, size_t nPixels, double dfNodata)
@@ -281,7 +252,7 @@ GGDataset *GGDataset::Create(gg_op *op, std::vector<GDALDataset *> apoInputs, bo
     poDS->m_osDevice = osDevice;
     const char *pszOperation = gg_op_name(op);
 
-    const int nWanted = GGOperationInputCount(pszOperation);
+    const int nWanted = gg_op_input_count(pszOperation);
     if (static_cast<int>(poDS->m_apoInputs.size()) != nWanted)
     {
         CPLError(CE_Failure, CPLE_AppDefined, "GG: %s takes exactly %d input%s, got %d",
@@ -289,11 +260,12 @@ GGDataset *GGDataset::Create(gg_op *op, std::vector<GDALDataset *> apoInputs, bo
                  static_cast<int>(poDS->m_apoInputs.size()));
         return nullptr;
     }
-    if (!osDevice.empty() && !IsDeviceSpec(osDevice.c_str()))
+    // a typo in the device fails at open; starting the device stays lazy
+    char szDeviceError[256] = "";
+    if (!osDevice.empty() &&
+        gg_device_check(osDevice.c_str(), szDeviceError, sizeof(szDeviceError)) != GG_OK)
     {
-        CPLError(CE_Failure, CPLE_AppDefined,
-                 "GG: unknown device '%s' (expected auto, cpu, cuda[:N] or opencl[:P[:D]])",
-                 osDevice.c_str());
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", szDeviceError);
         return nullptr;
     }
     GDALDataset *poInput = poDS->m_apoInputs[0];
@@ -348,7 +320,7 @@ GGDataset *GGDataset::Create(gg_op *op, std::vector<GDALDataset *> apoInputs, bo
     poDS->nRasterYSize = sOut.height;
 
     int nBlockX, nBlockY;
-    if (UsesSquareBlocks(pszOperation))
+    if (gg_op_prefers_tiles(op))
     {
         nBlockX = std::min(SQUARE_BLOCK, sOut.width);
         nBlockY = std::min(SQUARE_BLOCK, sOut.height);
@@ -452,14 +424,15 @@ bool GGDataset::ComputeStatisticsLocked(int iBand, GDALProgressFunc pfnProgress,
     for (int nY = 0; nY < nHeight; nY += nRows)
     {
         const int nThisRows = std::min(nRows, nHeight - nY);
-        // Sums already accumulated cannot be taken back (an op has no reset),
-        // so an interrupted pass fails the band for good.
+        // A failed read or a cancel forgets the partial sums, so a later
+        // read of the band starts the pass again.
         if (poInputBand->RasterIO(GF_Read, 0, nY, nWidth, nThisRows, m_abySource.data(), nWidth,
                                   nThisRows, m_eSourceType, 0, 0, nullptr) != CE_None)
         {
-            m_aosStatsError[iBand] = CPLSPrintf(
-                "%s: reading band %d of the input failed during the statistics pass",
-                gg_op_name(m_poOp), iBand + 1);
+            gg_op_reset_stats(m_poOp, iBand);
+            CPLError(CE_Failure, CPLE_AppDefined,
+                     "GG: %s: reading band %d of the input failed during the statistics pass",
+                     gg_op_name(m_poOp), iBand + 1);
             return false;
         }
         gg_tile sTile{m_abySource.data(), m_sIn.type, nWidth, nThisRows,
@@ -474,9 +447,9 @@ bool GGDataset::ComputeStatisticsLocked(int iBand, GDALProgressFunc pfnProgress,
         if (pfnProgress &&
             !pfnProgress(static_cast<double>(nY + nThisRows) / nHeight, "", pProgressData))
         {
-            m_aosStatsError[iBand] =
-                CPLSPrintf("%s: statistics pass interrupted", gg_op_name(m_poOp));
-            CPLError(CE_Failure, CPLE_UserInterrupt, "GG: %s", m_aosStatsError[iBand].c_str());
+            gg_op_reset_stats(m_poOp, iBand);
+            CPLError(CE_Failure, CPLE_UserInterrupt, "GG: %s: statistics pass interrupted",
+                     gg_op_name(m_poOp));
             return false;
         }
     }
@@ -659,7 +632,7 @@ GDALDataset *GGDataset::Open(GDALOpenInfo *poOpenInfo)
             return nullptr;
         }
     }
-    const int nWanted = GGOperationInputCount(oSpec.osOperation.c_str());
+    const int nWanted = gg_op_input_count(oSpec.osOperation.c_str());
     if (static_cast<int>(oSpec.aosInputs.size()) != nWanted)
     {
         CPLError(CE_Failure, CPLE_OpenFailed, "GG: %s takes exactly %d input%s, got %d in '%s'",
