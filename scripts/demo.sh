@@ -9,8 +9,8 @@ build="${GG_BUILD_DIR:-build}"
 export PATH="$PWD/$build/bin:$PATH" GDAL_DRIVER_PATH="$PWD/$build/lib"
 out="${GG_DEMO_OUT:-demo_out}"
 mkdir -p "$out"
-slc=autotest_data/winnipeg_slc/winnipeg_slc.vrt
-amp=autotest_data/psps_houston/amplitude_20180115.tif
+slc=autotest_data/winnipeg_slc/winnipeg_hh.slc
+amp=autotest_data/psps_houston/20180115_amp_crop.tif
 device="${GG_DEVICE:-auto}"
 
 run() { # name, command...
@@ -26,8 +26,11 @@ run "multilook 4x4 (SLC)" gdal_multilook -looks 4 4 "$slc" "$out/slc_multilook.t
 run "rotate 30deg x1.5" gdal_rotate -angle 30 -scale 1.5 "$amp" "$out/amp_rotate.tif"
 run "radnorm coef 100, 255 levels" gdal_radnorm -coef 100 -levels 255 "$amp" "$out/amp_radnorm.tif"
 
-# quicklooks: stretch each product to 8 bits
-for f in slc_multilook amp_rotate amp_radnorm; do
+# quicklooks: stretch each product to 8 bits (intensity spans decades: a
+# power-law stretch shows it)
+gdal_translate -q -of PNG -ot Byte -scale -exponent 0.25 -a_nodata none \
+  "$out/slc_multilook.tif" "$out/slc_multilook.png"
+for f in amp_rotate amp_radnorm; do
   gdal_translate -q -of PNG -ot Byte -scale -a_nodata none "$out/$f.tif" "$out/$f.png"
 done
 echo "demo: outputs in $out/: $(cd "$out" && ls *.tif *.png | tr '\n' ' ')"

@@ -262,8 +262,10 @@ GGDataset *GGDataset::Create(gg_op *op, std::vector<GDALDataset *> apoInputs, bo
     }
     // a typo in the device fails at open; starting the device stays lazy
     char szDeviceError[256] = "";
-    if (!osDevice.empty() &&
-        gg_device_check(osDevice.c_str(), szDeviceError, sizeof(szDeviceError)) != GG_OK)
+    const std::string osCheckDevice =
+        osDevice.empty() ? std::string(CPLGetConfigOption("GG_DEVICE", "")) : osDevice;
+    if (!osCheckDevice.empty() &&
+        gg_device_check(osCheckDevice.c_str(), szDeviceError, sizeof(szDeviceError)) != GG_OK)
     {
         CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", szDeviceError);
         return nullptr;
@@ -408,9 +410,18 @@ bool GGDataset::ComputeStatisticsLocked(int iBand, GDALProgressFunc pfnProgress,
     }
     const int nWidth = m_sIn.width, nHeight = m_sIn.height;
     const size_t nPixelBytes = GDALGetDataTypeSizeBytes(m_eSourceType);
-    const int nRows = static_cast<int>(std::clamp(
+    int nRows = static_cast<int>(std::clamp(
         std::floor(STATS_STRIP_BYTES / (static_cast<double>(nPixelBytes) * nWidth)), 1.0,
         static_cast<double>(nHeight)));
+    // strips also fit the device (the input is read there once)
+    int nDeviceRows = nRows;
+    if (gg_plan_rows(m_psContext, nWidth, nHeight, gg_op_bytes_per_pixel(m_poOp), 0,
+                     &nDeviceRows) != GG_OK)
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", gg_context_last_error(m_psContext));
+        return false;
+    }
+    nRows = std::min(nRows, nDeviceRows);
     GDALRasterBand *poInputBand = m_apoInputs[0]->GetRasterBand(iBand + 1);
     try
     {
@@ -516,12 +527,29 @@ CPLErr GGDataset::ReadBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBloc
             return CE_Failure;
         sSrcTile.data = m_abySource.data();
     }
-    gg_tile sDstTile{pImage, m_sOut.type, sDst.width, sDst.height,
-                     static_cast<size_t>(nBlockXSize), sDst.x0, sDst.y0};
-    const gg_status eStatus = gg_op_run(m_psContext, m_poOp, iBand, &sSrcTile, &sDstTile);
+    // The GDAL block is the host's unit; the device works through it in
+    // passes of rows sized by the block planner from free device memory
+    // (GG_DEVICE_MEMORY caps it), so a small GPU never runs out.
+    int nPassRows = sDst.height;
+    gg_status eStatus = gg_plan_rows(m_psContext, sDst.width, sDst.height,
+                                     gg_op_bytes_per_pixel(m_poOp), 0, &nPassRows);
+    const size_t nOutPixelBytes = GDALGetDataTypeSizeBytes(eOutType);
+    for (int nRow = 0; eStatus == GG_OK && nRow < sDst.height; nRow += nPassRows)
+    {
+        gg_tile sDstTile{static_cast<GByte *>(pImage) +
+                             static_cast<size_t>(nRow) * nBlockXSize * nOutPixelBytes,
+                         m_sOut.type, sDst.width, std::min(nPassRows, sDst.height - nRow),
+                         static_cast<size_t>(nBlockXSize), sDst.x0, sDst.y0 + nRow};
+        // the block's source window covers every pass's
+        eStatus = gg_op_run(m_psContext, m_poOp, iBand, &sSrcTile, &sDstTile);
+    }
     if (eStatus != GG_OK)
     {
-        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", OpMessage(m_poOp, eStatus).c_str());
+        // a planner failure is the context's; a run failure the op's
+        const std::string osMessage = gg_op_last_error(m_poOp)[0]
+                                          ? OpMessage(m_poOp, eStatus)
+                                          : std::string(gg_context_last_error(m_psContext));
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", osMessage.c_str());
         return CE_Failure;
     }
     return CE_None;
