@@ -15,9 +15,10 @@ GG_BUILD_DIR="$PWD/$build" /usr/bin/python3 -m pytest -q tests/python
 
 echo "== C tests under ASan + UBSan"
 asan="${build}-asan"
+mkdir -p "$asan"
 cmake -S . -B "$asan" -DCMAKE_BUILD_TYPE=Debug -DGG_SANITIZE=ON -DGG_WITH_CUDA=OFF \
-      -DGG_WITH_OPENCL=OFF -DGG_WITH_GDAL=OFF >"$asan.configure.log" 2>&1 ||
-  { cat "$asan.configure.log"; exit 1; }
+      -DGG_WITH_OPENCL=OFF -DGG_WITH_GDAL=OFF >"$asan/configure.log" 2>&1 ||
+  { cat "$asan/configure.log"; exit 1; }
 cmake --build "$asan" -j"$(nproc)"
 GG_TEST_DEVICES=cpu ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$asan" --output-on-failure
