@@ -11,6 +11,9 @@
  *         ...
  *     }
  *
+ * GG_STREAM_KERNELn declares a kernel that streams each pixel once with
+ * little arithmetic (CUDA then gives each thread several pixels).
+ *
  * Every kernel gets the grid size (gg_nx, gg_ny), one params struct by value
  * (plain int/float/double members only, so host and device layouts agree)
  * and 2..4 device buffers.  Per-element logic only: reductions and FFTs go
@@ -24,53 +27,65 @@
 
 #if defined(__CUDACC__)
 /* ---------------------------------------------------------------- CUDA */
-/* Each thread runs the body for GG_CUDA_ITEMS_X pixels of a row, blockDim.x
- * apart (so a warp's accesses stay coalesced), unrolled so that the loads
- * of all of them are in flight together: one pixel per thread leaves
- * memory-bound kernels well short of copy bandwidth on Hopper.  The launch
- * (gpu/cuda) divides grid.x by the same factor. */
-#ifndef GG_CUDA_ITEMS_X
-#define GG_CUDA_ITEMS_X 4
+/* A CUDA thread runs the body for ITEMS pixels of a row, blockDim.x apart
+ * (a warp's accesses stay coalesced), unrolled.  GG_KERNELn uses 1;
+ * GG_STREAM_KERNELn (kernels that stream each pixel once with little
+ * arithmetic) uses GG_CUDA_STREAM_ITEMS, which keeps more loads in flight:
+ * on an H200 radnorm went from 55 % to 64 % of copy bandwidth, while
+ * multilook (already 16 loads a thread) lost occupancy and fell from 91 %
+ * to 78 % (bench/RESULTS.md).  Each kernel records its factor in
+ * <name>_cuda_items for the launch (gpu/cuda) to size grid.x. */
+#ifndef GG_CUDA_STREAM_ITEMS
+#define GG_CUDA_STREAM_ITEMS 4
 #endif
 #define GG_DEVICE_FN static __device__ __forceinline__
 #define GG_X gg_x
 #define GG_Y gg_y
 typedef unsigned char gg_u8;
-#define GG_CUDA_ENTRY_(name, call) \
+#define GG_CUDA_ENTRY_(items, call) \
     { \
         const int gg_y = (int)(blockIdx.y * blockDim.y + threadIdx.y); \
-        const int gg_x0 = (int)(blockIdx.x * blockDim.x * GG_CUDA_ITEMS_X + threadIdx.x); \
-        _Pragma("unroll") for (int gg_k = 0; gg_k < GG_CUDA_ITEMS_X; gg_k++) \
+        const int gg_x0 = (int)(blockIdx.x * blockDim.x * (items) + threadIdx.x); \
+        _Pragma("unroll") for (int gg_k = 0; gg_k < (items); gg_k++) \
         { \
             const int gg_x = gg_x0 + gg_k * (int)blockDim.x; \
             call; \
         } \
     }
-#define GG_KERNEL2(name, P, p, T0, b0, T1, b1) \
+#define GG_CUDA_KERNEL2_(items, name, P, p, T0, b0, T1, b1) \
+    static const int name##_cuda_items = (items); \
     static __device__ __forceinline__ void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, \
         P p, T0 *__restrict__ b0, T1 *__restrict__ b1); \
     extern "C" __global__ void name(int gg_nx, int gg_ny, P p, T0 *__restrict__ b0, \
                                     T1 *__restrict__ b1) \
-    GG_CUDA_ENTRY_(name, name##_item(gg_x, gg_y, gg_nx, gg_ny, p, b0, b1)) \
+    GG_CUDA_ENTRY_(items, name##_item(gg_x, gg_y, gg_nx, gg_ny, p, b0, b1)) \
     static __device__ __forceinline__ void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, \
         P p, T0 *__restrict__ b0, T1 *__restrict__ b1)
-#define GG_KERNEL3(name, P, p, T0, b0, T1, b1, T2, b2) \
+#define GG_CUDA_KERNEL3_(items, name, P, p, T0, b0, T1, b1, T2, b2) \
+    static const int name##_cuda_items = (items); \
     static __device__ __forceinline__ void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, \
         P p, T0 *__restrict__ b0, T1 *__restrict__ b1, T2 *__restrict__ b2); \
     extern "C" __global__ void name(int gg_nx, int gg_ny, P p, T0 *__restrict__ b0, \
                                     T1 *__restrict__ b1, T2 *__restrict__ b2) \
-    GG_CUDA_ENTRY_(name, name##_item(gg_x, gg_y, gg_nx, gg_ny, p, b0, b1, b2)) \
+    GG_CUDA_ENTRY_(items, name##_item(gg_x, gg_y, gg_nx, gg_ny, p, b0, b1, b2)) \
     static __device__ __forceinline__ void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, \
         P p, T0 *__restrict__ b0, T1 *__restrict__ b1, T2 *__restrict__ b2)
-#define GG_KERNEL4(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3) \
+#define GG_CUDA_KERNEL4_(items, name, P, p, T0, b0, T1, b1, T2, b2, T3, b3) \
+    static const int name##_cuda_items = (items); \
     static __device__ __forceinline__ void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, \
         P p, T0 *__restrict__ b0, T1 *__restrict__ b1, T2 *__restrict__ b2, T3 *__restrict__ b3); \
     extern "C" __global__ void name(int gg_nx, int gg_ny, P p, T0 *__restrict__ b0, \
                                     T1 *__restrict__ b1, T2 *__restrict__ b2, \
                                     T3 *__restrict__ b3) \
-    GG_CUDA_ENTRY_(name, name##_item(gg_x, gg_y, gg_nx, gg_ny, p, b0, b1, b2, b3)) \
+    GG_CUDA_ENTRY_(items, name##_item(gg_x, gg_y, gg_nx, gg_ny, p, b0, b1, b2, b3)) \
     static __device__ __forceinline__ void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, \
         P p, T0 *__restrict__ b0, T1 *__restrict__ b1, T2 *__restrict__ b2, T3 *__restrict__ b3)
+#define GG_KERNEL2(...) GG_CUDA_KERNEL2_(1, __VA_ARGS__)
+#define GG_KERNEL3(...) GG_CUDA_KERNEL3_(1, __VA_ARGS__)
+#define GG_KERNEL4(...) GG_CUDA_KERNEL4_(1, __VA_ARGS__)
+#define GG_STREAM_KERNEL2(...) GG_CUDA_KERNEL2_(GG_CUDA_STREAM_ITEMS, __VA_ARGS__)
+#define GG_STREAM_KERNEL3(...) GG_CUDA_KERNEL3_(GG_CUDA_STREAM_ITEMS, __VA_ARGS__)
+#define GG_STREAM_KERNEL4(...) GG_CUDA_KERNEL4_(GG_CUDA_STREAM_ITEMS, __VA_ARGS__)
 
 #elif defined(__OPENCL_VERSION__) || defined(__OPENCL_C_VERSION__)
 /* -------------------------------------------------------------- OpenCL */
@@ -134,6 +149,13 @@ typedef unsigned char gg_u8;
     } \
     static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
                             T2 *b2, T3 *b3)
+#endif
+
+#if !defined(__CUDACC__)
+/* Only CUDA coarsens streaming kernels; elsewhere they are plain kernels. */
+#define GG_STREAM_KERNEL2 GG_KERNEL2
+#define GG_STREAM_KERNEL3 GG_KERNEL3
+#define GG_STREAM_KERNEL4 GG_KERNEL4
 #endif
 
 /* A float sample counts when finite and not the nodata value. */

@@ -136,7 +136,7 @@ GG_KERNEL2(gg_k_rotate, gg_rotate_params, p, const float, in, float, out)
 }
 
 /* |z| of complex samples; invalid samples become NaN (radnorm on SLCs). */
-GG_KERNEL2(gg_k_cabs, gg_cabs_params, p, const float, in, float, out)
+GG_STREAM_KERNEL2(gg_k_cabs, gg_cabs_params, p, const float, in, float, out)
 {
     const int x = GG_X, y = GG_Y;
     if (x >= gg_nx || y >= gg_ny)
@@ -154,7 +154,7 @@ GG_DEVICE_FN float gg_radnorm_value(gg_radnorm_params p, float v, float rm, floa
     return *ok ? (float)p.scale * (v / d) : 0.0f;
 }
 
-GG_KERNEL4(gg_k_radnorm, gg_radnorm_params, p, const float, in, const float, rmean,
+GG_STREAM_KERNEL4(gg_k_radnorm, gg_radnorm_params, p, const float, in, const float, rmean,
            const float, cmean, float, out)
 {
     const int x = GG_X, y = GG_Y;
@@ -167,7 +167,7 @@ GG_KERNEL4(gg_k_radnorm, gg_radnorm_params, p, const float, in, const float, rme
 }
 
 /* Quantised: round half up to an integer level, clamp to [0, levels-1]. */
-GG_KERNEL4(gg_k_radnorm_q, gg_radnorm_params, p, const float, in, const float, rmean,
+GG_STREAM_KERNEL4(gg_k_radnorm_q, gg_radnorm_params, p, const float, in, const float, rmean,
            const float, cmean, gg_u8, out)
 {
     const int x = GG_X, y = GG_Y;

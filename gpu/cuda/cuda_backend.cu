@@ -831,8 +831,8 @@ static int cuda_launch(gg_dev *dev, int id, int nx, int ny, const void *params,
     if ((rc = kernel_config_of(d, k, &c)))
         return rc;
 
-    /* each thread covers GG_CUDA_ITEMS_X pixels of a row (kernel_dialect.h) */
-    const int span_x = c->block_x * gg_cuda_items_x;
+    /* each thread covers k->items_x pixels of a row (kernel_dialect.h) */
+    const int span_x = c->block_x * k->items_x;
     dim3 block((unsigned)c->block_x, (unsigned)c->block_y, 1);
     dim3 grid((unsigned)((nx + span_x - 1) / span_x),
               (unsigned)((ny + c->block_y - 1) / c->block_y), 1);
@@ -845,7 +845,7 @@ static int cuda_launch(gg_dev *dev, int id, int nx, int ny, const void *params,
             return cuda_fail(d, e, "cudaFuncGetAttributes");
         block.x = 32;
         block.y = (unsigned)(fa.maxThreadsPerBlock / 32);
-        grid.x = (unsigned)((nx + 32 * gg_cuda_items_x - 1) / (32 * gg_cuda_items_x));
+        grid.x = (unsigned)((nx + 32 * k->items_x - 1) / (32 * k->items_x));
         grid.y = (unsigned)((ny + (int)block.y - 1) / (int)block.y);
         if (grid.y > (unsigned)d->max_grid_y)
             return set_err(d, GGB_ERR_ARGUMENT,

@@ -18,12 +18,10 @@ typedef struct gg_cuda_kernel_desc {
     const void *func;     /* host stub, for cudaLaunchKernel / occupancy */
     size_t params_size;   /* sizeof the params struct */
     int nbufs;            /* device buffers after the params */
+    int items_x;          /* pixels of a row per thread (kernel_dialect.h) */
 } gg_cuda_kernel_desc;
 
 extern const gg_cuda_kernel_desc gg_cuda_kernels[];
-/* Pixels of a row each thread of a table kernel covers (GG_CUDA_ITEMS_X
- * of gpu/kernel_dialect.h). */
-extern const int gg_cuda_items_x;
 extern const int gg_cuda_kernel_count;
 
 /* Threads per block of the row/column sum kernel (fixed: its shared

@@ -19,11 +19,10 @@
 /* kernel_ids.h numbers the same list in the same order, so position i of
  * this table is kernel id i; the host code checks .id anyway. */
 const gg_cuda_kernel_desc gg_cuda_kernels[] = {
-#define GG_KERNEL_DEF(id, fn, P, nbuf) {id, #fn, (const void *)fn, sizeof(P), nbuf},
+#define GG_KERNEL_DEF(id, fn, P, nbuf) {id, #fn, (const void *)fn, sizeof(P), nbuf, fn##_cuda_items},
 #include "../../algorithms/kernels.def"
 #undef GG_KERNEL_DEF
 };
-const int gg_cuda_items_x = GG_CUDA_ITEMS_X;
 const int gg_cuda_kernel_count = (int)(sizeof(gg_cuda_kernels) / sizeof(gg_cuda_kernels[0]));
 static_assert(sizeof(gg_cuda_kernels) / sizeof(gg_cuda_kernels[0]) == GG_K_COUNT,
               "kernel table out of step with kernel_ids.h");

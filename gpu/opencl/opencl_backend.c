@@ -357,6 +357,11 @@ static int select_device(int index0, int index1, int gpu_only, cl_platform_id *p
                          cl_device_id *dev_out, int *p_out, int *d_out, char *err,
                          size_t errlen)
 {
+    /* "opencl" with no index: a GPU when the machine has one (PoCL often
+     * registers a CPU platform first), else any device */
+    if (index0 < 0 && !gpu_only &&
+        select_device(-1, index1, 1, plat_out, dev_out, p_out, d_out, err, errlen) == GGB_OK)
+        return GGB_OK;
     cl_platform_id *plats;
     const cl_uint np = get_platforms(&plats);
     int status = GGB_ERR_UNAVAILABLE;

@@ -50,7 +50,7 @@ typedef struct gg_cl_dev {
 
     /* rowcol_sums: two kernels and their partial-sum scratch, grown on
      * demand and reused (the in-order queue serialises the users). */
-    cl_kernel k_rowcol_partial, k_rowcol_reduce;
+    cl_kernel k_rowcol_cols, k_rowcol_rows, k_rowcol_reduce;
     cl_mem rc_row_scratch, rc_col_scratch;
     size_t rc_row_bytes, rc_col_bytes;
 } gg_cl_dev;

@@ -1,32 +1,30 @@
 /*
- * opencl_rowcol.c -- masked row/column sums: launches the two kernels of
- * rowcol_sums.cl (per-work-group partials, then their reduction) and
- * keeps their scratch buffers.
+ * opencl_rowcol.c -- masked row/column sums: launches the kernels of
+ * rowcol_sums.cl (column partials per strip of rows, row partials per chunk
+ * of columns, then their reduction) and keeps their scratch buffers.
  */
 #include <stdio.h>
 
 #include "opencl_internal.h"
 
-/* Tile and work-group shape of gg_rowcol_partial (rowcol_sums.cl). */
-#define RC_LX 32
-#define RC_LY 8
-#define RC_TILE_W 128
-#define RC_TILE_H 32
-/* At most this many work-groups across: it bounds the row scratch to
- * RC_MAX_GROUPS_X * height pairs of doubles. */
-#define RC_MAX_GROUPS_X 32
+/* Rows of a column-partial strip and columns of a row-partial chunk: long
+ * enough runs per work item, scratch of about 1/64 and 1/256 of the image. */
+#define RC_STRIP_ROWS 64
+#define RC_CHUNK_COLS 256
 
 void gg_cl_rowcol_release(gg_cl_dev *d)
 {
-    if (d->k_rowcol_partial)
-        clReleaseKernel(d->k_rowcol_partial);
+    if (d->k_rowcol_cols)
+        clReleaseKernel(d->k_rowcol_cols);
+    if (d->k_rowcol_rows)
+        clReleaseKernel(d->k_rowcol_rows);
     if (d->k_rowcol_reduce)
         clReleaseKernel(d->k_rowcol_reduce);
     if (d->rc_row_scratch)
         clReleaseMemObject(d->rc_row_scratch);
     if (d->rc_col_scratch)
         clReleaseMemObject(d->rc_col_scratch);
-    d->k_rowcol_partial = d->k_rowcol_reduce = NULL;
+    d->k_rowcol_cols = d->k_rowcol_rows = d->k_rowcol_reduce = NULL;
     d->rc_row_scratch = d->rc_col_scratch = NULL;
     d->rc_row_bytes = d->rc_col_bytes = 0;
 }
@@ -108,21 +106,17 @@ int gg_cl_rowcol_sums(gg_dev *dev, const gg_mem *img, const gg_rowcol_args *a,
                           "the buffer has %zu",
                           w, h, a->stride, need, img->bytes);
 
-    /* Work-groups: enough to fill the device (about 8 per compute unit)
-     * without more scratch than needed. */
-    cl_uint units = 0;
-    clGetDeviceInfo(d->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
-    const int target = units ? (int)units * 8 : 64;
-    const int ncb = (w + RC_TILE_W - 1) / RC_TILE_W, nrb = (h + RC_TILE_H - 1) / RC_TILE_H;
-    const int ngc = ncb < RC_MAX_GROUPS_X ? ncb : RC_MAX_GROUPS_X;
-    int ngr = (target + ngc - 1) / ngc;
-    if (ngr > nrb)
-        ngr = nrb;
+    /* partial counts: ngr column partials (one per strip), ngc row
+     * partials (one per chunk), as gg_rowcol_reduce names them */
+    const int ngr = (h + RC_STRIP_ROWS - 1) / RC_STRIP_ROWS;
+    const int ngc = (w + RC_CHUNK_COLS - 1) / RC_CHUNK_COLS;
 
     pthread_mutex_lock(&d->lock);
     cl_int e = CL_SUCCESS;
     const char *what = NULL;
-    st = gg_cl_get_kernel(d, "gg_rowcol_partial", &d->k_rowcol_partial);
+    st = gg_cl_get_kernel(d, "gg_rowcol_cols", &d->k_rowcol_cols);
+    if (st == GGB_OK)
+        st = gg_cl_get_kernel(d, "gg_rowcol_rows", &d->k_rowcol_rows);
     if (st == GGB_OK)
         st = gg_cl_get_kernel(d, "gg_rowcol_reduce", &d->k_rowcol_reduce);
     if (st == GGB_OK)
@@ -136,19 +130,33 @@ int gg_cl_rowcol_sums(gg_dev *dev, const gg_mem *img, const gg_rowcol_args *a,
 
     const int has_nodata = a->has_nodata != 0, stride = a->stride;
     const float nodata = a->nodata;
+    const int strip_rows = RC_STRIP_ROWS, chunk_cols = RC_CHUNK_COLS;
+    const size_t sizes[] = {sizeof(cl_mem), sizeof(int), sizeof(int),   sizeof(int),
+                            sizeof(int),    sizeof(float), sizeof(int), sizeof(cl_mem)};
     {
-        const size_t sizes[] = {sizeof(cl_mem), sizeof(int), sizeof(int), sizeof(int),
-                                sizeof(int),    sizeof(float), sizeof(cl_mem), sizeof(cl_mem)};
-        const void *values[] = {&img->buf,    &w, &h, &stride, &has_nodata,
-                                &nodata, &d->rc_row_scratch, &d->rc_col_scratch};
-        e = set_args(d->k_rowcol_partial, 8, sizes, values);
-        what = "clSetKernelArg(gg_rowcol_partial)";
+        const void *values[] = {&img->buf, &w, &h, &stride, &has_nodata, &nodata,
+                                &strip_rows, &d->rc_col_scratch};
+        e = set_args(d->k_rowcol_cols, 8, sizes, values);
+        what = "clSetKernelArg(gg_rowcol_cols)";
         if (e == CL_SUCCESS) {
-            const size_t global[2] = {(size_t)ngc * RC_LX, (size_t)ngr * RC_LY};
-            const size_t local[2] = {RC_LX, RC_LY};
-            e = clEnqueueNDRangeKernel(d->queue, d->k_rowcol_partial, 2, NULL, global, local, 0,
+            const size_t local[2] = {64, 1};
+            const size_t global[2] = {((size_t)w + 63) / 64 * 64, (size_t)ngr};
+            e = clEnqueueNDRangeKernel(d->queue, d->k_rowcol_cols, 2, NULL, global, local, 0,
                                        NULL, NULL);
-            what = "clEnqueueNDRangeKernel(gg_rowcol_partial)";
+            what = "clEnqueueNDRangeKernel(gg_rowcol_cols)";
+        }
+    }
+    if (e == CL_SUCCESS) {
+        const void *values[] = {&img->buf, &w, &h, &stride, &has_nodata, &nodata,
+                                &chunk_cols, &d->rc_row_scratch};
+        e = set_args(d->k_rowcol_rows, 8, sizes, values);
+        what = "clSetKernelArg(gg_rowcol_rows)";
+        if (e == CL_SUCCESS) {
+            const size_t local[2] = {64, 1};
+            const size_t global[2] = {((size_t)h + 63) / 64 * 64, (size_t)ngc};
+            e = clEnqueueNDRangeKernel(d->queue, d->k_rowcol_rows, 2, NULL, global, local, 0,
+                                       NULL, NULL);
+            what = "clEnqueueNDRangeKernel(gg_rowcol_rows)";
         }
     }
     if (e == CL_SUCCESS) {

@@ -3,120 +3,61 @@
  * OpenCL backend (driven by opencl_rowcol.c).  Embedded after the shared
  * kernel sources, so gg_valid comes from gpu/kernel_dialect.h.
  *
- * OpenCL 1.2 has no double atomics, so the work is split so that every
- * partial sum has exactly one writer:
- *   - the image is cut into tiles of GG_RC_TW columns x GG_RC_TH rows;
- *     work-group (gc, gr) of an ngc x ngr grid takes the column blocks
- *     cb = gc, gc + ngc, ... and within each the row blocks
- *     rb = gr, gr + ngr, ...;
- *   - column partials of a column block stay in registers over all the
- *     group's row blocks and are written once, to pcol[gr][c];
- *   - row partials of each tile are added to prow[gc][r], which only this
- *     group, and in it always the same work item, touches;
- *   - gg_rowcol_reduce then adds the ngc row or ngr column partials.
- * The image is read once and the scratch is bounded by
- * (ngc * height + ngr * width) (sum, count) pairs of doubles.
+ * OpenCL 1.2 has no double atomics, so every partial sum has one writer,
+ * and no kernel uses local memory or barriers (an earlier single-read
+ * version with private arrays live across barriers in loops computed
+ * wrong sums on PoCL 5's cpu device):
+ *   - gg_rowcol_cols: work item (c, s) sums column c over the rows of
+ *     strip s (adjacent items read adjacent columns: coalesced);
+ *   - gg_rowcol_rows: work item (r, k) sums row r over the columns of
+ *     chunk k;
+ *   - gg_rowcol_reduce adds the partials of each row and column.
+ * The image is read twice (the CUDA backend's fused kernel reads it once).
  */
-#define GG_RC_LX 32 /* work-group width: a warp reads 128 contiguous bytes */
-#define GG_RC_LY 8
-#define GG_RC_CPI 4 /* columns per work item */
-#define GG_RC_RPI 4 /* rows per work item */
-#define GG_RC_TW (GG_RC_LX * GG_RC_CPI) /* tile width, 128 */
-#define GG_RC_TH (GG_RC_LY * GG_RC_RPI) /* tile height, 32 */
-/* local scratch: TH rows of LX (+1 against bank conflicts) row partials,
- * reused for LY rows of TW column partials */
-#define GG_RC_LOCAL (GG_RC_TH * (GG_RC_LX + 1) > GG_RC_LY * GG_RC_TW ? \
-                     GG_RC_TH * (GG_RC_LX + 1) : GG_RC_LY * GG_RC_TW)
 
-__kernel __attribute__((reqd_work_group_size(GG_RC_LX, GG_RC_LY, 1)))
-void gg_rowcol_partial(__global const float *img, int width, int height, int stride,
-                       int has_nodata, float nodata, __global double *prow,
-                       __global double *pcol)
+__kernel void gg_rowcol_cols(__global const float *img, int width, int height, int stride,
+                             int has_nodata, float nodata, int strip_rows,
+                             __global double *pcol)
 {
-    __local double lsum[GG_RC_LOCAL];
-    __local int lcnt[GG_RC_LOCAL];
-    const int lx = (int)get_local_id(0), ly = (int)get_local_id(1);
-    const int lid = ly * GG_RC_LX + lx;
-    const int gc = (int)get_group_id(0), gr = (int)get_group_id(1);
-    const int ngc = (int)get_num_groups(0), ngr = (int)get_num_groups(1);
-    const int ncb = (width + GG_RC_TW - 1) / GG_RC_TW;
-    const int nrb = (height + GG_RC_TH - 1) / GG_RC_TH;
-
-    /* loop bounds depend on the group only, so every barrier is uniform */
-    for (int cb = gc; cb < ncb; cb += ngc) {
-        double cs[GG_RC_CPI];
-        int cn[GG_RC_CPI];
-        for (int j = 0; j < GG_RC_CPI; j++) {
-            cs[j] = 0.0;
-            cn[j] = 0;
+    const int c = (int)get_global_id(0), s = (int)get_global_id(1);
+    if (c >= width)
+        return;
+    const int r0 = s * strip_rows, r1 = min(height, r0 + strip_rows);
+    double sum = 0.0;
+    int n = 0;
+    for (int r = r0; r < r1; r++) {
+        const float v = img[(size_t)r * (size_t)stride + (size_t)c];
+        if (gg_valid(v, has_nodata, nodata)) {
+            sum += (double)v;
+            n++;
         }
-        for (int rb = gr; rb < nrb; rb += ngr) {
-            for (int k = 0; k < GG_RC_RPI; k++) {
-                const int t = ly + GG_RC_LY * k; /* row inside the tile */
-                const int r = rb * GG_RC_TH + t;
-                double rs = 0.0;
-                int rn = 0;
-                if (r < height) {
-                    __global const float *row = img + (size_t)r * (size_t)stride;
-                    for (int j = 0; j < GG_RC_CPI; j++) {
-                        const int c = cb * GG_RC_TW + lx + GG_RC_LX * j;
-                        if (c < width) {
-                            const float v = row[c];
-                            if (gg_valid(v, has_nodata, nodata)) {
-                                rs += (double)v;
-                                rn++;
-                                cs[j] += (double)v;
-                                cn[j]++;
-                            }
-                        }
-                    }
-                }
-                lsum[t * (GG_RC_LX + 1) + lx] = rs;
-                lcnt[t * (GG_RC_LX + 1) + lx] = rn;
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            if (lid < GG_RC_TH) {
-                const int r = rb * GG_RC_TH + lid;
-                if (r < height) {
-                    double s = 0.0;
-                    int n = 0;
-                    for (int i = 0; i < GG_RC_LX; i++) {
-                        s += lsum[lid * (GG_RC_LX + 1) + i];
-                        n += lcnt[lid * (GG_RC_LX + 1) + i];
-                    }
-                    __global double *p = prow + 2 * ((size_t)gc * (size_t)height + (size_t)r);
-                    if (cb == gc) { /* first column block of this group: initialise */
-                        p[0] = s;
-                        p[1] = (double)n;
-                    } else {
-                        p[0] += s;
-                        p[1] += (double)n;
-                    }
-                }
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        for (int j = 0; j < GG_RC_CPI; j++) {
-            lsum[ly * GG_RC_TW + lx + GG_RC_LX * j] = cs[j];
-            lcnt[ly * GG_RC_TW + lx + GG_RC_LX * j] = cn[j];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < GG_RC_TW) {
-            const int c = cb * GG_RC_TW + lid;
-            if (c < width) {
-                double s = 0.0;
-                int n = 0;
-                for (int i = 0; i < GG_RC_LY; i++) {
-                    s += lsum[i * GG_RC_TW + lid];
-                    n += lcnt[i * GG_RC_TW + lid];
-                }
-                __global double *p = pcol + 2 * ((size_t)gr * (size_t)width + (size_t)c);
-                p[0] = s;
-                p[1] = (double)n;
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
     }
+    __global double *p = pcol + 2 * ((size_t)s * (size_t)width + (size_t)c);
+    p[0] = sum;
+    p[1] = (double)n;
+}
+
+__kernel void gg_rowcol_rows(__global const float *img, int width, int height, int stride,
+                             int has_nodata, float nodata, int chunk_cols,
+                             __global double *prow)
+{
+    const int r = (int)get_global_id(0), k = (int)get_global_id(1);
+    if (r >= height)
+        return;
+    const int c0 = k * chunk_cols, c1 = min(width, c0 + chunk_cols);
+    __global const float *row = img + (size_t)r * (size_t)stride;
+    double sum = 0.0;
+    int n = 0;
+    for (int c = c0; c < c1; c++) {
+        const float v = row[c];
+        if (gg_valid(v, has_nodata, nodata)) {
+            sum += (double)v;
+            n++;
+        }
+    }
+    __global double *p = prow + 2 * ((size_t)k * (size_t)height + (size_t)r);
+    p[0] = sum;
+    p[1] = (double)n;
 }
 
 /* One work item per output: items [0, height) finish the row sums, items
