@@ -26,7 +26,7 @@
 #define _GNU_SOURCE
 #include "gpu/runtime.h"
 #include "kernel_ids.h"
-#include "sar/sar_params.h"
+#include "sar/rotate.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -508,20 +508,11 @@ static void set_params(bench *b)
     const int W = b->W, H = b->H;
     b->ml = (gg_multilook_params){.in_stride = W, .looks_x = 4, .looks_y = 4, .mode = GG_ML_REAL,
                                   .dst_nodata = DST_NODATA};
-    /* as algorithms/sar/rotate.c prepares it: 30 degrees, scale 1, whole
-     * image in one tile, output the input's size */
-    const double a = 30.0 * (3.14159265358979323846 / 180.0);
+    /* 30 degrees, scale 1, whole image in one tile, output the input's size */
     gg_rotate_params *p = &b->rot;
-    memset(p, 0, sizeof *p);
-    p->m00 = cos(a);
-    p->m01 = -sin(a);
-    p->m10 = sin(a);
-    p->m11 = cos(a);
-    p->src_cx = p->dst_cx = (W - 1) / 2.0;
-    p->src_cy = p->dst_cy = (H - 1) / 2.0;
-    p->src_w = p->tile_w = W;
-    p->src_h = p->tile_h = H;
-    p->channels = 1;
+    gg_rotate_geometry(30.0, 1.0, W, H, W, H, 1, p);
+    p->tile_w = W;
+    p->tile_h = H;
     p->dst_nodata = DST_NODATA;
     b->rn = (gg_radnorm_params){.scale = 20.0, .dst_nodata = DST_NODATA, .levels = RN_LEVELS,
                                 .dst_nodata_u8 = 255};

@@ -11,7 +11,7 @@
  */
 #include "../op.h"
 #include "../kernel_ids.h"
-#include "sar_params.h"
+#include "rotate.h"
 
 #include <math.h>
 #include <string.h>
@@ -56,29 +56,37 @@ static gg_status rot_set(gg_op *op, const char *key, const char *value)
     return GG_ERR_UNSUPPORTED;
 }
 
+void gg_rotate_geometry(double angle_deg, double scale, int W, int H, int Wo, int Ho,
+                        int channels, gg_rotate_params *p)
+{
+    /* forward (OpenCV): d = s * [[cos, sin], [-sin, cos]] * (src - c_src);
+     * inverse: src - c_src = (1/s) * [[cos, -sin], [sin, cos]] * d */
+    const double a = angle_deg * (M_PI / 180.0), c = cos(a), sn = sin(a);
+    memset(p, 0, sizeof *p);
+    p->m00 = c / scale;
+    p->m01 = -sn / scale;
+    p->m10 = sn / scale;
+    p->m11 = c / scale;
+    p->src_cx = (W - 1) / 2.0;
+    p->src_cy = (H - 1) / 2.0;
+    p->dst_cx = (Wo - 1) / 2.0;
+    p->dst_cy = (Ho - 1) / 2.0;
+    p->max_sx = W - 0.5 + GG_ROTATE_EDGE_TOL;
+    p->max_sy = H - 0.5 + GG_ROTATE_EDGE_TOL;
+    p->src_w = W;
+    p->src_h = H;
+    p->channels = channels;
+}
+
 static gg_status rot_prepare(gg_op *op, const gg_raster_info *in, gg_raster_info *out)
 {
     rot_state *s = op->state;
     out->width = s->out_w ? s->out_w : in->width;
     out->height = s->out_h ? s->out_h : in->height;
     out->type = in->type;
-    const double a = s->angle * (M_PI / 180.0);
-    /* forward (OpenCV): d = s * [[cos, sin], [-sin, cos]] * (src - c_src);
-     * inverse: src - c_src = (1/s) * [[cos, -sin], [sin, cos]] * d */
     gg_rotate_params *p = &s->p;
-    memset(p, 0, sizeof *p);
-    const double c = cos(a), sn = sin(a);
-    p->m00 = c / s->scale;
-    p->m01 = -sn / s->scale;
-    p->m10 = sn / s->scale;
-    p->m11 = c / s->scale;
-    p->src_cx = (in->width - 1) / 2.0;
-    p->src_cy = (in->height - 1) / 2.0;
-    p->dst_cx = (out->width - 1) / 2.0;
-    p->dst_cy = (out->height - 1) / 2.0;
-    p->src_w = in->width;
-    p->src_h = in->height;
-    p->channels = in->type == GG_CFLOAT32 ? 2 : 1;
+    gg_rotate_geometry(s->angle, s->scale, in->width, in->height, out->width, out->height,
+                       in->type == GG_CFLOAT32 ? 2 : 1, p);
     /* Geotransform: output corner coordinates (P, L) map to input corner
      * coordinates p = A0 + A1 P + A2 L, l = B0 + B1 P + B2 L (pixel centres
      * are at +0.5 in GDAL's convention, at +0 in the kernel's). */

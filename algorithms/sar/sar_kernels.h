@@ -70,28 +70,42 @@ GG_KERNEL2(gg_k_rotate, gg_rotate_params, p, const float, in, float, out)
     const double dy = (double)(p.dst_y0 + y) - p.dst_cy;
     const double sx = p.src_cx + p.m00 * dx + p.m01 * dy;
     const double sy = p.src_cy + p.m10 * dx + p.m11 * dy;
-    /* footprint test with a 1e-6 px tolerance: rotations by multiples of
-     * 90 degrees put samples exactly on the edge, where rounding must not
-     * decide */
-    int ok = sx >= -0.5 - 1e-6 && sx <= (double)p.src_w - 0.5 + 1e-6 && sy >= -0.5 - 1e-6 &&
-             sy <= (double)p.src_h - 0.5 + 1e-6;
-    /* clamp to the hull of pixel centres, pick the 2x2 cell */
-    const double cx = fmin(fmax(sx, 0.0), (double)(p.src_w - 1));
-    const double cy = fmin(fmax(sy, 0.0), (double)(p.src_h - 1));
-    int ix = (int)floor(cx), iy = (int)floor(cy);
-    if (ix > p.src_w - 2)
+    const int inside = sx >= -0.5 - GG_ROTATE_EDGE_TOL && sx <= p.max_sx && sy >= -0.5 - GG_ROTATE_EDGE_TOL &&
+             sy <= p.max_sy;
+    if (!inside) { /* also keeps the integer conversions below in range */
+        for (int c = 0; c < nc; c++)
+            out[o + c] = p.dst_nodata;
+        return;
+    }
+    /* The 2x2 cell and the fractions, with the sample clamped to the hull
+     * of pixel centres [0, W-1] (edge replication): one floor per axis,
+     * the clamping done on the integer cell (double work is the costly
+     * part of this kernel on GPUs). */
+    const double flx = floor(sx), fly = floor(sy);
+    int ix = (int)flx, iy = (int)fly;
+    float fx = (float)(sx - flx), fy = (float)(sy - fly);
+    if (ix < 0) {
+        ix = 0;
+        fx = 0.0f;
+    }
+    if (ix > p.src_w - 2) {
         ix = p.src_w >= 2 ? p.src_w - 2 : 0;
-    if (iy > p.src_h - 2)
+        fx = p.src_w >= 2 ? 1.0f : 0.0f;
+    }
+    if (iy < 0) {
+        iy = 0;
+        fy = 0.0f;
+    }
+    if (iy > p.src_h - 2) {
         iy = p.src_h >= 2 ? p.src_h - 2 : 0;
-    const float fx = (float)(cx - (double)ix), fy = (float)(cy - (double)iy);
+        fy = p.src_h >= 2 ? 1.0f : 0.0f;
+    }
     const int ix1 = p.src_w >= 2 ? ix + 1 : ix, iy1 = p.src_h >= 2 ? iy + 1 : iy;
     /* to tile coordinates; a cell outside the tile is a planning error:
      * give nodata rather than read out of bounds */
     const int lx0 = ix - p.tile_x0, lx1 = ix1 - p.tile_x0;
     const int ly0 = iy - p.tile_y0, ly1 = iy1 - p.tile_y0;
-    if (lx0 < 0 || ly0 < 0 || lx1 >= p.tile_w || ly1 >= p.tile_h)
-        ok = 0;
-    if (!ok) {
+    if (lx0 < 0 || ly0 < 0 || lx1 >= p.tile_w || ly1 >= p.tile_h) {
         for (int c = 0; c < nc; c++)
             out[o + c] = p.dst_nodata;
         return;

@@ -26,9 +26,14 @@ typedef struct gg_multilook_params {
  *   sx = src_cx + m00*(X - dst_cx) + m01*(Y - dst_cy)
  *   sy = src_cy + m10*(X - dst_cx) + m11*(Y - dst_cy)
  * in pixel-centre coordinates (pixel i has its centre at i, as OpenCV). */
+/* Footprint tolerance in pixels: rotations by multiples of 90 degrees put
+ * samples exactly on the edge, where rounding must not decide. */
+#define GG_ROTATE_EDGE_TOL 1e-6
+
 typedef struct gg_rotate_params {
     double m00, m01, m10, m11;
     double src_cx, src_cy, dst_cx, dst_cy;
+    double max_sx, max_sy;                     /* footprint limits W-0.5, H-0.5 (+tolerance) */
     int src_w, src_h;                          /* full source raster */
     int tile_x0, tile_y0, tile_w, tile_h;      /* source tile held in the input buffer */
     int dst_x0, dst_y0;                        /* destination tile origin */
