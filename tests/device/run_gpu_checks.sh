@@ -243,9 +243,11 @@ if ! skipped e2e; then
             "multilook_f32|gdal_multilook -looks 4 4|$f32|-rel-tol 1e-5"
             "multilook_c64|gdal_multilook -looks 4 4|$c64|-rel-tol 1e-5"
             "rotate_f32|gdal_rotate -angle 30|$f32|-rel-tol 1e-4"
+            "rotate_c64|gdal_rotate -angle 30|$c64|-rel-tol 1e-4"
             ${wsize:+"rotate_f32_warpsize|gdal_rotate -angle 30 -outsize $wsize|$f32|-rel-tol 1e-4"}
             "radnorm_f32|gdal_radnorm|$f32|-rel-tol 1e-5"
             "radnorm_q_f32|gdal_radnorm -coef 40 -levels 255|$f32|-rel-tol 1e-3 -abs-tol 1"
+            "radnorm_c64|gdal_radnorm|$c64|-rel-tol 1e-5"
         )
         hdr="| case | command |"
         sep="|---|---|"
