@@ -397,11 +397,16 @@ gg_status gg_op_check_tiles(gg_op *op, const gg_tile *src, const gg_tile *dst)
                            op->cls->name);
     gg_window dw = {dst->x0, dst->y0, dst->width, dst->height}, need;
     gg_op_source_window(op, &dw, &need);
-    if (need.width == 0)
+    return gg_op_check_source(op, src, &need);
+}
+
+gg_status gg_op_check_source(gg_op *op, const gg_tile *src, const gg_window *need)
+{
+    if (need->width == 0)
         return GG_OK; /* no input needed: src may be empty */
-    if (!src || src->type != op->in.type || !src->data || src->x0 > need.x0 || src->y0 > need.y0 ||
-        src->x0 + src->width < need.x0 + need.width ||
-        src->y0 + src->height < need.y0 + need.height || src->stride < (size_t)src->width ||
+    if (!src || src->type != op->in.type || !src->data || src->x0 > need->x0 ||
+        src->y0 > need->y0 || src->x0 + src->width < need->x0 + need->width ||
+        src->y0 + src->height < need->y0 + need->height || src->stride < (size_t)src->width ||
         src->x0 < 0 || src->y0 < 0 || src->x0 + src->width > op->in.width ||
         src->y0 + src->height > op->in.height)
         return gg_op_error(op, GG_ERR_ARGUMENT,
@@ -425,25 +430,30 @@ gg_tile gg_op_source_view(const gg_op *op, const gg_tile *src, const gg_tile *ds
     return v;
 }
 
-void gg_op_fill_nodata(const gg_op *op, gg_tile *dst)
+void gg_tile_fill(gg_tile *dst, double value)
 {
     for (int y = 0; y < dst->height; y++) {
         if (dst->type == GG_BYTE) {
-            memset((unsigned char *)dst->data + (size_t)y * dst->stride, (int)op->dst_nodata,
+            memset((unsigned char *)dst->data + (size_t)y * dst->stride, (int)value,
                    (size_t)dst->width);
             continue;
         }
-        float *row = (float *)dst->data + (size_t)y * dst->stride * (dst->type == GG_CFLOAT32 ? 2 : 1);
-        const size_t n = (size_t)dst->width * (dst->type == GG_CFLOAT32 ? 2 : 1);
-        for (size_t i = 0; i < n; i++)
-            row[i] = (float)op->dst_nodata;
+        const size_t nc = dst->type == GG_CFLOAT32 ? 2 : 1;
+        float *row = (float *)dst->data + (size_t)y * dst->stride * nc;
+        for (size_t i = 0; i < (size_t)dst->width * nc; i++)
+            row[i] = (float)value;
     }
 }
+
+void gg_op_fill_nodata(const gg_op *op, gg_tile *dst) { gg_tile_fill(dst, op->dst_nodata); }
 
 gg_status gg_op_run(gg_context *ctx, gg_op *op, int band, const gg_tile *src, gg_tile *dst)
 {
     if (!ctx || !op || !dst)
         return GG_ERR_ARGUMENT;
+    if (op->cls->stack)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s is a stack operation: use gg_op_run_stack",
+                           op->cls->name);
     gg_status s = check_band(op, band);
     if (s == GG_OK)
         s = gg_op_check_tiles(op, src, dst);
@@ -459,6 +469,70 @@ gg_status gg_op_run(gg_context *ctx, gg_op *op, int band, const gg_tile *src, gg
         return GG_OK;
     }
     return relay(op, ctx, op->cls->run(ctx, op, band, src, dst));
+}
+
+int gg_op_is_stack(const gg_op *op) { return op && op->cls->stack; }
+
+gg_type gg_op_band_type(const gg_op *op, int band)
+{
+    if (!op || !op->prepared || band < 0 || band >= op->out.bands)
+        return (gg_type)0;
+    return op->cls->band_type ? op->cls->band_type(op, band) : op->out.type;
+}
+
+const char *gg_op_band_name(const gg_op *op, int band)
+{
+    if (!op || !op->prepared || band < 0 || band >= op->out.bands || !op->cls->band_name)
+        return "";
+    return op->cls->band_name(op, band);
+}
+
+double gg_op_band_nodata(const gg_op *op, int band)
+{
+    if (op && op->prepared && op->cls->band_nodata && band >= 0 && band < op->out.bands)
+        return op->cls->band_nodata(op, band);
+    return op ? op->dst_nodata : 0;
+}
+
+gg_status gg_op_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc, gg_tile *dst,
+                          int ndst)
+{
+    if (!ctx || !op || !dst || ndst < 1)
+        return GG_ERR_ARGUMENT;
+    if (!op->cls->stack)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s is not a stack operation: use gg_op_run",
+                           op->cls->name);
+    if (!op->prepared)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: gg_op_prepare was not called", op->cls->name);
+    if (nsrc != op->in.bands || ndst != op->out.bands)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: %d input and %d output tiles given, the op "
+                           "takes %d and %d", op->cls->name, nsrc, ndst, op->in.bands, op->out.bands);
+    const gg_tile *d0 = &dst[0];
+    for (int b = 0; b < ndst; b++) {
+        const gg_tile *d = &dst[b];
+        if (d->type != gg_op_band_type(op, b) || d->x0 != d0->x0 || d->y0 != d0->y0 ||
+            d->width != d0->width || d->height != d0->height || d->width < 0 || d->height < 0 ||
+            d->x0 < 0 || d->y0 < 0 || d->x0 + d->width > op->out.width ||
+            d->y0 + d->height > op->out.height || d->stride < (size_t)d->width || !d->data)
+            return gg_op_error(op, GG_ERR_ARGUMENT,
+                               "%s: output tile %d does not fit the output raster", op->cls->name, b);
+    }
+    op->err[0] = 0;
+    if (d0->width == 0 || d0->height == 0)
+        return GG_OK;
+    gg_window dw = {d0->x0, d0->y0, d0->width, d0->height}, need;
+    gg_op_source_window(op, &dw, &need);
+    if (need.width == 0) {
+        for (int b = 0; b < ndst; b++)
+            gg_tile_fill(&dst[b], gg_op_band_nodata(op, b));
+        return GG_OK;
+    }
+    for (int b = 0; b < nsrc; b++) {
+        gg_status s = gg_op_check_source(op, &src[b], &need);
+        if (s != GG_OK)
+            return s;
+    }
+    return relay(op, ctx, op->cls->run_stack(ctx, op, src, nsrc, dst, ndst));
 }
 
 double gg_op_bytes_per_pixel(const gg_op *op)

@@ -18,7 +18,7 @@ typedef struct gg_op_class {
     /* "key|type|default|description" lines (type: int, float, size, bool) */
     const char *options;
     size_t state_size;
-    int inputs;          /* input rasters (0 means 1) */
+    int inputs;          /* input rasters: N, -1 = one or more (0 means 1) */
     int prefers_tiles;   /* square blocks suit it better than strips */
     /* Sets defaults in op->state. */
     void (*init)(gg_op *op);
@@ -34,6 +34,13 @@ typedef struct gg_op_class {
     void (*reset_stats)(gg_op *op, int band);
     gg_status (*run)(gg_context *ctx, gg_op *op, int band, const gg_tile *src, gg_tile *dst);
     double (*bytes_per_pixel)(const gg_op *op);
+    /* stack ops (all bands in, all bands out); see geogpu.h */
+    int stack;
+    gg_status (*run_stack)(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
+                           gg_tile *dst, int ndst);
+    gg_type (*band_type)(const gg_op *op, int band);      /* NULL: out.type */
+    const char *(*band_name)(const gg_op *op, int band);  /* NULL: "" */
+    double (*band_nodata)(const gg_op *op, int band);     /* NULL: dst_nodata */
     void (*cleanup)(gg_op *op);
 } gg_op_class;
 
@@ -73,6 +80,10 @@ gg_status gg_op_check_tiles(gg_op *op, const gg_tile *src, const gg_tile *dst);
 gg_tile gg_op_source_view(const gg_op *op, const gg_tile *src, const gg_tile *dst);
 /* Fills a tile with the output nodata value. */
 void gg_op_fill_nodata(const gg_op *op, gg_tile *dst);
+/* Fills a tile with a value (Byte tiles take it as an integer). */
+void gg_tile_fill(gg_tile *dst, double value);
+/* Checks one source tile against the window the op needs (any band). */
+gg_status gg_op_check_source(gg_op *op, const gg_tile *src, const gg_window *need);
 
 extern const gg_op_class gg_op_multilook;
 extern const gg_op_class gg_op_rotate;

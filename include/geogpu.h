@@ -177,7 +177,8 @@ GG_API const char *gg_op_description(const char *name);
  * texts, GDAL option lists and the QGIS provider. */
 GG_API const char *gg_op_option_list(const char *name);
 
-/* Number of input rasters an op takes (0 if the op is unknown). */
+/* Number of input rasters an op takes: N, or -1 for "one or more" (their
+ * bands are stacked in order into the op's input); 0 if the op is unknown. */
 GG_API int gg_op_input_count(const char *name);
 
 /* Creates an op by name with its default options. */
@@ -229,6 +230,27 @@ GG_API gg_status gg_op_finish_stats(gg_context *ctx, gg_op *op, int band);
  * to prepare, dst->type the output type. */
 GG_API gg_status gg_op_run(gg_context *ctx, gg_op *op, int band,
                            const gg_tile *src, gg_tile *dst);
+
+/* ---------------------------------------------------------- stack ops */
+
+/* Stack ops (coherence, ptsel) read every input band at once (a stack of
+ * epochs, or primary and secondary) and write every output band at once;
+ * their output bands may differ in type, name and nodata.  For them:
+ *   - gg_raster_info.bands of the input is the stack depth;
+ *   - gg_op_prepare's output .bands is the number of output bands and .type
+ *     the type of band 0; gg_op_band_type/name/nodata describe each band;
+ *   - gg_op_source_window applies to every input band;
+ *   - gg_op_run_stack replaces gg_op_run. */
+GG_API int gg_op_is_stack(const gg_op *op);
+GG_API gg_type gg_op_band_type(const gg_op *op, int band);
+/* Short name of an output band ("coherence", "tau_max", ...), for band
+ * descriptions; "" when the op names none. */
+GG_API const char *gg_op_band_name(const gg_op *op, int band);
+GG_API double gg_op_band_nodata(const gg_op *op, int band);
+/* src: nsrc tiles (one per input band, all covering the same window);
+ * dst: ndst tiles (one per output band, all the same window). */
+GG_API gg_status gg_op_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
+                                 gg_tile *dst, int ndst);
 
 /* Device bytes an op needs per output pixel (for gg_plan_rows). */
 GG_API double gg_op_bytes_per_pixel(const gg_op *op);
