@@ -9,4 +9,8 @@
 #include "../gpu/kernel_dialect.h"
 #include "sar/sar_params.h"
 #include "sar/sar_kernels.h"
+#include "insar/ptsel_params.h"
+#include "insar/ptsel_kernels.h"
+#include "insar/coherence_params.h"
+#include "insar/coherence_kernels.h"
 #endif

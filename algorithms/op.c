@@ -12,10 +12,11 @@
 #include <string.h>
 #include <strings.h>
 
-static const gg_op_class *const registry[] = {&gg_op_multilook, &gg_op_rotate, &gg_op_radnorm};
+static const gg_op_class *const registry[] = {&gg_op_multilook, &gg_op_rotate, &gg_op_radnorm,
+                                               &gg_op_coherence, &gg_op_ptsel};
 #define NOPS (sizeof registry / sizeof registry[0])
 
-static const char *const op_names[] = {"multilook", "rotate", "radnorm", NULL};
+static const char *const op_names[] = {"multilook", "rotate", "radnorm", "coherence", "ptsel", NULL};
 
 const char *const *gg_op_names(void) { return op_names; }
 
@@ -75,7 +76,7 @@ gg_status gg_op_new(const char *name, gg_op **out, char *err, size_t errlen)
     const gg_op_class *c = find_class(name);
     if (!c) {
         if (err)
-            snprintf(err, errlen, "unknown operation '%s' (known: multilook, rotate, radnorm)",
+            snprintf(err, errlen, "unknown operation '%s' (known: multilook, rotate, radnorm, coherence, ptsel)",
                      name ? name : "");
         return GG_ERR_ARGUMENT;
     }
@@ -299,6 +300,8 @@ gg_status gg_op_prepare(gg_op *op, const gg_raster_info *in, gg_raster_info *out
     out->nodata = op->dst_nodata;
     op->out = *out;
     op->prepared = 1;
+    if (op->cls->band_nodata) /* stack ops: band 0 speaks for the raster */
+        out->nodata = op->out.nodata = op->cls->band_nodata(op, 0);
     return GG_OK;
 }
 

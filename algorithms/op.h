@@ -15,7 +15,7 @@
 typedef struct gg_op_class {
     const char *name;
     const char *description;
-    /* "key|type|default|description" lines (type: int, float, size, bool) */
+    /* "key|type|default|description" lines (type: int, float, size, bool, string) */
     const char *options;
     size_t state_size;
     int inputs;          /* input rasters: N, -1 = one or more (0 means 1) */
@@ -88,5 +88,7 @@ gg_status gg_op_check_source(gg_op *op, const gg_tile *src, const gg_window *nee
 extern const gg_op_class gg_op_multilook;
 extern const gg_op_class gg_op_rotate;
 extern const gg_op_class gg_op_radnorm;
+extern const gg_op_class gg_op_coherence;
+extern const gg_op_class gg_op_ptsel;
 
 #endif

@@ -126,6 +126,22 @@ std::string OpMessage(const gg_op *op, gg_status eStatus)
 }
 }  // namespace
 
+// Input rasters an operation takes: exactly N, or one or more (-1).
+bool InputCountOK(const char *pszOperation, int nGiven, const char *pszWhere)
+{
+    const int nWanted = gg_op_input_count(pszOperation);
+    if (nWanted < 0 ? nGiven >= 1 : nGiven == nWanted)
+        return true;
+    const std::string osWhere = pszWhere ? CPLSPrintf(" in '%s'", pszWhere) : "";
+    if (nWanted < 0)
+        CPLError(CE_Failure, CPLE_OpenFailed, "GG: %s takes one or more inputs, got none%s",
+                 pszOperation, osWhere.c_str());
+    else
+        CPLError(CE_Failure, CPLE_OpenFailed, "GG: %s takes exactly %d input%s, got %d%s",
+                 pszOperation, nWanted, nWanted == 1 ? "" : "s", nGiven, osWhere.c_str());
+    return false;
+}
+
 /************************************************************************/
 /*                              GGDataset                               */
 /************************************************************************/
@@ -138,6 +154,8 @@ class GGDataset final : public GDALPamDataset
 
     gg_op *m_poOp = nullptr;
     std::vector<GDALDataset *> m_apoInputs{};
+    // The op's input bands: every band of every input, in order.
+    std::vector<GDALRasterBand *> m_apoStack{};
     bool m_bOwnInputs = false;
     gg_raster_info m_sIn{};
     gg_raster_info m_sOut{};
@@ -153,8 +171,11 @@ class GGDataset final : public GDALPamDataset
     std::vector<bool> m_abStatsDone{};
     std::vector<std::string> m_aosStatsError{};
     std::vector<GByte> m_abySource{};
+    std::vector<GByte> m_abyOutput{};  // stack ops: the other bands of a block
 
     bool StartContextLocked();
+    CPLErr ReadStackBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBlockXSize,
+                          int nBlockYSize, void *pImage);
     bool ComputeStatisticsLocked(int iBand, GDALProgressFunc pfnProgress, void *pProgressData);
     CPLErr ReadBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBlockXSize,
                      int nBlockYSize, void *pImage);
@@ -192,7 +213,9 @@ class GGDataset final : public GDALPamDataset
 class GGRasterBand final : public GDALPamRasterBand
 {
   public:
-    GGRasterBand(GGDataset *poDSIn, int nBandIn, GDALDataType eType, int nBlockX, int nBlockY)
+    GGRasterBand(GGDataset *poDSIn, int nBandIn, GDALDataType eType, int nBlockX, int nBlockY,
+                 double dfNodata)
+        : m_dfNodata(dfNodata)
     {
         poDS = poDSIn;
         nBand = nBandIn;
@@ -212,8 +235,11 @@ class GGRasterBand final : public GDALPamRasterBand
     {
         if (pbSuccess)
             *pbSuccess = TRUE;
-        return cpl::down_cast<GGDataset *>(poDS)->m_sOut.nodata;
+        return m_dfNodata;
     }
+
+  private:
+    double m_dfNodata;
 };
 
 GGDataset::~GGDataset()
@@ -252,14 +278,8 @@ GGDataset *GGDataset::Create(gg_op *op, std::vector<GDALDataset *> apoInputs, bo
     poDS->m_osDevice = osDevice;
     const char *pszOperation = gg_op_name(op);
 
-    const int nWanted = gg_op_input_count(pszOperation);
-    if (static_cast<int>(poDS->m_apoInputs.size()) != nWanted)
-    {
-        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s takes exactly %d input%s, got %d",
-                 pszOperation, nWanted, nWanted == 1 ? "" : "s",
-                 static_cast<int>(poDS->m_apoInputs.size()));
+    if (!InputCountOK(pszOperation, static_cast<int>(poDS->m_apoInputs.size()), nullptr))
         return nullptr;
-    }
     // a typo in the device fails at open; starting the device stays lazy
     char szDeviceError[256] = "";
     const std::string osCheckDevice =
@@ -270,29 +290,48 @@ GGDataset *GGDataset::Create(gg_op *op, std::vector<GDALDataset *> apoInputs, bo
         CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", szDeviceError);
         return nullptr;
     }
+    // Every band of every input, stacked in order: all the same size, all
+    // real or all complex (complex is processed as CFloat32, real as
+    // Float32).  Single-input ops see their input's bands.
     GDALDataset *poInput = poDS->m_apoInputs[0];
-    const int nBands = poInput->GetRasterCount();
-    if (nBands < 1)
-    {
-        CPLError(CE_Failure, CPLE_AppDefined, "GG: input '%s' has no raster bands",
-                 poInput->GetDescription());
-        return nullptr;
-    }
-    // Complex inputs are processed as CFloat32, all real ones as Float32.
-    const GDALDataType eFirstType = poInput->GetRasterBand(1)->GetRasterDataType();
+    const GDALDataType eFirstType = poInput->GetRasterCount() > 0
+                                        ? poInput->GetRasterBand(1)->GetRasterDataType()
+                                        : GDT_Unknown;
     const bool bComplex = CPL_TO_BOOL(GDALDataTypeIsComplex(eFirstType));
-    for (int i = 1; i <= nBands; ++i)
+    for (GDALDataset *poMember : poDS->m_apoInputs)
     {
-        const GDALDataType eType = poInput->GetRasterBand(i)->GetRasterDataType();
-        if (eType == GDT_Unknown || CPL_TO_BOOL(GDALDataTypeIsComplex(eType)) != bComplex)
+        if (poMember->GetRasterCount() < 1)
         {
-            CPLError(CE_Failure, CPLE_NotSupported,
-                     "GG: unsupported data type %s in band %d of '%s'%s", GDALGetDataTypeName(eType),
-                     i, poInput->GetDescription(),
-                     eType == GDT_Unknown ? "" : " (bands mix real and complex types)");
+            CPLError(CE_Failure, CPLE_AppDefined, "GG: input '%s' has no raster bands",
+                     poMember->GetDescription());
             return nullptr;
         }
+        if (poMember->GetRasterXSize() != poInput->GetRasterXSize() ||
+            poMember->GetRasterYSize() != poInput->GetRasterYSize())
+        {
+            CPLError(CE_Failure, CPLE_AppDefined,
+                     "GG: input '%s' is %dx%d but '%s' is %dx%d: inputs must match in size",
+                     poMember->GetDescription(), poMember->GetRasterXSize(),
+                     poMember->GetRasterYSize(), poInput->GetDescription(),
+                     poInput->GetRasterXSize(), poInput->GetRasterYSize());
+            return nullptr;
+        }
+        for (int i = 1; i <= poMember->GetRasterCount(); ++i)
+        {
+            GDALRasterBand *poBand = poMember->GetRasterBand(i);
+            const GDALDataType eType = poBand->GetRasterDataType();
+            if (eType == GDT_Unknown || CPL_TO_BOOL(GDALDataTypeIsComplex(eType)) != bComplex)
+            {
+                CPLError(CE_Failure, CPLE_NotSupported,
+                         "GG: unsupported data type %s in band %d of '%s'%s",
+                         GDALGetDataTypeName(eType), i, poMember->GetDescription(),
+                         eType == GDT_Unknown ? "" : " (inputs mix real and complex types)");
+                return nullptr;
+            }
+            poDS->m_apoStack.push_back(poBand);
+        }
     }
+    const int nBands = static_cast<int>(poDS->m_apoStack.size());
     poDS->m_eSourceType = bComplex ? GDT_CFloat32 : GDT_Float32;
 
     gg_raster_info &sIn = poDS->m_sIn;
@@ -335,9 +374,13 @@ GGDataset *GGDataset::Create(gg_op *op, std::vector<GDALDataset *> apoInputs, bo
             std::clamp(std::floor(STRIP_BYTE_BUDGET / dfBytesPerRow), 1.0,
                        static_cast<double>(sOut.height)));
     }
-    const GDALDataType eOutType = GDALTypeOf(sOut.type);
     for (int i = 1; i <= sOut.bands; ++i)
-        poDS->SetBand(i, new GGRasterBand(poDS.get(), i, eOutType, nBlockX, nBlockY));
+    {
+        auto poBand = new GGRasterBand(poDS.get(), i, GDALTypeOf(gg_op_band_type(op, i - 1)),
+                                       nBlockX, nBlockY, gg_op_band_nodata(op, i - 1));
+        poBand->GDALRasterBand::SetDescription(gg_op_band_name(op, i - 1));
+        poDS->SetBand(i, poBand);
+    }
 
     if (const OGRSpatialReference *poSRS = poInput->GetSpatialRef())
         poDS->m_oSRS = *poSRS;
@@ -422,7 +465,7 @@ bool GGDataset::ComputeStatisticsLocked(int iBand, GDALProgressFunc pfnProgress,
         return false;
     }
     nRows = std::min(nRows, nDeviceRows);
-    GDALRasterBand *poInputBand = m_apoInputs[0]->GetRasterBand(iBand + 1);
+    GDALRasterBand *poInputBand = m_apoStack[iBand];
     try
     {
         m_abySource.resize(nPixelBytes * nWidth * nRows);
@@ -481,6 +524,8 @@ CPLErr GGDataset::ReadBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBloc
     std::lock_guard<std::mutex> oLock(m_oMutex);
     if (!StartContextLocked())
         return CE_Failure;
+    if (gg_op_is_stack(m_poOp))
+        return ReadStackBlock(iBand, nBlockXOff, nBlockYOff, nBlockXSize, nBlockYSize, pImage);
     if (gg_op_needs_stats(m_poOp) && !ComputeStatisticsLocked(iBand, nullptr, nullptr))
         return CE_Failure;
 
@@ -520,7 +565,7 @@ CPLErr GGDataset::ReadBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBloc
                      "GG: out of memory for a %dx%d source window", sSrc.width, sSrc.height);
             return CE_Failure;
         }
-        GDALRasterBand *poInputBand = m_apoInputs[0]->GetRasterBand(iBand + 1);
+        GDALRasterBand *poInputBand = m_apoStack[iBand];
         if (poInputBand->RasterIO(GF_Read, sSrc.x0, sSrc.y0, sSrc.width, sSrc.height,
                                   m_abySource.data(), sSrc.width, sSrc.height, m_eSourceType, 0, 0,
                                   nullptr) != CE_None)
@@ -551,6 +596,122 @@ CPLErr GGDataset::ReadBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBloc
                                           : std::string(gg_context_last_error(m_psContext));
         CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", osMessage.c_str());
         return CE_Failure;
+    }
+    return CE_None;
+}
+
+/* Stack ops compute every output band of a block at once: the block asked
+ * for goes to pImage, the others straight into their bands' block cache,
+ * so reading a multi-band product computes each block once. */
+CPLErr GGDataset::ReadStackBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBlockXSize,
+                                 int nBlockYSize, void *pImage)
+{
+    const int nOutBands = m_sOut.bands, nInBands = m_sIn.bands;
+    gg_window sDst;
+    sDst.x0 = nBlockXOff * nBlockXSize;
+    sDst.y0 = nBlockYOff * nBlockYSize;
+    sDst.width = std::min(nBlockXSize, m_sOut.width - sDst.x0);
+    sDst.height = std::min(nBlockYSize, m_sOut.height - sDst.y0);
+    gg_window sSrc{};
+    if (gg_op_source_window(m_poOp, &sDst, &sSrc) != GG_OK)
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s: no source window for block %d,%d",
+                 gg_op_name(m_poOp), nBlockXOff, nBlockYOff);
+        return CE_Failure;
+    }
+
+    // Output planes: band iBand is pImage, the others are staged here.
+    const size_t nBlockPixels = static_cast<size_t>(nBlockXSize) * nBlockYSize;
+    std::vector<size_t> anOffset(nOutBands, 0);
+    size_t nStaged = 0;
+    for (int b = 0; b < nOutBands; ++b)
+    {
+        if (b == iBand)
+            continue;
+        anOffset[b] = nStaged;
+        nStaged += nBlockPixels * GDALGetDataTypeSizeBytes(
+                                      GetRasterBand(b + 1)->GetRasterDataType());
+    }
+    const size_t nPlane =
+        GDALGetDataTypeSizeBytes(m_eSourceType) * static_cast<size_t>(sSrc.width) * sSrc.height;
+    try
+    {
+        m_abyOutput.resize(nStaged);
+        m_abySource.resize(nPlane * static_cast<size_t>(nInBands));
+    }
+    catch (const std::bad_alloc &)
+    {
+        CPLError(CE_Failure, CPLE_OutOfMemory, "GG: out of memory for a %d-band %dx%d window",
+                 nInBands, sSrc.width, sSrc.height);
+        return CE_Failure;
+    }
+    std::vector<GByte *> apabyOut(nOutBands);
+    for (int b = 0; b < nOutBands; ++b)
+    {
+        apabyOut[b] = b == iBand ? static_cast<GByte *>(pImage) : m_abyOutput.data() + anOffset[b];
+        // edge blocks: the part outside the raster is nodata, never garbage
+        if (sDst.width < nBlockXSize || sDst.height < nBlockYSize)
+            FillNodata(apabyOut[b], GetRasterBand(b + 1)->GetRasterDataType(), nBlockPixels,
+                       gg_op_band_nodata(m_poOp, b));
+    }
+
+    std::vector<gg_tile> asSrc(nInBands);
+    for (int k = 0; k < nInBands; ++k)
+    {
+        asSrc[k] = gg_tile{m_abySource.data() + nPlane * k, m_sIn.type, sSrc.width, sSrc.height,
+                           static_cast<size_t>(sSrc.width), sSrc.x0, sSrc.y0};
+        if (sSrc.width > 0 && sSrc.height > 0 &&
+            m_apoStack[k]->RasterIO(GF_Read, sSrc.x0, sSrc.y0, sSrc.width, sSrc.height,
+                                    asSrc[k].data, sSrc.width, sSrc.height, m_eSourceType, 0, 0,
+                                    nullptr) != CE_None)
+            return CE_Failure;
+    }
+
+    // device passes of rows, as for single-band ops
+    int nPassRows = sDst.height;
+    gg_status eStatus = gg_plan_rows(m_psContext, sDst.width, sDst.height,
+                                     gg_op_bytes_per_pixel(m_poOp), 0, &nPassRows);
+    std::vector<gg_tile> asDst(nOutBands);
+    for (int nRow = 0; eStatus == GG_OK && nRow < sDst.height; nRow += nPassRows)
+    {
+        for (int b = 0; b < nOutBands; ++b)
+        {
+            const gg_type eType = gg_op_band_type(m_poOp, b);
+            asDst[b] = gg_tile{apabyOut[b] + static_cast<size_t>(nRow) * nBlockXSize *
+                                                 gg_type_size(eType),
+                               eType, sDst.width, std::min(nPassRows, sDst.height - nRow),
+                               static_cast<size_t>(nBlockXSize), sDst.x0, sDst.y0 + nRow};
+        }
+        eStatus = gg_op_run_stack(m_psContext, m_poOp, asSrc.data(), nInBands, asDst.data(),
+                                  nOutBands);
+    }
+    if (eStatus != GG_OK)
+    {
+        const std::string osMessage = gg_op_last_error(m_poOp)[0]
+                                          ? OpMessage(m_poOp, eStatus)
+                                          : std::string(gg_context_last_error(m_psContext));
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", osMessage.c_str());
+        return CE_Failure;
+    }
+
+    // the other bands' blocks into the cache, unless already there
+    for (int b = 0; b < nOutBands; ++b)
+    {
+        if (b == iBand)
+            continue;
+        GDALRasterBand *poBand = GetRasterBand(b + 1);
+        GDALRasterBlock *poBlock = poBand->TryGetLockedBlockRef(nBlockXOff, nBlockYOff);
+        if (poBlock)
+        {
+            poBlock->DropLock();
+            continue;
+        }
+        poBlock = poBand->GetLockedBlockRef(nBlockXOff, nBlockYOff, TRUE);
+        if (!poBlock)
+            continue;  // no cache room: that band will compute it itself
+        memcpy(poBlock->GetDataRef(), apabyOut[b],
+               nBlockPixels * GDALGetDataTypeSizeBytes(poBand->GetRasterDataType()));
+        poBlock->DropLock();
     }
     return CE_None;
 }
@@ -660,12 +821,9 @@ GDALDataset *GGDataset::Open(GDALOpenInfo *poOpenInfo)
             return nullptr;
         }
     }
-    const int nWanted = gg_op_input_count(oSpec.osOperation.c_str());
-    if (static_cast<int>(oSpec.aosInputs.size()) != nWanted)
+    if (!InputCountOK(oSpec.osOperation.c_str(), static_cast<int>(oSpec.aosInputs.size()),
+                      poOpenInfo->pszFilename))
     {
-        CPLError(CE_Failure, CPLE_OpenFailed, "GG: %s takes exactly %d input%s, got %d in '%s'",
-                 oSpec.osOperation.c_str(), nWanted, nWanted == 1 ? "" : "s",
-                 static_cast<int>(oSpec.aosInputs.size()), poOpenInfo->pszFilename);
         gg_op_free(op);
         return nullptr;
     }

@@ -28,7 +28,9 @@
 struct gg_app {
     const gg_app_spec *spec;
     gg_op *op;            /* until handed to the processed dataset */
-    const char *src, *dst;
+    char **srcs;          /* the source datasets, in order */
+    const char *dst;
+    char **positional;    /* every non-flag argument: sources, then dst */
     const char *format;   /* -of */
     const char *type;     /* -ot */
     const char *device;   /* -device */
@@ -214,14 +216,9 @@ static int parse_arguments(gg_app *app, int argc, char **argv)
                 app->flags_given = CSLAddString(app->flags_given, arg);
             else if (r == 0)
                 r = gg_app_usage_error(app, "unknown option '%s'", arg);
-        } else if (!app->src) {
-            app->src = arg;
-            r = 1;
-        } else if (!app->dst) {
-            app->dst = arg;
-            r = 1;
         } else {
-            r = gg_app_usage_error(app, "too many arguments ('%s')", arg);
+            app->positional = CSLAddString(app->positional, arg);
+            r = 1;
         }
         if (r < 0)
             return 1;
@@ -229,8 +226,18 @@ static int parse_arguments(gg_app *app, int argc, char **argv)
     for (const char *const *req = spec->required; req && *req; req++)
         if (CSLFindString(app->flags_given, *req) < 0)
             return gg_app_usage_error(app, "missing %s", *req) < 0;
-    if (!app->src || !app->dst)
-        return gg_app_usage_error(app, "missing %s dataset name", app->src ? "destination" : "source") < 0;
+    /* sources, then the destination last */
+    const int npos = CSLCount(app->positional);
+    if (npos < 2)
+        return gg_app_usage_error(app, "missing %s dataset name",
+                                  npos ? "destination" : "source") < 0;
+    app->dst = app->positional[npos - 1];
+    for (int k = 0; k < npos - 1; k++)
+        app->srcs = CSLAddString(app->srcs, app->positional[k]);
+    const int wanted = gg_op_input_count(spec->operation), nsrc = npos - 1;
+    if (wanted > 0 && nsrc != wanted)
+        return gg_app_usage_error(app, "takes %d source dataset%s, got %d", wanted,
+                                  wanted == 1 ? "" : "s", nsrc) < 0;
     return 0;
 }
 
@@ -308,26 +315,27 @@ static void remove_quietly(GDALDriverH drv, const char *path)
 
 /* Replaces dst by the finished temporary: the old output is deleted with
  * its own driver (all its files), then the temporary renamed. */
-static int replace_output(gg_app *app, GDALDriverH drv, const char *tmp, int single_file)
+static int replace_output(gg_app *app, GDALDriverH drv, const char *tmp, const char *dst,
+                          int single_file)
 {
-    if (exists(app->dst)) {
+    if (exists(dst)) {
         if (single_file) {
             /* one file: rename() replaces it atomically */
         } else {
             CPLPushErrorHandler(CPLQuietErrorHandler);
-            GDALDriverH old = GDALIdentifyDriver(app->dst, NULL);
+            GDALDriverH old = GDALIdentifyDriver(dst, NULL);
             if (old)
-                GDALDeleteDataset(old, app->dst);
+                GDALDeleteDataset(old, dst);
             CPLPopErrorHandler();
-            if (exists(app->dst) && VSIUnlink(app->dst) != 0)
-                return fail(app, "cannot replace the existing '%s'", app->dst);
+            if (exists(dst) && VSIUnlink(dst) != 0)
+                return fail(app, "cannot replace the existing '%s'", dst);
         }
     }
     app->failures = 0;
-    const int ok = single_file ? VSIRename(tmp, app->dst) == 0
-                               : GDALRenameDataset(drv, app->dst, tmp) == CE_None;
+    const int ok = single_file ? VSIRename(tmp, dst) == 0
+                               : GDALRenameDataset(drv, dst, tmp) == CE_None;
     if (!ok)
-        return fail(app, "cannot rename '%s' to '%s'", tmp, app->dst);
+        return fail(app, "cannot rename '%s' to '%s'", tmp, dst);
     return 0;
 }
 
@@ -349,6 +357,109 @@ static void report_device(gg_app *app, GDALDatasetH ds)
         fprintf(stderr, "%s: %s\n", app->spec->name, notice);
     }
     fflush(stderr);
+}
+
+static int bands_mix_types(GDALDatasetH ds)
+{
+    const GDALDataType t0 = GDALGetRasterDataType(GDALGetRasterBand(ds, 1));
+    for (int b = 2; b <= GDALGetRasterCount(ds); b++)
+        if (GDALGetRasterDataType(GDALGetRasterBand(ds, b)) != t0)
+            return 1;
+    return 0;
+}
+
+/* Products whose bands differ in type (a complex interferogram beside a
+ * real coherence) go one band per file, <stem>_<band name><ext>, since
+ * GTiff and most formats hold one type: every file to a temporary first,
+ * then all renamed.  Reading the bands strip by strip computes each block
+ * once (the processed dataset caches the other bands of a block). */
+static int write_per_band(gg_app *app, GDALDatasetH ds, GDALDriverH drv,
+                          GDALProgressFunc progress, void *progress_arg)
+{
+    if (!GDALGetMetadataItem(drv, GDAL_DCAP_CREATE, NULL))
+        return fail(app, "the %s bands have different types, so they are written one file per "
+                         "band, which format %s cannot create; use GTiff or -of GGVRT",
+                    app->spec->operation, GDALGetDriverShortName(drv));
+    const int nb = GDALGetRasterCount(ds), W = GDALGetRasterXSize(ds), H = GDALGetRasterYSize(ds);
+    GDALDatasetH *outs = CPLCalloc((size_t)nb, sizeof *outs);
+    char **finals = NULL, **tmps = NULL;
+    int rc = 0;
+    double gt[6];
+    const int has_gt = GDALGetGeoTransform(ds, gt) == CE_None;
+    char *path = CPLStrdup(CPLGetPath(app->dst)), *stem = CPLStrdup(CPLGetBasename(app->dst));
+    char *ext = CPLStrdup(CPLGetExtension(app->dst));
+    for (int b = 0; b < nb && !rc; b++) {
+        GDALRasterBandH band = GDALGetRasterBand(ds, b + 1);
+        const char *name = GDALGetDescription(band);
+        const char *leaf = CPLSPrintf("%s_%s", stem, *name ? name : CPLSPrintf("band%d", b + 1));
+        finals = CSLAddString(finals, CPLFormFilename(path, leaf, *ext ? ext : NULL));
+        char *tmp = temporary_name(finals[b]);
+        tmps = CSLAddString(tmps, tmp);
+        CPLFree(tmp);
+        outs[b] = GDALCreate(drv, tmps[b], W, H, 1, GDALGetRasterDataType(band),
+                             app->creation_options);
+        if (!outs[b]) {
+            rc = fail(app, "cannot create '%s'", finals[b]);
+            break;
+        }
+        if (has_gt)
+            GDALSetGeoTransform(outs[b], gt);
+        const char *wkt = GDALGetProjectionRef(ds);
+        if (wkt && *wkt)
+            GDALSetProjection(outs[b], wkt);
+        GDALRasterBandH ob = GDALGetRasterBand(outs[b], 1);
+        int has_nd = 0;
+        const double nd = GDALGetRasterNoDataValue(band, &has_nd);
+        if (has_nd)
+            GDALSetRasterNoDataValue(ob, nd);
+        GDALSetDescription(ob, name);
+    }
+    int bx = 0, by = 0;
+    GDALGetBlockSize(GDALGetRasterBand(ds, 1), &bx, &by);
+    if (by < 1)
+        by = 1;
+    size_t most = 0;
+    for (int b = 0; b < nb; b++) {
+        const size_t es = (size_t)GDALGetDataTypeSizeBytes(
+            GDALGetRasterDataType(GDALGetRasterBand(ds, b + 1)));
+        if (es > most)
+            most = es;
+    }
+    void *buf = rc ? NULL : VSIMalloc3((size_t)W, (size_t)by, most);
+    if (!rc && !buf)
+        rc = fail(app, "out of memory for a %dx%d strip", W, by);
+    app->failures = 0;
+    for (int y = 0; !rc && y < H; y += by) {
+        const int h = y + by > H ? H - y : by;
+        for (int b = 0; !rc && b < nb; b++) {
+            GDALRasterBandH band = GDALGetRasterBand(ds, b + 1);
+            const GDALDataType t = GDALGetRasterDataType(band);
+            if (GDALRasterIO(band, GF_Read, 0, y, W, h, buf, W, h, t, 0, 0) != CE_None ||
+                GDALRasterIO(GDALGetRasterBand(outs[b], 1), GF_Write, 0, y, W, h, buf, W, h, t, 0,
+                             0) != CE_None)
+                rc = fail(app, "writing '%s' failed", finals[b]);
+        }
+        if (!rc && !progress((double)(y + h) / H, "", progress_arg))
+            rc = fail(app, "interrupted");
+    }
+    VSIFree(buf);
+    for (int b = 0; b < nb; b++)
+        if (outs[b])
+            GDALClose(outs[b]); /* flushes: errors while writing show up here */
+    if (!rc && app->failures > 0)
+        rc = fail(app, "writing '%s' failed", app->dst);
+    for (int b = 0; !rc && b < nb; b++)
+        rc = replace_output(app, drv, tmps[b], finals[b], 0);
+    if (rc)
+        for (int b = 0; b < CSLCount(tmps); b++)
+            remove_quietly(drv, tmps[b]);
+    CPLFree(outs);
+    CPLFree(path);
+    CPLFree(stem);
+    CPLFree(ext);
+    CSLDestroy(finals);
+    CSLDestroy(tmps);
+    return rc;
 }
 
 /* Computes the product of src into a temporary, then moves it to dst. */
@@ -385,21 +496,37 @@ static int run(gg_app *app)
     VSIStatBufL st;
     if (*folder && (VSIStatL(folder, &st) != 0 || !VSI_ISDIR(st.st_mode)))
         return fail(app, "the destination folder '%s' does not exist", folder);
-    if (same_file(app->src, app->dst))
-        return fail(app, "the destination '%s' is the source; inputs are never overwritten",
-                    app->dst);
+    const int nsrc = CSLCount(app->srcs);
+    for (int k = 0; k < nsrc; k++)
+        if (same_file(app->srcs[k], app->dst))
+            return fail(app, "the destination '%s' is a source; inputs are never overwritten",
+                        app->dst);
 
-    GDALDatasetH in = GDALOpenEx(app->src, GDAL_OF_RASTER | GDAL_OF_VERBOSE_ERROR, NULL, NULL, NULL);
-    if (!in)
-        return fail(app, "cannot open '%s'", app->src);
+    GDALDatasetH *ins = CPLCalloc((size_t)nsrc, sizeof *ins);
+    for (int k = 0; k < nsrc; k++) {
+        ins[k] = GDALOpenEx(app->srcs[k], GDAL_OF_RASTER | GDAL_OF_VERBOSE_ERROR, NULL, NULL, NULL);
+        if (!ins[k]) {
+            for (int j = 0; j < k; j++)
+                GDALClose(ins[j]);
+            CPLFree(ins);
+            return fail(app, "cannot open '%s'", app->srcs[k]);
+        }
+    }
     gg_op *op = app->op;
     app->op = NULL; /* the dataset owns it from here, also on failure */
-    GDALDatasetH ds = GGCreateProcessedDataset(op, 1, &in, TRUE, app->device);
+    GDALDatasetH ds = GGCreateProcessedDataset(op, nsrc, ins, TRUE, app->device);
+    CPLFree(ins);
     if (!ds)
-        return fail(app, "cannot process '%s'", app->src);
+        return fail(app, "cannot process '%s'", app->srcs[0]);
 
     int status = 1;
     char *tmp = temporary_name(app->dst);
+    const int mixed = bands_mix_types(ds);
+    if (out_type != GDT_Unknown && mixed) {
+        fail(app, "-ot cannot convert the %s products: their bands have different types",
+             app->spec->operation);
+        goto done;
+    }
     if (out_type != GDT_Unknown) {
         const GDALDataType product = GDALGetRasterDataType(GDALGetRasterBand(ds, 1));
         if (GDALDataTypeIsComplex(out_type) != GDALDataTypeIsComplex(product)) {
@@ -412,12 +539,12 @@ static int run(gg_app *app)
 
     if (ggvrt) {
         /* no pixels: the description of the product only */
-        const char *inputs[1] = {app->src};
-        if (GGWriteGGVRT(tmp, GGDatasetOperation(ds), 1, inputs) != CE_None) {
+        if (GGWriteGGVRT(tmp, GGDatasetOperation(ds), nsrc, (const char *const *)app->srcs) !=
+            CE_None) {
             fail(app, "cannot write '%s'", tmp);
             goto done;
         }
-        if (replace_output(app, NULL, tmp, 1))
+        if (replace_output(app, NULL, tmp, app->dst, 1))
             goto done;
         progress(1.0, "", NULL);
         status = 0;
@@ -438,6 +565,19 @@ static int run(gg_app *app)
     GDALDestroyScaledProgress(stats_progress);
     if (stats_err != CE_None) {
         fail(app, "statistics pass failed");
+        goto done;
+    }
+
+    if (mixed && !EQUAL(GDALGetDriverShortName(drv), "VRT")) {
+        /* one file per band: no format but VRT keeps mixed band types */
+        void *bands_progress = GDALCreateScaledProgress(two_passes ? 0.5 : 0.0, 1.0, progress, NULL);
+        const int rc = write_per_band(app, ds, drv, GDALScaledProgress, bands_progress);
+        GDALDestroyScaledProgress(bands_progress);
+        if (rc)
+            goto done;
+        status = 0;
+        if (app->verbose)
+            fprintf(stderr, "%s: done in %.3f s\n", app->spec->name, now_seconds() - t0);
         goto done;
     }
 
@@ -472,7 +612,7 @@ static int run(gg_app *app)
         remove_quietly(drv, tmp);
         goto done;
     }
-    if (replace_output(app, drv, tmp, 0)) {
+    if (replace_output(app, drv, tmp, app->dst, 0)) {
         remove_quietly(drv, tmp);
         goto done;
     }
@@ -544,6 +684,8 @@ int gg_app_main(const gg_app_spec *spec, int argc, char **argv)
     gg_op_free(app.op);
     CSLDestroy(app.creation_options);
     CSLDestroy(app.flags_given);
+    CSLDestroy(app.srcs);
+    CSLDestroy(app.positional);
     CSLDestroy(argv);
     GDALDestroyDriverManager();
     return status;

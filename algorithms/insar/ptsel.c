@@ -1,0 +1,359 @@
+/*
+ * ptsel.c -- PtSel persistent-scatterer selection (a stack op): for every
+ * pixel C, tau_max = the maximum temporal coherence of the arcs (C, N) to
+ * its neighbours N in an r x r search window.
+ *
+ * Conventions (docs: notes/ptsel_and_coherence.md §1):
+ *   - input: n CFloat32 bands.  Default: n single-reference interferograms
+ *     of one orientation (conj=... harmonises mixed ones); band order is
+ *     the order i<j of the pair network: chronological by secondary date,
+ *     with the common reference counted after every band (the formula
+ *     below places it last).  slc=yes: n coregistered SLCs, in order.
+ *   - u = z/|z| per sample; zero, NaN/Inf or real part == nodata give u = 0
+ *     (invalid); a_i = u_C,i conj(u_N,i); m = epochs valid at both ends.
+ *   - interferograms: tau = |sum_i a_i + sum_{i<j} a_i conj(a_j)| / (m(m+1)/2)
+ *     (the paper's C(n+1,2)-pair network, reference last), needs m >= 1;
+ *     SLCs: tau = |sum_{k<l} a_k conj(a_l)| / (m(m-1)/2), needs m >= 2.
+ *     Both in O(n) with a running prefix (ptsel_kernels.h); tau in [0, 1].
+ *   - neighbours: |dx|, |dy| <= r/2, inside the image, not the centre and
+ *     not closer than mindist (dx^2+dy^2 < mindist^2 excluded).
+ *   - tau_max = max over valid arcs (no valid arc: nodata); best_dx/best_dy
+ *     = offset of the first maximum in row-major window order; ps_mask = 1
+ *     where tau_max >= threshold, 0 below, 255 nodata.
+ *
+ * MIT licence.
+ */
+#include "../op.h"
+#include "../kernel_ids.h"
+#include "ptsel_params.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct {
+    int window;
+    double mindist, threshold;
+    int slc, offsets, mask;
+    char *conj;   /* the conj option as given (syntax checked) */
+    int *flags;   /* per input band: 1 = conjugate (after prepare) */
+    int excl_d2;  /* dx^2+dy^2 below this is excluded (after prepare) */
+} ps_state;
+
+enum { PS_TAU, PS_DX, PS_DY, PS_MASK };
+
+static void ps_init(gg_op *op)
+{
+    ps_state *s = op->state;
+    s->window = 11;
+    s->mindist = 1.0;
+    s->threshold = 0.71;
+}
+
+static void ps_cleanup(gg_op *op)
+{
+    ps_state *s = op->state;
+    free(s->conj);
+    free(s->flags);
+    s->conj = NULL;
+    s->flags = NULL;
+}
+
+/* Walks a list of 1-based band numbers ("3,7,12"; ',' ';' or blanks
+ * between them).  Calls fn for each; returns 0 on a syntax error. */
+static int each_band(const char *list, int (*fn)(int band, void *user), void *user)
+{
+    const char *p = list;
+    for (;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p)
+            return 1;
+        if (!isdigit((unsigned char)*p))
+            return 0;
+        char *end;
+        const long v = strtol(p, &end, 10);
+        if (v < 1 || v > 1000000)
+            return 0;
+        if (fn && !fn((int)v, user))
+            return 0;
+        p = end;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == ',' || *p == ';') {
+            p++;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            if (!*p || *p == ',' || *p == ';')
+                return 0; /* "3,,4" or a trailing comma */
+        } else if (*p && !isdigit((unsigned char)*p)) {
+            return 0;
+        }
+    }
+}
+
+static gg_status ps_set(gg_op *op, const char *key, const char *value)
+{
+    ps_state *s = op->state;
+    if (!strcasecmp(key, "window")) {
+        int v;
+        if (!gg_parse_int(value, &v) || v < 3 || v % 2 == 0)
+            return gg_op_error(op, GG_ERR_ARGUMENT,
+                               "ptsel: window must be an odd integer >= 3, not '%s'", value);
+        s->window = v;
+        return GG_OK;
+    }
+    if (!strcasecmp(key, "mindist")) {
+        double v;
+        if (!gg_parse_double(value, &v) || !isfinite(v) || v < 0)
+            return gg_op_error(op, GG_ERR_ARGUMENT,
+                               "ptsel: mindist must be a number >= 0, not '%s'", value);
+        s->mindist = v;
+        return GG_OK;
+    }
+    if (!strcasecmp(key, "threshold")) {
+        double v;
+        if (!gg_parse_double(value, &v) || !(v > 0 && v <= 1))
+            return gg_op_error(op, GG_ERR_ARGUMENT,
+                               "ptsel: threshold must be in (0, 1], not '%s'", value);
+        s->threshold = v;
+        return GG_OK;
+    }
+    if (!strcasecmp(key, "conj")) {
+        if (!each_band(value, NULL, NULL))
+            return gg_op_error(op, GG_ERR_ARGUMENT,
+                               "ptsel: conj must list 1-based band numbers like 3,7,12, not '%s'",
+                               value);
+        char *c = strdup(value);
+        if (!c)
+            return gg_op_error(op, GG_ERR_NOMEM, "ptsel: out of memory");
+        free(s->conj);
+        s->conj = c;
+        return GG_OK;
+    }
+    int *flag = !strcasecmp(key, "slc")       ? &s->slc
+                : !strcasecmp(key, "offsets") ? &s->offsets
+                : !strcasecmp(key, "mask")    ? &s->mask
+                                              : NULL;
+    if (flag) {
+        if (!gg_parse_bool(value, flag))
+            return gg_op_error(op, GG_ERR_ARGUMENT, "ptsel: %s must be yes or no, not '%s'", key,
+                               value);
+        return GG_OK;
+    }
+    return GG_ERR_UNSUPPORTED;
+}
+
+typedef struct {
+    int *flags, nbands, bad;
+} conj_ctx;
+
+static int mark_conj(int band, void *user)
+{
+    conj_ctx *c = user;
+    if (band > c->nbands) {
+        c->bad = band;
+        return 0;
+    }
+    c->flags[band - 1] = 1; /* a set: listing a band twice conjugates it once */
+    return 1;
+}
+
+static gg_status ps_prepare(gg_op *op, const gg_raster_info *in, gg_raster_info *out)
+{
+    ps_state *s = op->state;
+    if (in->type != GG_CFLOAT32)
+        return gg_op_error(op, GG_ERR_UNSUPPORTED,
+                           "ptsel: input must be complex (CFloat32 interferograms or SLCs)");
+    if (in->bands < 2)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "ptsel: needs at least 2 epochs, got %d",
+                           in->bands);
+    if (s->window > in->width || s->window > in->height)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "ptsel: window %d is larger than the %dx%d image",
+                           s->window, in->width, in->height);
+    const int h = s->window / 2;
+    const double md2 = s->mindist * s->mindist;
+    if (md2 > 2.0 * h * h)
+        return gg_op_error(op, GG_ERR_ARGUMENT,
+                           "ptsel: mindist %g excludes every neighbour of the %dx%d window",
+                           s->mindist, s->window, s->window);
+    /* integer d2 < md2  <=>  d2 < ceil(md2); the centre (d2 = 0) always */
+    s->excl_d2 = md2 > 1.0 ? (int)ceil(md2) : 1;
+    free(s->flags);
+    s->flags = calloc((size_t)in->bands, sizeof *s->flags);
+    if (!s->flags)
+        return gg_op_error(op, GG_ERR_NOMEM, "ptsel: out of memory");
+    if (s->conj) {
+        conj_ctx c = {s->flags, in->bands, 0};
+        if (!each_band(s->conj, mark_conj, &c))
+            return gg_op_error(op, GG_ERR_ARGUMENT,
+                               "ptsel: conj band %d out of range (the stack has %d bands)", c.bad,
+                               in->bands);
+    }
+    out->width = in->width;
+    out->height = in->height;
+    out->bands = 1 + 2 * s->offsets + s->mask;
+    out->type = GG_FLOAT32;
+    memcpy(out->geotransform, in->geotransform, sizeof out->geotransform);
+    out->has_geotransform = in->has_geotransform;
+    return GG_OK;
+}
+
+static int band_kind(const gg_op *op, int band)
+{
+    const ps_state *s = op->state;
+    if (band == 0)
+        return PS_TAU;
+    if (s->offsets && band <= 2)
+        return band == 1 ? PS_DX : PS_DY;
+    return PS_MASK;
+}
+
+static gg_type ps_band_type(const gg_op *op, int band)
+{
+    return band_kind(op, band) == PS_MASK ? GG_BYTE : GG_FLOAT32;
+}
+
+static const char *ps_band_name(const gg_op *op, int band)
+{
+    static const char *const names[] = {"tau_max", "best_dx", "best_dy", "ps_mask"};
+    return names[band_kind(op, band)];
+}
+
+/* Float bands: NaN unless dstnodata is given (the input's nodata, often 0
+ * for interferograms, is a valid tau); the mask: 255. */
+static double ps_band_nodata(const gg_op *op, int band)
+{
+    if (band_kind(op, band) == PS_MASK)
+        return 255;
+    return op->opt_dstnodata_set ? op->opt_dstnodata : NAN;
+}
+
+static void ps_source_window(const gg_op *op, const gg_window *d, gg_window *src)
+{
+    const ps_state *s = op->state;
+    const int h = s->window / 2;
+    src->x0 = d->x0 - h;
+    src->y0 = d->y0 - h;
+    src->width = d->width + 2 * h;
+    src->height = d->height + 2 * h;
+}
+
+/* Copies plane `offset` bytes into b to a host tile (honours its stride). */
+static gg_status read_plane(gg_context *ctx, const gg_buffer *b, size_t offset, gg_tile *t)
+{
+    const size_t row = (size_t)t->width * gg_type_size(t->type);
+    return gg_rt_check(ctx,
+                       gg_rt_vt(ctx)->read2d(gg_rt_dev(ctx), gg_rt_mem(b), offset, row, t->data,
+                                             t->stride * gg_type_size(t->type), row,
+                                             (size_t)t->height),
+                       "device to host copy");
+}
+
+static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
+                              gg_tile *dst, int ndst)
+{
+    const ps_state *s = op->state;
+    const gg_tile *d0 = &dst[0];
+    gg_window dw = {d0->x0, d0->y0, d0->width, d0->height}, need;
+    gg_op_source_window(op, &dw, &need);
+    const size_t plane = (size_t)need.width * (size_t)need.height;
+    const size_t row = (size_t)need.width * 8;
+    const size_t npix = (size_t)d0->width * (size_t)d0->height;
+
+    /* every epoch's window into one buffer, band-sequential planes */
+    gg_buffer *bz, *bflags, *bout, *bmask;
+    gg_status st = gg_rt_scratch(ctx, 0, (size_t)nsrc * plane * 8, &bz);
+    for (int b = 0; b < nsrc && st == GG_OK; b++) {
+        const gg_tile v = gg_op_source_view(op, &src[b], d0);
+        st = gg_rt_check(ctx,
+                         gg_rt_vt(ctx)->write2d(gg_rt_dev(ctx), gg_rt_mem(bz), (size_t)b * plane * 8,
+                                                row, v.data, v.stride * 8, row,
+                                                (size_t)need.height),
+                         "host to device copy");
+    }
+    if (st == GG_OK)
+        st = gg_rt_scratch(ctx, 1, (size_t)nsrc * sizeof(int), &bflags);
+    if (st == GG_OK)
+        st = gg_buffer_write(ctx, bflags, 0, s->flags, (size_t)nsrc * sizeof(int));
+    if (st != GG_OK)
+        return st;
+    gg_ptsel_norm_params pn = {.nbands = nsrc,
+                               .has_nodata = op->src_has_nodata,
+                               .nodata = (float)op->src_nodata};
+    gg_buffer *nb[2] = {bflags, bz};
+    st = gg_rt_launch(ctx, GG_K_PTSEL_NORM, need.width, need.height, &pn, sizeof pn, nb, 2);
+
+    const int nfloat = s->offsets ? 3 : 1;
+    if (st == GG_OK)
+        st = gg_rt_scratch(ctx, 2, (size_t)nfloat * npix * 4, &bout);
+    if (st == GG_OK)
+        st = gg_rt_scratch(ctx, 3, s->mask ? npix : 4, &bmask);
+    if (st != GG_OK)
+        return st;
+    const int h = s->window / 2;
+    gg_ptsel_params p = {.src_w = need.width,
+                         .src_h = need.height,
+                         .off_x = d0->x0 - need.x0,
+                         .off_y = d0->y0 - need.y0,
+                         .radius = h,
+                         .nbands = nsrc,
+                         .excl_d2 = s->excl_d2,
+                         .slc = s->slc,
+                         .offsets = s->offsets,
+                         .mask = s->mask,
+                         .threshold = (float)s->threshold,
+                         .dst_nodata = (float)ps_band_nodata(op, 0),
+                         .mask_nodata = 255};
+    gg_buffer *kb[3] = {bz, bout, bmask};
+    st = gg_rt_launch(ctx, GG_K_PTSEL, d0->width, d0->height, &p, sizeof p, kb, 3);
+    for (int b = 0; b < ndst && st == GG_OK; b++) {
+        const int k = band_kind(op, b);
+        st = k == PS_MASK ? gg_rt_download_tile(ctx, bmask, &dst[b])
+                          : read_plane(ctx, bout, (size_t)(k == PS_TAU ? 0 : k) * npix * 4, &dst[b]);
+    }
+    return st;
+}
+
+/* An output pixel needs n complex samples, grown by the halo: strips are
+ * full width (no growth in x) and taken as at least 64 rows (or the image)
+ * high, so 2h extra rows add 2h/64; plus the output planes. */
+static double ps_bytes_per_pixel(const gg_op *op)
+{
+    const ps_state *s = op->state;
+    const double h = s->window / 2;
+    const double rows = op->in.height < 64 ? op->in.height : 64;
+    const double grow = 1.0 + 2.0 * h / rows;
+    return (double)op->in.bands * 8.0 * grow + 4.0 * (s->offsets ? 3 : 1) + (s->mask ? 1 : 0);
+}
+
+const gg_op_class gg_op_ptsel = {
+    .name = "ptsel",
+    .description = "PtSel persistent scatterers: maximum arc temporal coherence tau_max over an "
+                   "r x r window of a CFloat32 stack (single-reference ifgs or SLCs)",
+    .options = "window|int|11|search window r (odd, >= 3): neighbours up to r/2 pixels away in x "
+               "and y\n"
+               "mindist|float|1|skip neighbours with dx^2+dy^2 < mindist^2 (the centre always)\n"
+               "threshold|float|0.71|ps_mask is 1 where tau_max >= threshold (0 < threshold <= 1)\n"
+               "conj|string||1-based bands to conjugate first (e.g. 3,7,12): one orientation for "
+               "all ifgs\n"
+               "slc|bool|no|the bands are coregistered SLCs (all pairs k<l), not single-reference "
+               "interferograms\n"
+               "offsets|bool|no|add bands best_dx, best_dy: offset of the most coherent neighbour\n"
+               "mask|bool|no|add the Byte band ps_mask (1 PS, 0 not, 255 nodata)\n",
+    .state_size = sizeof(ps_state),
+    .inputs = -1,
+    .init = ps_init,
+    .set = ps_set,
+    .prepare = ps_prepare,
+    .source_window = ps_source_window,
+    .bytes_per_pixel = ps_bytes_per_pixel,
+    .stack = 1,
+    .run_stack = ps_run_stack,
+    .band_type = ps_band_type,
+    .band_name = ps_band_name,
+    .band_nodata = ps_band_nodata,
+    .cleanup = ps_cleanup,
+};

@@ -1,0 +1,164 @@
+/*
+ * ptsel_kernels.h -- the PtSel kernels (algorithms/insar/ptsel.c), written
+ * once in the kernel dialect (gpu/kernel_dialect.h) for CPU, CUDA and
+ * OpenCL.
+ *
+ * Device layout: the source window of the n epochs as n band-sequential
+ * planes of interleaved complex floats (plane b at 2*b*src_w*src_h floats),
+ * so that neighbouring work items (neighbouring centres) read neighbouring
+ * samples of the same epoch.
+ *
+ * MIT licence.
+ */
+
+/* 1/sqrt(v): the hardware reciprocal square root where there is one. */
+GG_DEVICE_FN float gg_ptsel_rsqrt(float v)
+{
+#if defined(__CUDACC__)
+    return rsqrtf(v);
+#elif defined(__OPENCL_VERSION__) || defined(__OPENCL_C_VERSION__)
+    return rsqrt(v);
+#else
+    return 1.0f / sqrtf(v);
+#endif
+}
+
+/* u = z/|z| for every epoch of a pixel, in place (one work item per pixel,
+ * the epochs looped, each step a coalesced read of one plane).  conj[b]
+ * conjugates epoch b first.  Invalid samples (zero, NaN/Inf, real part ==
+ * nodata) become u = 0, so every product they enter vanishes by itself.
+ * z is scaled by max(|re|, |im|) before squaring: neither huge values
+ * (|z|^2 overflowing) nor tiny ones (underflowing to 0) are lost. */
+GG_STREAM_KERNEL2(gg_k_ptsel_norm, gg_ptsel_norm_params, p, const int, conj, float, z)
+{
+    const int x = GG_X, y = GG_Y;
+    if (x >= gg_nx || y >= gg_ny)
+        return;
+    const size_t step = 2 * (size_t)gg_nx * (size_t)gg_ny;
+    size_t e = 2 * ((size_t)y * (size_t)gg_nx + (size_t)x);
+    for (int b = 0; b < p.nbands; b++, e += step) {
+        const float re = z[e];
+        const float im = conj[b] ? -z[e + 1] : z[e + 1];
+        const float s = fmax(fabs(re), fabs(im));
+        float ur = 0.0f, ui = 0.0f;
+        if (gg_cvalid(re, im, p.has_nodata, p.nodata) && s > 0.0f) {
+            const float xr = re / s, xi = im / s;
+            const float r = gg_ptsel_rsqrt(xr * xr + xi * xi);
+            ur = xr * r;
+            ui = xi * r;
+        }
+        z[e] = ur;
+        z[e + 1] = ui;
+    }
+}
+
+/* Neighbours evaluated together in one pass over the epochs: the
+ * centre's samples are loaded once for all of them and their prefix chains
+ * are independent (instruction-level parallelism).  On an H200 (paper
+ * workload 3260x2680, n = 60, r = 51, through the op API) one neighbour at
+ * a time took 3.80 s, groups of 2 / 4 / 8 took 2.38 / 1.59 / 2.37 s (8:
+ * register pressure); 4 uses 64 registers, no spills. */
+#ifndef GG_PTSEL_GROUP
+#define GG_PTSEL_GROUP 4
+#endif
+
+/* tau_max of one centre pixel C (one work item per output pixel).
+ *
+ * For each neighbour N of the r x r window (inside the image, centre and
+ * dx^2+dy^2 < mindist^2 excluded) the arc phasors a_j = u_C,j conj(u_N,j)
+ * go through one O(n) pass (notes §1, exact regrouping of the paper's
+ * pair sum):  T += conj(a_j) P;  P += a_j;  so that P = sum a_i and
+ * T = sum_{i<j} a_i conj(a_j).  m counts the epochs valid at both ends.
+ *   interferograms: tau = |P + T| / (m(m+1)/2), needs m >= 1
+ *   SLCs:           tau = |T| / (m(m-1)/2),     needs m >= 2
+ * clamped to 1 (rounding can push it just above).  The maximum over valid
+ * arcs is kept with the first neighbour (row-major window order) that
+ * reaches it; no valid arc gives nodata.
+ *
+ * Every arc is evaluated from both of its ends (each centre scans its full
+ * window) although tau(C,N) = tau(N,C): twice the minimum arithmetic, but
+ * deterministic, without atomics or a second reduction pass, and at usual
+ * windows the 8n bytes per pixel of transfer weigh as much (notes §1;
+ * H200, n = 92, r = 11: 0.26 s for 8.7 Mpx, the 6.4 GB upload included). */
+GG_KERNEL3(gg_k_ptsel, gg_ptsel_params, p, const float, u, float, out, gg_u8, mask)
+{
+    const int x = GG_X, y = GG_Y;
+    if (x >= gg_nx || y >= gg_ny)
+        return;
+    const size_t step = 2 * (size_t)p.src_w * (size_t)p.src_h;
+    const int cx = x + p.off_x, cy = y + p.off_y;
+    const size_t c2 = 2 * ((size_t)cy * (size_t)p.src_w + (size_t)cx);
+    const int minm = p.slc ? 2 : 1;
+    float best = -1.0f;
+    int bdx = 0, bdy = 0;
+    for (int dy = -p.radius; dy <= p.radius; dy++) {
+        const int ny_ = cy + dy;
+        if (ny_ < 0 || ny_ >= p.src_h)
+            continue;
+        for (int dx0 = -p.radius; dx0 <= p.radius; dx0 += GG_PTSEL_GROUP) {
+            /* a group of up to GG_PTSEL_GROUP neighbours of this row; one
+             * that is not an arc (outside, excluded, past the window)
+             * reads the centre instead and is ignored */
+            int use[GG_PTSEL_GROUP];
+            size_t en[GG_PTSEL_GROUP];
+            float pr[GG_PTSEL_GROUP], pi[GG_PTSEL_GROUP], tr[GG_PTSEL_GROUP], ti[GG_PTSEL_GROUP];
+            int m[GG_PTSEL_GROUP];
+            int any = 0;
+            for (int k = 0; k < GG_PTSEL_GROUP; k++) {
+                const int dx = dx0 + k, nx_ = cx + dx;
+                use[k] = dx <= p.radius && nx_ >= 0 && nx_ < p.src_w &&
+                         dx * dx + dy * dy >= p.excl_d2;
+                any |= use[k];
+                en[k] = use[k] ? 2 * ((size_t)ny_ * (size_t)p.src_w + (size_t)nx_) : c2;
+                pr[k] = pi[k] = tr[k] = ti[k] = 0.0f;
+                m[k] = 0;
+            }
+            if (!any)
+                continue;
+            size_t ec = c2;
+            for (int j = 0; j < p.nbands; j++, ec += step) {
+                const float cr = u[ec], ci = u[ec + 1];
+                for (int k = 0; k < GG_PTSEL_GROUP; k++) {
+                    const float nr = u[en[k]], ni = u[en[k] + 1];
+                    en[k] += step;
+                    const float ar = cr * nr + ci * ni, ai = ci * nr - cr * ni;
+                    /* |a| is 1 for a valid pair and exactly 0 otherwise */
+                    m[k] += (ar * ar + ai * ai > 0.25f) ? 1 : 0;
+                    tr[k] += ar * pr[k] + ai * pi[k]; /* conj(a) * P */
+                    ti[k] += ar * pi[k] - ai * pr[k];
+                    pr[k] += ar;
+                    pi[k] += ai;
+                }
+            }
+            for (int k = 0; k < GG_PTSEL_GROUP; k++) { /* in window order: ties keep the first */
+                if (!use[k] || m[k] < minm)
+                    continue;
+                float num, den;
+                if (p.slc) {
+                    num = sqrt(tr[k] * tr[k] + ti[k] * ti[k]);
+                    den = 0.5f * (float)m[k] * (float)(m[k] - 1);
+                } else {
+                    const float sr = pr[k] + tr[k], si = pi[k] + ti[k];
+                    num = sqrt(sr * sr + si * si);
+                    den = 0.5f * (float)m[k] * (float)(m[k] + 1);
+                }
+                const float tau = fmin(num / den, 1.0f);
+                if (tau > best) {
+                    best = tau;
+                    bdx = dx0 + k;
+                    bdy = dy;
+                }
+            }
+        }
+    }
+    const size_t np = (size_t)gg_nx * (size_t)gg_ny;
+    const size_t o = (size_t)y * (size_t)gg_nx + (size_t)x;
+    const int ok = best >= 0.0f;
+    out[o] = ok ? best : p.dst_nodata;
+    if (p.offsets) {
+        out[np + o] = ok ? (float)bdx : p.dst_nodata;
+        out[2 * np + o] = ok ? (float)bdy : p.dst_nodata;
+    }
+    if (p.mask)
+        mask[o] = (gg_u8)(ok ? (best >= p.threshold ? 1 : 0) : p.mask_nodata);
+}

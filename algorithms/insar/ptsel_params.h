@@ -1,0 +1,36 @@
+/*
+ * ptsel_params.h -- parameter structs of the PtSel kernels (persistent
+ * scatterer selection by maximum arc temporal coherence), shared by host
+ * code and device code.  Members are plain int/float/double, doubles first,
+ * so C, CUDA and OpenCL C lay them out identically.
+ *
+ * MIT licence.
+ */
+#ifndef GG_PTSEL_PARAMS_H
+#define GG_PTSEL_PARAMS_H
+
+/* Normalisation u = z/|z| of every sample of an n-band stack, in place. */
+typedef struct gg_ptsel_norm_params {
+    int nbands;      /* epochs (planes) */
+    int has_nodata;  /* real part == nodata marks an invalid sample */
+    float nodata;
+    int pad_;
+} gg_ptsel_norm_params;
+
+/* Per-centre maximum arc coherence over the search window. */
+typedef struct gg_ptsel_params {
+    int src_w, src_h;    /* plane size (the source window held on the device) */
+    int off_x, off_y;    /* output pixel (0,0) in plane coordinates */
+    int radius;          /* window radius r/2 (not "half": an OpenCL type) */
+    int nbands;
+    int excl_d2;         /* neighbours with dx^2+dy^2 < excl_d2 are skipped (>= 1) */
+    int slc;             /* 1: SLC stack (pairs k<l); 0: single-reference ifgs */
+    int offsets;         /* write the best_dx, best_dy planes */
+    int mask;            /* write the Byte ps_mask */
+    float threshold;     /* ps_mask = tau_max >= threshold */
+    float dst_nodata;    /* float planes */
+    int mask_nodata;     /* Byte plane */
+    int pad_;
+} gg_ptsel_params;
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * gdal_insar.c -- interferogram, boxcar coherence and amplitude of two
+ * coregistered SLCs.
+ *
+ * MIT licence.
+ */
+#include "gg_app.h"
+
+#include "cpl_port.h"
+#include "cpl_string.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* the products asked for, in the order given ("" = all) */
+static char products[64];
+
+static int add_product(gg_app *app, const char *name)
+{
+    if (strlen(products) + strlen(name) + 2 > sizeof products)
+        return gg_app_usage_error(app, "-%s given twice", name);
+    if (*products)
+        strcat(products, ",");
+    strcat(products, name);
+    return gg_app_set(app, "products", products);
+}
+
+static int parse_flag(gg_app *app, int argc, char **argv, int *pi)
+{
+    const char *v[2];
+    if (EQUAL(argv[*pi], "-window") || EQUAL(argv[*pi], "-looks")) {
+        const char *flag = argv[*pi];
+        if (gg_app_values(app, argc, argv, pi, 2, v) < 0)
+            return -1;
+        return gg_app_set_pair(app, flag, flag + 1, v[0], v[1]);
+    }
+    if (EQUAL(argv[*pi], "-interferogram") || EQUAL(argv[*pi], "-coherence") ||
+        EQUAL(argv[*pi], "-amplitude"))
+        return add_product(app, argv[*pi] + 1);
+    return 0;
+}
+
+static const gg_app_spec spec = {
+    .name = "gdal_insar",
+    .operation = "coherence",
+    .purpose = "Interferogram primary x conj(secondary), boxcar coherence\n"
+               "|sum s1 s2*| / sqrt(sum |s1|^2 sum |s2|^2) and amplitude of two coregistered\n"
+               "SLCs, optionally decimated by looks.  Products of different types (the complex\n"
+               "interferogram beside the real coherence) are written one file per product,\n"
+               "<dst stem>_<product><ext>, unless the format is VRT or GGVRT.",
+    .synopsis = "[-window <w> <h>] [-looks <x> <y>] [-interferogram] [-coherence] [-amplitude]\n"
+                "       <primary> <secondary>",
+    .help = "  -window <w> <h>    coherence window, odd sizes (default 5 5)\n"
+            "  -looks <x> <y>     decimation: one output pixel per x by y block (default 1 1)\n"
+            "  -interferogram     write the interferogram (complex mean over the look block)\n"
+            "  -coherence         write the coherence, in [0, 1]\n"
+            "  -amplitude         write the amplitude (geometric mean of the RMS amplitudes)\n"
+            "                     (none of the three: all of them, in this order)\n",
+    .required = NULL,
+    .parse_flag = parse_flag,
+};
+
+int main(int argc, char **argv)
+{
+    return gg_app_main(&spec, argc, argv);
+}

@@ -1,0 +1,782 @@
+/* test_ptsel.c -- the ptsel stack op on every test device:
+ *   - against a float64 implementation of the PtSel paper's O(n^2) pair
+ *     formula (explicit loop over the i<j pairs, same validity rules), on
+ *     small random stacks with NaN holes, zero samples and nodata, in the
+ *     interferogram and SLC modes: tau_max within 1e-5 absolute, identical
+ *     nodata masks;
+ *   - best_dx/best_dy point at an arc whose reference tau is tau_max, the
+ *     mask is tau_max >= threshold (255 on nodata);
+ *   - tiled runs (uneven tiles) identical to one whole run; devices agree;
+ *   - conjugating every band leaves tau unchanged, one band changes it;
+ *   - bad options and inputs rejected with their messages;
+ *   - the real psps Houston stack (92 interferograms, when
+ *     ../shared/data/psps_houston exists next to the repository or
+ *     GG_PSPS_DIR names it): a 60x60 crop against the reference, and the
+ *     fraction of pixels with tau_max >= 0.71. */
+#define _GNU_SOURCE
+#include "check.h"
+
+#include <complex.h>
+#include <dirent.h>
+#include <math.h>
+#include <time.h>
+
+#define MAXDEV 4
+#define TOL 1e-5
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* ------------------------------------------------------------ reference */
+
+/* A stack: n band-sequential planes of W x H interleaved complex floats. */
+typedef struct {
+    int W, H, n;
+    const float *z;
+    int has_nodata;
+    double nodata;
+} stack;
+
+typedef struct {
+    int window, slc;
+    double mindist, threshold;
+    int conj[128]; /* per band, 0-based */
+} ref_opts;
+
+/* Unit phasors in double; invalid samples (zero, NaN/Inf, real part ==
+ * nodata) are 0. */
+static double complex *ref_unit(const stack *s, const ref_opts *o)
+{
+    const size_t np = (size_t)s->W * s->H;
+    double complex *u = malloc(np * s->n * sizeof *u);
+    for (int b = 0; b < s->n; b++)
+        for (size_t k = 0; k < np; k++) {
+            const float re = s->z[2 * (b * np + k)], im = s->z[2 * (b * np + k) + 1];
+            const int ok = isfinite(re) && isfinite(im) && !(re == 0 && im == 0) &&
+                           !(s->has_nodata && re == (float)s->nodata);
+            double complex v = (double)re + I * (o->conj[b] ? -(double)im : (double)im);
+            u[b * np + k] = ok ? v / cabs(v) : 0;
+        }
+    return u;
+}
+
+/* The paper's tau of arc (C, N): the sum over the network of pairs, each
+ * pair term a_i conj(a_j) written out (O(n^2)); -1 when the arc has too
+ * few valid epochs. */
+static double ref_arc(const stack *s, const ref_opts *o, const double complex *u, size_t c,
+                      size_t nb)
+{
+    const size_t np = (size_t)s->W * s->H;
+    double complex a[256];
+    int valid[256], m = 0;
+    for (int i = 0; i < s->n; i++) {
+        const double complex uc = u[i * np + c], un = u[i * np + nb];
+        valid[i] = uc != 0 && un != 0;
+        a[i] = valid[i] ? uc * conj(un) : 0;
+        m += valid[i];
+    }
+    double complex sum = 0;
+    double pairs;
+    if (o->slc) {
+        if (m < 2)
+            return -1;
+        for (int k = 0; k < s->n; k++)
+            for (int l = k + 1; l < s->n; l++)
+                if (valid[k] && valid[l])
+                    sum += a[k] * conj(a[l]);
+        pairs = m * (m - 1) / 2.0;
+    } else {
+        if (m < 1)
+            return -1;
+        /* the n single-reference ifgs, then every pair i<j (the reference
+         * is the last epoch of the network) */
+        for (int i = 0; i < s->n; i++)
+            if (valid[i])
+                sum += a[i];
+        for (int i = 0; i < s->n; i++)
+            for (int j = i + 1; j < s->n; j++)
+                if (valid[i] && valid[j])
+                    sum += a[i] * conj(a[j]);
+        pairs = m * (m + 1) / 2.0;
+    }
+    const double t = cabs(sum) / pairs;
+    return t > 1 ? 1 : t;
+}
+
+static int ref_excluded(const ref_opts *o, int dx, int dy)
+{
+    return (dx == 0 && dy == 0) || (double)(dx * dx + dy * dy) < o->mindist * o->mindist;
+}
+
+/* tau_max per pixel (NaN: no valid arc). */
+static double *ref_ptsel(const stack *s, const ref_opts *o, const double complex *u)
+{
+    const int h = o->window / 2;
+    double *t = malloc((size_t)s->W * s->H * sizeof *t);
+#pragma omp parallel for schedule(dynamic)
+    for (int y = 0; y < s->H; y++)
+        for (int x = 0; x < s->W; x++) {
+            double best = -1;
+            for (int dy = -h; dy <= h; dy++)
+                for (int dx = -h; dx <= h; dx++) {
+                    const int nx = x + dx, ny = y + dy;
+                    if (nx < 0 || ny < 0 || nx >= s->W || ny >= s->H || ref_excluded(o, dx, dy))
+                        continue;
+                    const double a = ref_arc(s, o, u, (size_t)y * s->W + x, (size_t)ny * s->W + nx);
+                    if (a > best)
+                        best = a;
+                }
+            t[(size_t)y * s->W + x] = best >= 0 ? best : NAN;
+        }
+    return t;
+}
+
+/* ------------------------------------------------------------ the op */
+
+typedef struct {
+    float *tau, *dx, *dy;
+    unsigned char *mask;
+    int nbands;
+} result;
+
+static void result_free(result *r)
+{
+    free(r->tau);
+    free(r->dx);
+    free(r->dy);
+    free(r->mask);
+    memset(r, 0, sizeof *r);
+}
+
+/* Runs ptsel over the stack in output tiles of tw x th through the public
+ * API, as the GDAL driver does.  opts: key/value pairs, NULL-terminated. */
+static gg_status run_ptsel(gg_context *ctx, const stack *s, const char *const *opts, int tw, int th,
+                           result *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    gg_op *op = NULL;
+    gg_status st = gg_op_new("ptsel", &op, err, errlen);
+    for (int i = 0; st == GG_OK && opts && opts[i]; i += 2)
+        if ((st = gg_op_set(op, opts[i], opts[i + 1])) != GG_OK)
+            snprintf(err, errlen, "%s", gg_op_last_error(op));
+    gg_raster_info ii = {s->W, s->H, s->n, GG_CFLOAT32, {0, 1, 0, 0, 0, 1}, 0, s->has_nodata,
+                         s->nodata}, oi;
+    if (st == GG_OK && (st = gg_op_prepare(op, &ii, &oi)) != GG_OK)
+        snprintf(err, errlen, "%s", gg_op_last_error(op));
+    if (st != GG_OK) {
+        gg_op_free(op);
+        return st;
+    }
+    const size_t np = (size_t)s->W * s->H;
+    r->nbands = oi.bands;
+    void *planes[4] = {0};
+    for (int b = 0; b < oi.bands; b++) {
+        const char *name = gg_op_band_name(op, b);
+        if (!strcmp(name, "tau_max"))
+            planes[b] = r->tau = malloc(np * 4);
+        else if (!strcmp(name, "best_dx"))
+            planes[b] = r->dx = malloc(np * 4);
+        else if (!strcmp(name, "best_dy"))
+            planes[b] = r->dy = malloc(np * 4);
+        else
+            planes[b] = r->mask = malloc(np);
+    }
+    gg_tile src[256], dst[4];
+    for (int y = 0; y < s->H && st == GG_OK; y += th)
+        for (int x = 0; x < s->W && st == GG_OK; x += tw) {
+            gg_window dw = {x, y, x + tw > s->W ? s->W - x : tw, y + th > s->H ? s->H - y : th}, sw;
+            gg_op_source_window(op, &dw, &sw);
+            for (int b = 0; b < s->n; b++)
+                src[b] = (gg_tile){(void *)(s->z + 2 * ((size_t)b * np + (size_t)sw.y0 * s->W + sw.x0)),
+                                   GG_CFLOAT32, sw.width, sw.height, (size_t)s->W, sw.x0, sw.y0};
+            for (int b = 0; b < oi.bands; b++) {
+                const gg_type t = gg_op_band_type(op, b);
+                dst[b] = (gg_tile){(char *)planes[b] + ((size_t)y * s->W + x) * gg_type_size(t), t,
+                                   dw.width, dw.height, (size_t)s->W, x, y};
+            }
+            if ((st = gg_op_run_stack(ctx, op, src, s->n, dst, oi.bands)) != GG_OK)
+                snprintf(err, errlen, "%s", gg_op_last_error(op));
+        }
+    gg_op_free(op);
+    return st;
+}
+
+/* ------------------------------------------------------------ data */
+
+/* A smooth common phase screen (cancels on short arcs), per-pixel noise
+ * from stable (PS-like) to random, random amplitudes, and invalid samples:
+ * NaN, zeros, nodata, an all-invalid 3x3 block, a pixel valid in one epoch
+ * only, huge and tiny amplitudes. */
+static float *make_stack(int W, int H, int n, int has_nodata, double nodata)
+{
+    const size_t np = (size_t)W * H;
+    float *z = malloc(np * n * 2 * sizeof(float));
+    for (size_t k = 0; k < np; k++) {
+        const int x = (int)(k % W), y = (int)(k / W);
+        const double cls = urand(0, 1);
+        const double sigma = cls < 0.3 ? 0.15 : cls < 0.6 ? 0.7 : 1e9;
+        const double trend = urand(-0.2, 0.2);
+        for (int b = 0; b < n; b++) {
+            const double screen = 1.3 * b * sin(0.23 * x + 0.11 * y + 0.7 * b);
+            const double ph = sigma > 1e8 ? urand(-M_PI, M_PI)
+                                          : screen + trend * b + sigma * urand(-1.7, 1.7);
+            double amp = urand(0.2, 3.0);
+            if (k % 97 == 5)
+                amp *= 1e30;
+            else if (k % 89 == 7)
+                amp *= 1e-30;
+            float *p = z + 2 * ((size_t)b * np + k);
+            p[0] = (float)(amp * cos(ph));
+            p[1] = (float)(amp * sin(ph));
+            const double r = urand(0, 1);
+            if (r < 0.02)
+                p[r < 0.01 ? 0 : 1] = NAN;
+            else if (r < 0.035)
+                p[0] = p[1] = 0;
+            else if (r < 0.05 && has_nodata)
+                p[0] = (float)nodata;
+            else if (r < 0.052)
+                p[1] = INFINITY;
+            if ((x >= 4 && x <= 6 && y >= 3 && y <= 5) || (k == np - 3 && b > 0))
+                p[0] = NAN;
+        }
+    }
+    return z;
+}
+
+/* ------------------------------------------------------------ checks */
+
+static double max_abs_diff(const float *a, const double *b, size_t n, size_t *nan_mismatch)
+{
+    double e = 0;
+    *nan_mismatch = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(a[i]) != isnan(b[i])) {
+            (*nan_mismatch)++;
+            continue;
+        }
+        if (!isnan(a[i]) && fabs(a[i] - b[i]) > e)
+            e = fabs(a[i] - b[i]);
+    }
+    return e;
+}
+
+static double max_abs_diff_f(const float *a, const float *b, size_t n, size_t *nan_mismatch)
+{
+    double e = 0;
+    *nan_mismatch = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(a[i]) != isnan(b[i])) {
+            (*nan_mismatch)++;
+            continue;
+        }
+        if (!isnan(a[i]) && fabs((double)a[i] - b[i]) > e)
+            e = fabs((double)a[i] - b[i]);
+    }
+    return e;
+}
+
+static int same_result(const result *a, const result *b, size_t np)
+{
+    return a->nbands == b->nbands && !memcmp(a->tau, b->tau, np * 4) &&
+           (!a->dx || (!memcmp(a->dx, b->dx, np * 4) && !memcmp(a->dy, b->dy, np * 4))) &&
+           (!a->mask || !memcmp(a->mask, b->mask, np));
+}
+
+/* Offsets point at an allowed neighbour whose reference tau is tau_max;
+ * the mask is tau_max >= threshold; nodata agrees across bands. */
+static void check_bands(const char *what, const stack *s, const ref_opts *o, const double complex *u,
+                        const double *ref, const result *r)
+{
+    const int h = o->window / 2;
+    size_t bad_off = 0, bad_mask = 0;
+    double worst = 0;
+    for (int y = 0; y < s->H; y++)
+        for (int x = 0; x < s->W; x++) {
+            const size_t k = (size_t)y * s->W + x;
+            const int nd = isnan(r->tau[k]);
+            if (r->mask && (nd ? r->mask[k] != 255 : r->mask[k] != (r->tau[k] >= (float)o->threshold)))
+                bad_mask++;
+            if (!r->dx)
+                continue;
+            if (nd) {
+                bad_off += !isnan(r->dx[k]) || !isnan(r->dy[k]);
+                continue;
+            }
+            const int dx = (int)r->dx[k], dy = (int)r->dy[k];
+            const int nx = x + dx, ny = y + dy;
+            if (r->dx[k] != dx || r->dy[k] != dy || abs(dx) > h || abs(dy) > h || nx < 0 ||
+                ny < 0 || nx >= s->W || ny >= s->H || ref_excluded(o, dx, dy)) {
+                bad_off++;
+                continue;
+            }
+            const double t = ref_arc(s, o, u, k, (size_t)ny * s->W + nx);
+            if (fabs(t - ref[k]) > worst)
+                worst = fabs(t - ref[k]);
+        }
+    CHECK(bad_mask == 0, "%s: %zu ps_mask values inconsistent with tau_max", what, bad_mask);
+    CHECK(bad_off == 0 && worst <= TOL, "%s: %zu bad offsets; best arc's tau off by %.3g", what,
+          bad_off, worst);
+}
+
+typedef struct {
+    int W, H, n;
+    int has_nodata;
+    double nodata;
+    const char *opts[16]; /* key, value, ..., NULL */
+} pcase;
+
+static const char *opt_of(const pcase *c, const char *key, const char *dflt)
+{
+    for (int i = 0; c->opts[i]; i += 2)
+        if (!strcmp(c->opts[i], key))
+            return c->opts[i + 1];
+    return dflt;
+}
+
+static void fill_ref_opts(const char *const *opts, int n, ref_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->window = 11;
+    o->mindist = 1;
+    o->threshold = 0.71;
+    for (int i = 0; opts[i]; i += 2) {
+        const char *k = opts[i], *v = opts[i + 1];
+        if (!strcmp(k, "window"))
+            o->window = atoi(v);
+        else if (!strcmp(k, "mindist"))
+            o->mindist = atof(v);
+        else if (!strcmp(k, "threshold"))
+            o->threshold = atof(v);
+        else if (!strcmp(k, "slc"))
+            o->slc = !strcmp(v, "yes");
+        else if (!strcmp(k, "conj"))
+            for (const char *p = v; *p;) {
+                const int b = (int)strtol(p, (char **)&p, 10);
+                if (b >= 1 && b <= n)
+                    o->conj[b - 1] = 1;
+                while (*p == ',')
+                    p++;
+            }
+    }
+}
+
+static void test_cases(gg_context **ctx, char devs[][32], int nd)
+{
+    static const pcase cases[] = {
+        {23, 17, 2, 0, 0, {"window", "3", NULL}},
+        {23, 17, 5, 1, -9999, {"window", "5", "offsets", "yes", "mask", "yes", NULL}},
+        {23, 17, 13, 1, 0, {"window", "7", "mindist", "2.5", "offsets", "yes", "mask", "yes", NULL}},
+        {23, 17, 5, 0, 0, {"window", "5", "slc", "yes", "offsets", "yes", "mask", "yes", NULL}},
+        {23, 17, 13, 1, -9999,
+         {"window", "7", "mindist", "2.5", "slc", "yes", "conj", "2,5", "mask", "yes",
+          "threshold", "0.4", NULL}},
+        {23, 17, 2, 1, -9999, {"window", "3", "slc", "yes", "offsets", "yes", NULL}},
+        {23, 17, 13, 0, 0,
+         {"window", "3", "mindist", "1.2", "conj", "1,13", "offsets", "yes", "mask", "yes", NULL}},
+        {23, 17, 13, 0, 0, {"window", "5", "mindist", "2", "mask", "yes", "threshold", "0.5", NULL}},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const pcase *c = &cases[ci];
+        float *z = make_stack(c->W, c->H, c->n, c->has_nodata, c->nodata);
+        const stack s = {c->W, c->H, c->n, z, c->has_nodata, c->nodata};
+        const size_t np = (size_t)c->W * c->H;
+        ref_opts o;
+        fill_ref_opts(c->opts, c->n, &o);
+        double complex *u = ref_unit(&s, &o);
+        double *ref = ref_ptsel(&s, &o, u);
+        size_t nref = 0, nps = 0;
+        for (size_t k = 0; k < np; k++)
+            if (!isnan(ref[k])) {
+                nref++;
+                nps += ref[k] >= o.threshold;
+            }
+        result first = {0};
+        for (int d = 0; d < nd; d++) {
+            char err[512] = "", what[160];
+            snprintf(what, sizeof what, "%s case %zu (n=%d, window %d, mindist %g, %s)", devs[d], ci,
+                     c->n, o.window, o.mindist, o.slc ? "slc" : "ifg");
+            result whole, tiled, tiled2;
+            gg_status st = run_ptsel(ctx[d], &s, c->opts, 1 << 20, 1 << 20, &whole, err, sizeof err);
+            CHECK(st == GG_OK, "%s: %s", what, err);
+            if (st != GG_OK) {
+                result_free(&whole);
+                continue;
+            }
+            CHECK(whole.nbands == 1 + 2 * !strcmp(opt_of(c, "offsets", "no"), "yes") +
+                                     !strcmp(opt_of(c, "mask", "no"), "yes"),
+                  "%s: %d output bands", what, whole.nbands);
+            size_t mm;
+            const double e = max_abs_diff(whole.tau, ref, np, &mm);
+            CHECK(e <= TOL && mm == 0, "%s: max |tau - ref| %.3g, %zu nodata mismatches", what, e, mm);
+            printf("  %-7s case %zu: n=%2d window %d mindist %-3g %s: max |err| %.2e  (%zu valid, "
+                   "%zu >= %.2f)\n",
+                   devs[d], ci, c->n, o.window, o.mindist, o.slc ? "slc" : "ifg", e, nref, nps,
+                   o.threshold);
+            check_bands(what, &s, &o, u, ref, &whole);
+            /* uneven tiles, two shapes */
+            st = run_ptsel(ctx[d], &s, c->opts, 7, 5, &tiled, err, sizeof err);
+            CHECK(st == GG_OK && same_result(&whole, &tiled, np), "%s: 7x5 tiles differ from the "
+                  "whole run %s", what, err);
+            st = run_ptsel(ctx[d], &s, c->opts, 10, 3, &tiled2, err, sizeof err);
+            CHECK(st == GG_OK && same_result(&whole, &tiled2, np), "%s: 10x3 tiles differ from the "
+                  "whole run %s", what, err);
+            result_free(&tiled);
+            result_free(&tiled2);
+            if (!first.tau) {
+                first = whole;
+                continue;
+            }
+            const double agree = max_abs_diff_f(whole.tau, first.tau, np, &mm);
+            size_t mask_diff = 0;
+            if (whole.mask)
+                for (size_t k = 0; k < np; k++)
+                    mask_diff += whole.mask[k] != first.mask[k] &&
+                                 fabs(whole.tau[k] - o.threshold) > TOL;
+            CHECK(agree <= TOL && mm == 0 && mask_diff == 0,
+                  "%s vs %s: max diff %.3g, %zu nodata and %zu mask differences", what, devs[0],
+                  agree, mm, mask_diff);
+            result_free(&whole);
+        }
+        result_free(&first);
+        free(ref);
+        free(u);
+        free(z);
+    }
+}
+
+/* tau does not change when every a_i is conjugated; conjugating one
+ * interferogram changes it (notes §1). */
+static void test_conj_identity(gg_context **ctx, char devs[][32], int nd)
+{
+    const int W = 23, H = 17, n = 6;
+    float *z = make_stack(W, H, n, 0, 0);
+    const stack s = {W, H, n, z, 0, 0};
+    const size_t np = (size_t)W * H;
+    for (int d = 0; d < nd; d++)
+        for (int slc = 0; slc < 2; slc++) {
+            const char *mode = slc ? "yes" : "no";
+            const char *plain[] = {"window", "5", "slc", mode, NULL};
+            const char *all[] = {"window", "5", "slc", mode, "conj", "1,2,3,4,5,6", NULL};
+            const char *one[] = {"window", "5", "slc", mode, "conj", "3", NULL};
+            result a, b, c;
+            char err[512] = "";
+            gg_status s1 = run_ptsel(ctx[d], &s, plain, 1 << 20, 1 << 20, &a, err, sizeof err);
+            gg_status s2 = run_ptsel(ctx[d], &s, all, 1 << 20, 1 << 20, &b, err, sizeof err);
+            gg_status s3 = run_ptsel(ctx[d], &s, one, 1 << 20, 1 << 20, &c, err, sizeof err);
+            CHECK(s1 == GG_OK && s2 == GG_OK && s3 == GG_OK, "%s conj runs: %s", devs[d], err);
+            if (s1 == GG_OK && s2 == GG_OK && s3 == GG_OK) {
+                size_t mm1, mm2;
+                const double dall = max_abs_diff_f(a.tau, b.tau, np, &mm1);
+                const double done = max_abs_diff_f(a.tau, c.tau, np, &mm2);
+                CHECK(dall <= 1e-6 && mm1 == 0, "%s %s: conj of every band changed tau by %.3g",
+                      devs[d], slc ? "slc" : "ifg", dall);
+                CHECK(done > 1e-2, "%s %s: conj of one band changed tau by only %.3g", devs[d],
+                      slc ? "slc" : "ifg", done);
+                printf("  %-7s %s: conj all bands: max |dtau| %.2e; conj band 3: max |dtau| %.3f\n",
+                       devs[d], slc ? "slc" : "ifg", dall, done);
+            }
+            result_free(&a);
+            result_free(&b);
+            result_free(&c);
+        }
+    free(z);
+}
+
+static void expect_bad_set(const char *key, const char *value, const char *msg)
+{
+    gg_op *op = NULL;
+    char err[512];
+    if (gg_op_new("ptsel", &op, err, sizeof err) != GG_OK) {
+        CHECK(0, "ptsel: %s", err);
+        return;
+    }
+    CHECK(gg_op_set(op, key, value) == GG_ERR_ARGUMENT, "ptsel %s=%s accepted", key, value);
+    CHECK(strstr(gg_op_last_error(op), msg) != NULL, "ptsel %s=%s: message '%s' lacks '%s'", key,
+          value, gg_op_last_error(op), msg);
+    gg_op_free(op);
+}
+
+static void expect_bad_prepare(const char *key, const char *value, int W, int H, int bands,
+                               gg_type type, const char *msg)
+{
+    gg_op *op = NULL;
+    char err[512];
+    gg_op_new("ptsel", &op, err, sizeof err);
+    if (key)
+        CHECK(gg_op_set(op, key, value) == GG_OK, "ptsel %s=%s: %s", key, value,
+              gg_op_last_error(op));
+    gg_raster_info ii = {W, H, bands, type, {0, 1, 0, 0, 0, 1}, 0, 0, 0}, oi;
+    CHECK(gg_op_prepare(op, &ii, &oi) != GG_OK, "ptsel %s=%s on %dx%dx%d accepted", key ? key : "",
+          value ? value : "", W, H, bands);
+    CHECK(strstr(gg_op_last_error(op), msg) != NULL, "ptsel prepare: message '%s' lacks '%s'",
+          gg_op_last_error(op), msg);
+    gg_op_free(op);
+}
+
+static void test_bad_options(void)
+{
+    const char *odd = "ptsel: window must be an odd integer >= 3";
+    expect_bad_set("window", "4", odd);
+    expect_bad_set("window", "1", odd);
+    expect_bad_set("window", "-3", odd);
+    expect_bad_set("window", "abc", odd);
+    expect_bad_set("mindist", "-1", "mindist");
+    expect_bad_set("mindist", "x", "mindist");
+    expect_bad_set("threshold", "0", "threshold");
+    expect_bad_set("threshold", "1.5", "threshold");
+    expect_bad_set("threshold", "nan", "threshold");
+    expect_bad_set("conj", "0", "conj");
+    expect_bad_set("conj", "a", "conj");
+    expect_bad_set("conj", "3,,4", "conj");
+    expect_bad_set("conj", "3,", "conj");
+    expect_bad_set("conj", "-2", "conj");
+    expect_bad_set("slc", "maybe", "slc");
+    expect_bad_set("offsets", "2", "offsets");
+    expect_bad_set("mask", "x", "mask");
+    expect_bad_set("nosuch", "1", "unknown option");
+
+    expect_bad_prepare(NULL, NULL, 20, 20, 5, GG_FLOAT32,
+                       "ptsel: input must be complex (CFloat32 interferograms or SLCs)");
+    expect_bad_prepare(NULL, NULL, 20, 20, 1, GG_CFLOAT32, "ptsel: needs at least 2 epochs, got 1");
+    expect_bad_prepare("window", "11", 20, 9, 3, GG_CFLOAT32, "window 11 is larger than the 20x9 image");
+    expect_bad_prepare("conj", "2,7", 20, 20, 5, GG_CFLOAT32, "conj band 7 out of range");
+    expect_bad_prepare("mindist", "7.1", 20, 20, 5, GG_CFLOAT32, "excludes every neighbour");
+
+    /* what the op tells about itself */
+    const char *const *names = gg_op_names();
+    int found = 0;
+    for (int i = 0; names[i]; i++)
+        found |= !strcmp(names[i], "ptsel");
+    CHECK(found, "ptsel missing from gg_op_names");
+    CHECK(gg_op_input_count("ptsel") == -1, "ptsel input count %d", gg_op_input_count("ptsel"));
+    CHECK(gg_op_option_list("ptsel") && strstr(gg_op_option_list("ptsel"), "window|int|11|"),
+          "ptsel option list");
+    gg_op *op = NULL;
+    char err[512];
+    gg_op_new("ptsel", &op, err, sizeof err);
+    gg_op_set(op, "offsets", "yes");
+    gg_op_set(op, "mask", "yes");
+    gg_op_set(op, "conj", "1, 3");
+    gg_raster_info ii = {30, 20, 4, GG_CFLOAT32, {5, 2, 0, 9, 0, -2}, 1, 1, 0}, oi;
+    CHECK(gg_op_prepare(op, &ii, &oi) == GG_OK, "prepare: %s", gg_op_last_error(op));
+    CHECK(gg_op_is_stack(op) && oi.bands == 4 && oi.width == 30 && oi.height == 20 &&
+              oi.type == GG_FLOAT32 && oi.has_geotransform && oi.geotransform[0] == 5,
+          "output description");
+    const char *want[] = {"tau_max", "best_dx", "best_dy", "ps_mask"};
+    for (int b = 0; b < 4; b++)
+        CHECK(!strcmp(gg_op_band_name(op, b), want[b]), "band %d named %s", b,
+              gg_op_band_name(op, b));
+    CHECK(gg_op_band_type(op, 0) == GG_FLOAT32 && gg_op_band_type(op, 2) == GG_FLOAT32 &&
+              gg_op_band_type(op, 3) == GG_BYTE,
+          "band types");
+    /* input nodata 0 is a valid tau: float bands stay NaN */
+    CHECK(isnan(gg_op_band_nodata(op, 0)) && isnan(gg_op_band_nodata(op, 1)) &&
+              gg_op_band_nodata(op, 3) == 255,
+          "band nodata %g %g %g", gg_op_band_nodata(op, 0), gg_op_band_nodata(op, 1),
+          gg_op_band_nodata(op, 3));
+    CHECK(gg_op_bytes_per_pixel(op) > 4 * 8, "bytes per pixel %g", gg_op_bytes_per_pixel(op));
+    gg_op_free(op);
+}
+
+/* -------------------------------------------------------- psps Houston */
+
+typedef struct {
+    int d1, d2;
+    char name[256];
+} igram;
+
+static int cmp_secondary(const void *a, const void *b)
+{
+    const igram *x = a, *y = b;
+    const int ref = 20180115;
+    const int sx = x->d1 == ref ? x->d2 : x->d1, sy = y->d1 == ref ? y->d2 : y->d1;
+    return (sx > sy) - (sx < sy);
+}
+
+static void psps_dir(char *buf, size_t len)
+{
+    const char *env = getenv("GG_PSPS_DIR");
+    if (env && *env) {
+        snprintf(buf, len, "%s", env);
+        return;
+    }
+    /* this file is <repo>/tests/c/test_ptsel.c; the data is <repo>/../shared/data */
+    snprintf(buf, len, "%s", __FILE__);
+    char *cut = strstr(buf, "tests/c/test_ptsel.c");
+    if (cut)
+        snprintf(cut, len - (size_t)(cut - buf), "../shared/data/psps_houston");
+    else
+        snprintf(buf, len, "../shared/data/psps_houston");
+}
+
+static void test_psps(gg_context **ctx, char devs[][32], int nd)
+{
+    char dir[1024], path[1300];
+    psps_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/igrams", dir);
+    DIR *dh = opendir(path);
+    if (!dh) {
+        printf("SKIP psps regression: %s not found\n", path);
+        return;
+    }
+    igram ig[128];
+    int n = 0;
+    for (struct dirent *e; (e = readdir(dh)) != NULL;) {
+        int a, b;
+        char tail[8] = "";
+        if (sscanf(e->d_name, "%8d_%8d.%3s", &a, &b, tail) == 3 && !strcmp(tail, "int") && n < 128) {
+            ig[n].d1 = a;
+            ig[n].d2 = b;
+            snprintf(ig[n].name, sizeof ig[n].name, "%s", e->d_name);
+            n++;
+        }
+    }
+    closedir(dh);
+    CHECK(n == 92, "psps: %d interferograms found in %s, expected 92", n, path);
+    if (n < 2)
+        return;
+    /* chronological by secondary date; EARLIER_LATER names: the
+     * DATE_20180115 ones have the other orientation and are conjugated */
+    qsort(ig, (size_t)n, sizeof ig[0], cmp_secondary);
+    const int W = 200, H = 200;
+    const size_t np = (size_t)W * H;
+    float *z = malloc(np * n * 8);
+    char conj[1024] = "";
+    int nconj = 0, ok = 1;
+    for (int b = 0; b < n && ok; b++) {
+        snprintf(path, sizeof path, "%s/igrams/%s", dir, ig[b].name);
+        FILE *f = fopen(path, "rb");
+        ok = f && fread(z + 2 * (size_t)b * np, 8, np, f) == np; /* little-endian, as the host */
+        if (f)
+            fclose(f);
+        CHECK(ok, "psps: cannot read %s", path);
+        CHECK(ig[b].d1 == 20180115 || ig[b].d2 == 20180115, "psps: %s lacks the reference date",
+              ig[b].name);
+        if (ig[b].d2 == 20180115) {
+            snprintf(conj + strlen(conj), sizeof conj - strlen(conj), "%s%d", nconj ? "," : "", b + 1);
+            nconj++;
+        }
+    }
+    if (!ok) {
+        free(z);
+        return;
+    }
+    CHECK(nconj == 29, "psps: %d DATE_20180115 interferograms, expected 29", nconj);
+    const char *opts[] = {"window", "11", "conj", conj, NULL};
+
+    /* 60x60 crop at rows/cols 70..129, against the O(n^2) reference */
+    const int CW = 60, C0 = 70;
+    const size_t cnp = (size_t)CW * CW;
+    float *cz = malloc(cnp * n * 8);
+    for (int b = 0; b < n; b++)
+        for (int y = 0; y < CW; y++)
+            memcpy(cz + 2 * ((size_t)b * cnp + (size_t)y * CW),
+                   z + 2 * ((size_t)b * np + (size_t)(C0 + y) * W + C0), (size_t)CW * 8);
+    const stack crop = {CW, CW, n, cz, 0, 0};
+    ref_opts o;
+    fill_ref_opts(opts, n, &o);
+    double t0 = now_s();
+    double complex *u = ref_unit(&crop, &o);
+    double *ref = ref_ptsel(&crop, &o, u);
+    size_t rps = 0, rvalid = 0;
+    for (size_t k = 0; k < cnp; k++)
+        if (!isnan(ref[k])) {
+            rvalid++;
+            rps += ref[k] >= 0.71;
+        }
+    printf("  psps 60x60 crop, n = %d, window 11: float64 O(n^2) reference in %.1f s, "
+           "tau_max >= 0.71 on %.2f %% (%zu of %zu)\n",
+           n, now_s() - t0, 100.0 * rps / (rvalid ? rvalid : 1), rps, rvalid);
+    for (int d = 0; d < nd; d++) {
+        result r;
+        char err[512] = "";
+        t0 = now_s();
+        gg_status st = run_ptsel(ctx[d], &crop, opts, 1 << 20, 1 << 20, &r, err, sizeof err);
+        const double dt = now_s() - t0;
+        CHECK(st == GG_OK, "psps crop %s: %s", devs[d], err);
+        if (st == GG_OK) {
+            size_t mm, ps = 0, valid = 0;
+            const double e = max_abs_diff(r.tau, ref, cnp, &mm);
+            for (size_t k = 0; k < cnp; k++)
+                if (!isnan(r.tau[k])) {
+                    valid++;
+                    ps += r.tau[k] >= 0.71f;
+                }
+            CHECK(e <= TOL && mm == 0, "psps crop %s: max |tau - ref| %.3g, %zu nodata mismatches",
+                  devs[d], e, mm);
+            printf("  %-7s psps crop: max |err| %.2e, >= 0.71 on %.2f %%, %.3f s\n", devs[d], e,
+                   100.0 * ps / (valid ? valid : 1), dt);
+        }
+        result_free(&r);
+    }
+    free(ref);
+    free(u);
+
+    /* the whole 200x200 stack on each device (the CPU's answer reported) */
+    const stack full = {W, H, n, z, 0, 0};
+    result base = {0};
+    for (int d = 0; d < nd; d++) {
+        result r;
+        char err[512] = "";
+        t0 = now_s();
+        gg_status st = run_ptsel(ctx[d], &full, opts, 1 << 20, 1 << 20, &r, err, sizeof err);
+        const double dt = now_s() - t0;
+        CHECK(st == GG_OK, "psps full %s: %s", devs[d], err);
+        if (st != GG_OK) {
+            result_free(&r);
+            continue;
+        }
+        size_t ps = 0, valid = 0;
+        for (size_t k = 0; k < np; k++)
+            if (!isnan(r.tau[k])) {
+                valid++;
+                ps += r.tau[k] >= 0.71f;
+            }
+        printf("  %-7s psps full 200x200: tau_max >= 0.71 on %.3f %% (%zu of %zu), %.3f s\n",
+               devs[d], 100.0 * ps / (valid ? valid : 1), ps, valid, dt);
+        if (!base.tau) {
+            base = r;
+            continue;
+        }
+        size_t mm;
+        const double e = max_abs_diff_f(r.tau, base.tau, np, &mm);
+        CHECK(e <= TOL && mm == 0, "psps full %s vs %s: max diff %.3g, %zu nodata mismatches",
+              devs[d], devs[0], e, mm);
+        result_free(&r);
+    }
+    result_free(&base);
+    free(cz);
+    free(z);
+}
+
+int main(void)
+{
+    char devs[MAXDEV][32];
+    const int nd = test_devices(devs, MAXDEV);
+    gg_context *ctx[MAXDEV] = {0};
+    int nok = 0;
+    char okdevs[MAXDEV][32];
+    for (int d = 0; d < nd; d++) {
+        char err[512];
+        gg_context *c = NULL;
+        if (gg_context_create(devs[d], &c, err, sizeof err) != GG_OK) {
+            CHECK(0, "%s: %s", devs[d], err);
+            continue;
+        }
+        printf("device %s: %s\n", devs[d], gg_context_device_name(c));
+        ctx[nok] = c;
+        snprintf(okdevs[nok++], 32, "%.31s", devs[d]);
+    }
+    test_cases(ctx, okdevs, nok);
+    test_conj_identity(ctx, okdevs, nok);
+    test_bad_options();
+    test_psps(ctx, okdevs, nok);
+    for (int d = 0; d < nok; d++)
+        gg_context_destroy(ctx[d]);
+    return check_summary("test_ptsel");
+}
