@@ -4,7 +4,8 @@
  * sized by the block planner, each with its r/2 halo, host -> device ->
  * host), without file I/O.
  *
- *   bench_ptsel [-size WxH] [-n epochs] [-window r] [-reps R] [device ...]
+ *   bench_ptsel [-size WxH] [-n epochs] [-window r] [-reps R] [-method prefix|pairs]
+ *               [device ...]
  *
  * Defaults are the PtSel paper's workload: 3260x2680 pixels, 60
  * interferograms, 51x51 window.  The synthetic stack has 5 % stable
@@ -73,7 +74,8 @@ static float *make_stack(int W, int H, int n)
     return z;
 }
 
-static int run_device(const char *dev, const float *stack, int W, int H, int n, int r, int reps)
+static int run_device(const char *dev, const float *stack, int W, int H, int n, int r, int reps,
+                      const char *method)
 {
     char err[512];
     gg_context *ctx = NULL;
@@ -84,7 +86,8 @@ static int run_device(const char *dev, const float *stack, int W, int H, int n, 
     gg_op *op = NULL;
     char wbuf[16];
     snprintf(wbuf, sizeof wbuf, "%d", r);
-    if (gg_op_new("ptsel", &op, err, sizeof err) != GG_OK || gg_op_set(op, "window", wbuf) != GG_OK) {
+    if (gg_op_new("ptsel", &op, err, sizeof err) != GG_OK || gg_op_set(op, "window", wbuf) != GG_OK ||
+        gg_op_set(op, "method", method) != GG_OK) {
         printf("| %s | ptsel: %s %s |\n", dev, err, op ? gg_op_last_error(op) : "");
         gg_context_destroy(ctx);
         return 1;
@@ -135,7 +138,7 @@ static int run_device(const char *dev, const float *stack, int W, int H, int n, 
                 valid++;
                 ps += tau[i] >= 0.71f;
             }
-        printf("| %s | %s | %d | %.3f | %.3f-%.3f | %.1f | %.2f | %.1f | %.2f %% |\n", dev,
+        printf("| %s | %s | %d | %.3f | %.3f-%.3f | %.2f | %.3f | %.3f | %.2f %% |\n", dev,
                gg_context_device_name(ctx), rows, med, t[0], t[reps - 1], W * (double)H / med / 1e6,
                arcs / med / 1e9, 16.0 * n * arcs / med / 1e12, 100.0 * ps / (valid ? valid : 1));
     }
@@ -150,6 +153,7 @@ static int run_device(const char *dev, const float *stack, int W, int H, int n, 
 int main(int argc, char **argv)
 {
     int W = 3260, H = 2680, n = 60, r = 51, reps = 3, ndev = 0;
+    const char *method = "prefix";
     const char *devs[8];
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-size") && i + 1 < argc) {
@@ -159,13 +163,15 @@ int main(int argc, char **argv)
             n = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "-window") && i + 1 < argc) {
             r = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "-method") && i + 1 < argc) {
+            method = argv[++i];
         } else if (!strcmp(argv[i], "-reps") && i + 1 < argc) {
             reps = atoi(argv[++i]);
         } else if (argv[i][0] != '-' && ndev < 8) {
             devs[ndev++] = argv[i];
         } else {
             fprintf(stderr, "usage: bench_ptsel [-size WxH] [-n epochs] [-window r] [-reps R] "
-                            "[device ...]\n");
+                            "[-method prefix|pairs] [device ...]\n");
             return 2;
         }
     }
@@ -177,13 +183,14 @@ int main(int argc, char **argv)
     float *stack = make_stack(W, H, n);
     if (!stack)
         return fprintf(stderr, "bench_ptsel: out of memory for the %dx%dx%d stack\n", W, H, n), 1;
-    printf("stack %dx%d, n = %d interferograms (%.2f GB CFloat32), window %d: made in %.1f s; "
-           "median of %d runs\n\n", W, H, n, (double)W * H * n * 8 / 1e9, r, now_s() - t0, reps);
+    printf("stack %dx%d, n = %d interferograms (%.2f GB CFloat32), window %d, method %s: made in "
+           "%.1f s; median of %d runs\n\n", W, H, n, (double)W * H * n * 8 / 1e9, r, method,
+           now_s() - t0, reps);
     printf("| device | name | rows per pass | median s | min-max s | Mpx/s | G arcs/s | TFLOP/s "
            "(16 n per arc) | pixels >= 0.71 |\n|---|---|---:|---:|---|---:|---:|---:|---:|\n");
     int status = 0;
     for (int d = 0; d < ndev; d++)
-        status |= run_device(devs[d], stack, W, H, n, r, reps);
+        status |= run_device(devs[d], stack, W, H, n, r, reps, method);
     free(stack);
     return status;
 }

@@ -45,7 +45,7 @@ static double u01(uint64_t *s)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: gg_make_input [-size N|WxH] [-type Float32|CFloat32] [-seed S]\n"
+    fprintf(stderr, "usage: gg_make_input [-size N|WxH] [-type Float32|CFloat32] [-bands N] [-seed S]\n"
                     "                     [-nodata V -nodata-frac F] [-of FORMAT] [-co NAME=VALUE]...\n"
                     "                     out_file\n");
     exit(2);
@@ -53,7 +53,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-    int W = 8192, H = 8192, cplx = 0, has_nodata = 0;
+    int W = 8192, H = 8192, cplx = 0, has_nodata = 0, nbands = 1;
     double nodata = 0, frac = 0;
     uint64_t seed = 1;
     const char *fmt = "GTiff", *out = NULL;
@@ -70,6 +70,8 @@ int main(int argc, char **argv)
                 cplx = 1;
             else if (strcasecmp(t, "Float32"))
                 usage();
+        } else if (!strcmp(a, "-bands") && more) {
+            nbands = atoi(argv[++i]);
         } else if (!strcmp(a, "-seed") && more) {
             seed = strtoull(argv[++i], NULL, 10);
         } else if (!strcmp(a, "-nodata") && more) {
@@ -87,7 +89,7 @@ int main(int argc, char **argv)
             out = a;
         }
     }
-    if (!out || W < 1 || H < 1 || frac < 0 || frac >= 1 || (frac > 0 && !has_nodata))
+    if (!out || W < 1 || H < 1 || nbands < 1 || frac < 0 || frac >= 1 || (frac > 0 && !has_nodata))
         usage();
 
     GDALAllRegister();
@@ -97,7 +99,7 @@ int main(int argc, char **argv)
         return 1;
     }
     const GDALDataType dt = cplx ? GDT_CFloat32 : GDT_Float32;
-    GDALDatasetH ds = GDALCreate(drv, out, W, H, 1, dt, co);
+    GDALDatasetH ds = GDALCreate(drv, out, W, H, nbands, dt, co);
     CSLDestroy(co);
     if (!ds)
         return 1; /* GDAL reported why */
@@ -116,9 +118,6 @@ int main(int argc, char **argv)
         return 1;
     }
     OSRDestroySpatialReference(srs);
-    GDALRasterBandH band = GDALGetRasterBand(ds, 1);
-    if (has_nodata)
-        GDALSetRasterNoDataValue(band, nodata);
 
     const int chunk = 256;
     const int nc = cplx ? 2 : 1;
@@ -129,32 +128,38 @@ int main(int argc, char **argv)
         return 1;
     }
     int rc = 0;
-    for (int y0 = 0; y0 < H && !rc; y0 += chunk) {
-        const int rows = y0 + chunk > H ? H - y0 : chunk;
+    for (int b = 0; b < nbands && !rc; b++) { /* each band from its own seed */
+        GDALRasterBandH band = GDALGetRasterBand(ds, b + 1);
+        if (has_nodata)
+            GDALSetRasterNoDataValue(band, nodata);
+        const uint64_t bseed = seed + (uint64_t)b * 7919u;
+        for (int y0 = 0; y0 < H && !rc; y0 += chunk) {
+            const int rows = y0 + chunk > H ? H - y0 : chunk;
 #pragma omp parallel for schedule(static)
-        for (int r = 0; r < rows; r++) {
-            const int y = y0 + r;
-            uint64_t s = mix64(seed * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)y << 24));
-            const double gy = 1.0 + 0.5 * sin(6.283185307179586 * y / H);
-            float *row = buf + (size_t)r * W * nc;
-            for (int x = 0; x < W; x++) {
-                const double g = gy * (0.5 + (double)x / W);
-                if (cplx) {
-                    const double rad = sqrt(-2.0 * log(u01(&s))), ph = 6.283185307179586 * u01(&s);
-                    row[2 * x] = (float)(sqrt(g) * rad * cos(ph));
-                    row[2 * x + 1] = (float)(sqrt(g) * rad * sin(ph));
-                } else {
-                    row[x] = (float)(g * -log(u01(&s)));
-                }
-                if (frac > 0 && u01(&s) < frac) {
-                    row[x * nc] = (float)nodata;
-                    if (cplx)
-                        row[2 * x + 1] = 0.0f;
+            for (int r = 0; r < rows; r++) {
+                const int y = y0 + r;
+                uint64_t s = mix64(bseed * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)y << 24));
+                const double gy = 1.0 + 0.5 * sin(6.283185307179586 * y / H);
+                float *row = buf + (size_t)r * W * nc;
+                for (int x = 0; x < W; x++) {
+                    const double g = gy * (0.5 + (double)x / W);
+                    if (cplx) {
+                        const double rad = sqrt(-2.0 * log(u01(&s))), ph = 6.283185307179586 * u01(&s);
+                        row[2 * x] = (float)(sqrt(g) * rad * cos(ph));
+                        row[2 * x + 1] = (float)(sqrt(g) * rad * sin(ph));
+                    } else {
+                        row[x] = (float)(g * -log(u01(&s)));
+                    }
+                    if (frac > 0 && u01(&s) < frac) {
+                        row[x * nc] = (float)nodata;
+                        if (cplx)
+                            row[2 * x + 1] = 0.0f;
+                    }
                 }
             }
+            if (GDALRasterIO(band, GF_Write, 0, y0, W, rows, buf, W, rows, dt, 0, 0) != CE_None)
+                rc = 1;
         }
-        if (GDALRasterIO(band, GF_Write, 0, y0, W, rows, buf, W, rows, dt, 0, 0) != CE_None)
-            rc = 1;
     }
     free(buf);
     GDALClose(ds);

@@ -19,6 +19,9 @@
  * and 2..4 device buffers.  Per-element logic only: reductions and FFTs go
  * through the backend table (gpu/backend.h).
  *
+ * Device functions that take device pointers qualify them GG_GLOBAL
+ * (OpenCL's __global; nothing elsewhere).
+ *
  * Math: use the type-generic names (floor, sqrt, fabs, fmin, fmax, hypot,
  * isfinite); they resolve to float or double overloads on every target.
  */
@@ -39,6 +42,7 @@
 #define GG_CUDA_STREAM_ITEMS 4
 #endif
 #define GG_DEVICE_FN static __device__ __forceinline__
+#define GG_GLOBAL
 #define GG_X gg_x
 #define GG_Y gg_y
 typedef unsigned char gg_u8;
@@ -91,6 +95,7 @@ typedef unsigned char gg_u8;
 /* -------------------------------------------------------------- OpenCL */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define GG_DEVICE_FN static inline
+#define GG_GLOBAL __global
 #define GG_X ((int)get_global_id(0))
 #define GG_Y ((int)get_global_id(1))
 typedef uchar gg_u8;
@@ -110,6 +115,7 @@ typedef uchar gg_u8;
 #include <math.h>
 #include <stddef.h>
 #define GG_DEVICE_FN static inline
+#define GG_GLOBAL
 #define GG_X gg_x
 #define GG_Y gg_y
 typedef unsigned char gg_u8;

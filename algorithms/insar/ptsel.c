@@ -37,6 +37,7 @@ typedef struct {
     int window;
     double mindist, threshold;
     int slc, offsets, mask;
+    int pairs; /* method=pairs: the paper's O(n^2) pair loop (benchmarks) */
     char *conj;   /* the conj option as given (syntax checked) */
     int *flags;   /* per input band: 1 = conjugate (after prepare) */
     int excl_d2;  /* dx^2+dy^2 below this is excluded (after prepare) */
@@ -131,6 +132,13 @@ static gg_status ps_set(gg_op *op, const char *key, const char *value)
             return gg_op_error(op, GG_ERR_NOMEM, "ptsel: out of memory");
         free(s->conj);
         s->conj = c;
+        return GG_OK;
+    }
+    if (!strcasecmp(key, "method")) {
+        if (strcasecmp(value, "prefix") && strcasecmp(value, "pairs"))
+            return gg_op_error(op, GG_ERR_ARGUMENT,
+                               "ptsel: method must be prefix or pairs, not '%s'", value);
+        s->pairs = !strcasecmp(value, "pairs");
         return GG_OK;
     }
     int *flag = !strcasecmp(key, "slc")       ? &s->slc
@@ -308,7 +316,8 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
                          .dst_nodata = (float)ps_band_nodata(op, 0),
                          .mask_nodata = 255};
     gg_buffer *kb[3] = {bz, bout, bmask};
-    st = gg_rt_launch(ctx, GG_K_PTSEL, d0->width, d0->height, &p, sizeof p, kb, 3);
+    st = gg_rt_launch(ctx, s->pairs ? GG_K_PTSEL_PAIRS : GG_K_PTSEL, d0->width, d0->height, &p,
+                      sizeof p, kb, 3);
     for (int b = 0; b < ndst && st == GG_OK; b++) {
         const int k = band_kind(op, b);
         st = k == PS_MASK ? gg_rt_download_tile(ctx, bmask, &dst[b])
@@ -336,6 +345,7 @@ const gg_op_class gg_op_ptsel = {
     .options = "window|int|11|search window r (odd, >= 3): neighbours up to r/2 pixels away in x "
                "and y\n"
                "mindist|float|1|skip neighbours with dx^2+dy^2 < mindist^2 (the centre always)\n"
+               "method|string|prefix|prefix: exact O(n) per arc; pairs: the paper's O(n^2) pair loop (same result, for comparison)\n"
                "threshold|float|0.71|ps_mask is 1 where tau_max >= threshold (0 < threshold <= 1)\n"
                "conj|string||1-based bands to conjugate first (e.g. 3,7,12): one orientation for "
                "all ifgs\n"

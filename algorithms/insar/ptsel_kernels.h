@@ -80,9 +80,14 @@ GG_STREAM_KERNEL2(gg_k_ptsel_norm, gg_ptsel_norm_params, p, const int, conj, flo
  * deterministic, without atomics or a second reduction pass, and at usual
  * windows the 8n bytes per pixel of transfer weigh as much (notes §1;
  * H200, n = 92, r = 11: 0.26 s for 8.7 Mpx, the 6.4 GB upload included). */
-GG_KERNEL3(gg_k_ptsel, gg_ptsel_params, p, const float, u, float, out, gg_u8, mask)
+/* pairs = 1 replaces the prefix pass by the paper's O(n^2) pair loop
+ * (T = sum_{i<j} a_i conj(a_j) term by term), for measuring the speed-up on
+ * the same code (method=pairs); a compile-time constant in each kernel, so
+ * the prefix kernel carries none of it. */
+GG_DEVICE_FN void gg_ptsel_centre(int x, int y, int gg_nx, int gg_ny, gg_ptsel_params p,
+                                  GG_GLOBAL const float *u, GG_GLOBAL float *out,
+                                  GG_GLOBAL gg_u8 *mask, const int pairs)
 {
-    const int x = GG_X, y = GG_Y;
     if (x >= gg_nx || y >= gg_ny)
         return;
     const size_t step = 2 * (size_t)p.src_w * (size_t)p.src_h;
@@ -120,14 +125,27 @@ GG_KERNEL3(gg_k_ptsel, gg_ptsel_params, p, const float, u, float, out, gg_u8, ma
                 const float cr = u[ec], ci = u[ec + 1];
                 for (int k = 0; k < GG_PTSEL_GROUP; k++) {
                     const float nr = u[en[k]], ni = u[en[k] + 1];
-                    en[k] += step;
                     const float ar = cr * nr + ci * ni, ai = ci * nr - cr * ni;
                     /* |a| is 1 for a valid pair and exactly 0 otherwise */
                     m[k] += (ar * ar + ai * ai > 0.25f) ? 1 : 0;
-                    tr[k] += ar * pr[k] + ai * pi[k]; /* conj(a) * P */
-                    ti[k] += ar * pi[k] - ai * pr[k];
+                    if (pairs) {
+                        /* a_i conj(a_j) for every i < j, recomputing a_i */
+                        const size_t n0 = en[k] - (size_t)j * step;
+                        for (int i = 0; i < j; i++) {
+                            const size_t oi = (size_t)i * step;
+                            const float c_r = u[c2 + oi], c_i = u[c2 + oi + 1];
+                            const float n_r = u[n0 + oi], n_i = u[n0 + oi + 1];
+                            const float br = c_r * n_r + c_i * n_i, bi = c_i * n_r - c_r * n_i;
+                            tr[k] += br * ar + bi * ai;
+                            ti[k] += bi * ar - br * ai;
+                        }
+                    } else {
+                        tr[k] += ar * pr[k] + ai * pi[k]; /* conj(a) * P */
+                        ti[k] += ar * pi[k] - ai * pr[k];
+                    }
                     pr[k] += ar;
                     pi[k] += ai;
+                    en[k] += step;
                 }
             }
             for (int k = 0; k < GG_PTSEL_GROUP; k++) { /* in window order: ties keep the first */
@@ -161,4 +179,14 @@ GG_KERNEL3(gg_k_ptsel, gg_ptsel_params, p, const float, u, float, out, gg_u8, ma
     }
     if (p.mask)
         mask[o] = (gg_u8)(ok ? (best >= p.threshold ? 1 : 0) : p.mask_nodata);
+}
+
+GG_KERNEL3(gg_k_ptsel, gg_ptsel_params, p, const float, u, float, out, gg_u8, mask)
+{
+    gg_ptsel_centre(GG_X, GG_Y, gg_nx, gg_ny, p, u, out, mask, 0);
+}
+
+GG_KERNEL3(gg_k_ptsel_pairs, gg_ptsel_params, p, const float, u, float, out, gg_u8, mask)
+{
+    gg_ptsel_centre(GG_X, GG_Y, gg_nx, gg_ny, p, u, out, mask, 1);
 }
