@@ -892,22 +892,28 @@ GGDataset *AsGGDataset(GDALDatasetH hDS)
 
 // GG:<op>:<options>:<input>: reopens the same product, so a VRT written
 // from a processed dataset references something GDAL can open.
-std::string ConnectionStringFor(const gg_op *op, GDALDataset *poInput)
+// The GG: string that reopens this product: its options, then every input
+// (absolute where it is a relative file name), comma-separated.
+std::string ConnectionStringFor(const gg_op *op, const std::vector<GDALDataset *> &apoInputs)
 {
-    std::string osInput = poInput->GetDescription();
-    VSIStatBufL sStat;
-    if (CPLIsFilenameRelative(osInput.c_str()) && !STARTS_WITH(osInput.c_str(), "/vsi") &&
-        VSIStatL(osInput.c_str(), &sStat) == 0)
-    {
-        char *pszCwd = CPLGetCurrentDir();
-        if (pszCwd)
-            osInput = CPLFormFilename(pszCwd, osInput.c_str(), nullptr);
-        CPLFree(pszCwd);
-    }
     std::string os = std::string("GG:") + gg_op_name(op) + ":";
     for (const auto &oKV : GGOperationOptions(op))
         os += oKV.first + "=" + oKV.second + ":";
-    return os + osInput;
+    for (size_t i = 0; i < apoInputs.size(); ++i)
+    {
+        std::string osInput = apoInputs[i]->GetDescription();
+        VSIStatBufL sStat;
+        if (CPLIsFilenameRelative(osInput.c_str()) && !STARTS_WITH(osInput.c_str(), "/vsi") &&
+            VSIStatL(osInput.c_str(), &sStat) == 0)
+        {
+            char *pszCwd = CPLGetCurrentDir();
+            if (pszCwd)
+                osInput = CPLFormFilename(pszCwd, osInput.c_str(), nullptr);
+            CPLFree(pszCwd);
+        }
+        os += (i ? "," : "") + osInput;
+    }
+    return os;
 }
 }  // namespace
 
@@ -951,7 +957,7 @@ GDALDatasetH GGCreateProcessedDataset(gg_op *op, int nInputs, GDALDatasetH *pahI
                 GDALClose(GDALDataset::ToHandle(poInput));
         return nullptr;
     }
-    const std::string osDescription = ConnectionStringFor(op, apoInputs[0]);
+    const std::string osDescription = ConnectionStringFor(op, apoInputs);
     GGDataset *poDS =
         GGDataset::Create(op, std::move(apoInputs), CPL_TO_BOOL(bOwnInputs), device ? device : "");
     if (!poDS)

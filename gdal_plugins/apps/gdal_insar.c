@@ -48,14 +48,14 @@ static const gg_app_spec spec = {
                "SLCs, optionally decimated by looks.  Products of different types (the complex\n"
                "interferogram beside the real coherence) are written one file per product,\n"
                "<dst stem>_<product><ext>, unless the format is VRT or GGVRT.",
-    .synopsis = "[-window <w> <h>] [-looks <x> <y>] [-interferogram] [-coherence] [-amplitude]\n"
-                "       <primary> <secondary>",
+    .synopsis = "[-window <w> <h>] [-looks <x> <y>] [-interferogram] [-coherence] [-amplitude]",
     .help = "  -window <w> <h>    coherence window, odd sizes (default 5 5)\n"
             "  -looks <x> <y>     decimation: one output pixel per x by y block (default 1 1)\n"
             "  -interferogram     write the interferogram (complex mean over the look block)\n"
             "  -coherence         write the coherence, in [0, 1]\n"
             "  -amplitude         write the amplitude (geometric mean of the RMS amplitudes)\n"
             "                     (none of the three: all of them, in this order)\n",
+    .operands = "<primary> <secondary> <dst_dataset>",
     .required = NULL,
     .parse_flag = parse_flag,
 };

@@ -38,10 +38,11 @@ static const gg_app_spec spec = {
                "coherence of its arcs to the neighbours in an r x r window, over a stack of\n"
                "single-reference interferograms (or, with -slc, coregistered SLCs).  The\n"
                "sources are stacked band by band in the order given (chronological, the\n"
-               "reference last).  With -mask the Byte PS mask goes to its own file\n"
-               "<dst stem>_ps_mask<ext> (its type differs), unless the format is VRT or GGVRT.",
+               "reference last).  With -mask the bands differ in type (Byte mask beside\n"
+               "Float32 tau), so every band goes to its own file <dst stem>_<band><ext>\n"
+               "(tau_max, best_dx, best_dy, ps_mask), unless the format is VRT or GGVRT.",
     .synopsis = "[-window <r>] [-mindist <d>] [-threshold <t>] [-conj <i,j,...>] [-slc]\n"
-                "       [-offsets] [-mask] <src> [<src>...]",
+                "       [-offsets] [-mask]",
     .help = "  -window <r>        odd search window (default 11)\n"
             "  -mindist <d>       skip neighbours closer than d pixels (default 1)\n"
             "  -threshold <t>     PS threshold of the mask (default 0.71)\n"
@@ -49,6 +50,7 @@ static const gg_app_spec spec = {
             "  -slc               the sources are SLCs (no common reference)\n"
             "  -offsets           add the best neighbour's offset (best_dx, best_dy bands)\n"
             "  -mask              add the PS mask (Byte: 1 PS, 0 not, 255 nodata)\n",
+    .operands = "<src_dataset> [<src_dataset>...] <dst_dataset>",
     .required = NULL,
     .parse_flag = parse_flag,
 };

@@ -157,7 +157,7 @@ static void print_usage(const gg_app_spec *spec, FILE *out)
             "       [-of <format>] [-co <NAME>=<VALUE>]... [-ot <type>]\n"
             "       [-srcnodata <value>] [-dstnodata <value>] [-device <device>] [-q] [-v]\n"
             "       %s\n"
-            "       <src_dataset> <dst_dataset>\n\n"
+            "       %s\n\n"
             "%s\n\n"
             "%s"
             "  -of <format>       output format (default: from the extension, else GTiff);\n"
@@ -170,7 +170,9 @@ static void print_usage(const gg_app_spec *spec, FILE *out)
             "                     (default: the GG_DEVICE configuration option, else auto)\n"
             "  -q                 quiet: no progress, no notices\n"
             "  -v                 report the device used and the elapsed time\n",
-            spec->name, spec->synopsis, spec->purpose, spec->help);
+            spec->name, spec->synopsis,
+            spec->operands ? spec->operands : "<src_dataset> <dst_dataset>", spec->purpose,
+            spec->help);
 }
 
 static int is_flag(const char *arg)

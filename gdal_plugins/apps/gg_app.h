@@ -23,6 +23,7 @@ typedef struct gg_app_spec {
     const char *operation;  /* geogpu op name: "multilook" */
     const char *purpose;    /* one line for --help */
     const char *synopsis;   /* the utility's own flags, e.g. "-looks <x> <y> [-complex]" */
+    const char *operands;   /* positional arguments (NULL: "<src_dataset> <dst_dataset>") */
     const char *help;       /* description of those flags, one per line */
     const char *const *required; /* flags that must be given, NULL-terminated */
     /* Handles argv[*pi] if it is one of the utility's own flags: returns 1

@@ -17,6 +17,9 @@ import numpy as np
 
 # The issue's tolerances: relative L2 error against these references.
 TOL = {"multilook": 1e-5, "radnorm": 1e-5, "rotate": 1e-4}
+# InSAR products (the issue's tolerances, largest per-pixel errors, not L2):
+# absolute for coherence, interferogram and tau_max, relative for amplitude.
+TOL.update({"coherence": 1e-5, "interferogram": 1e-5, "amplitude": 1e-5, "ptsel": 1e-5})
 
 
 # ------------------------------------------------------------------ validity
@@ -209,6 +212,138 @@ def quantise(F, invalid, levels):
     tol = 2e-6 * np.maximum(1.0, np.abs(Fz))  # float32 F: a few ulp
     ambiguous = ~invalid & ((frac < tol) | (frac > 1 - tol)) & (Fz > 0.5 - tol) & (Fz < levels - 0.5 + tol)
     return q, ambiguous
+
+
+# ----------------------------------------------------------------- coherence
+
+def _window_sum(x, hx, hy):
+    """Sum of x over the (2hx+1) x (2hy+1) window centred on every pixel,
+    clipped to the raster (samples outside count as absent)."""
+    H, W = x.shape
+    pad = np.zeros((H + 2 * hy, W + 2 * hx), x.dtype)
+    pad[hy:hy + H, hx:hx + W] = x
+    s = np.zeros_like(x)
+    for dy in range(2 * hy + 1):
+        for dx in range(2 * hx + 1):
+            s += pad[dy:dy + H, dx:dx + W]
+    return s
+
+
+def coherence(s1, s2, window=(5, 5), looks=(1, 1), nodata=None):
+    """Interferogram, boxcar coherence and amplitude of a primary s1 and a
+    secondary s2 (complex), on the look grid of ``looks`` = (x, y).
+
+    A sample counts when s1 and s2 are both valid.  Output pixel (X, Y) has
+    the look block [X*lx, X*lx+lx) x [Y*ly, Y*ly+ly) (partial blocks
+    dropped) and the window centre (X*lx + (lx-1)//2, Y*ly + (ly-1)//2);
+    the wx x wy window around it is clipped to the raster.
+      interferogram = mean over the block of s1*conj(s2)
+      coherence     = |sum s1 conj(s2)| / sqrt(sum|s1|^2 sum|s2|^2), <= 1
+      amplitude     = sqrt(sqrt(mean|s1|^2 * mean|s2|^2))
+    (coherence and amplitude sums over the window).  Returns a dict
+    name -> (values, invalid)."""
+    s1, s2 = np.asarray(s1), np.asarray(s2)
+    H, W = s1.shape
+    lx, ly = looks
+    hx, hy = window[0] // 2, window[1] // 2
+    Ho, Wo = H // ly, W // lx
+    v = valid_mask(s1, nodata) & valid_mask(s2, nodata)
+    z1 = np.where(v, s1.astype(np.complex128), 0)
+    z2 = np.where(v, s2.astype(np.complex128), 0)
+    cross = z1 * np.conj(z2)
+    p1, p2 = np.abs(z1) ** 2, np.abs(z2) ** 2
+    n = v.astype(np.float64)
+
+    def block(x):
+        return x[: Ho * ly, : Wo * lx].reshape(Ho, ly, Wo, lx).sum(axis=(1, 3))
+
+    out = {}
+    nb = block(n)
+    bad = nb == 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ifg = block(cross) / np.where(bad, 1, nb)
+    out["interferogram"] = (np.where(bad, np.nan, ifg), bad)
+
+    cy = np.arange(Ho) * ly + (ly - 1) // 2
+    cx = np.arange(Wo) * lx + (lx - 1) // 2
+
+    def at_centres(x):
+        return _window_sum(x, hx, hy)[np.ix_(cy, cx)]
+
+    S12, P1, P2, N = at_centres(cross), at_centres(p1), at_centres(p2), at_centres(n)
+    den = np.sqrt(P1 * P2)
+    bad = (N == 0) | (den == 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        coh = np.minimum(np.abs(S12) / den, 1.0)
+        amp = np.sqrt(np.sqrt((P1 / N) * (P2 / N)))
+    out["coherence"] = (np.where(bad, np.nan, coh), bad)
+    bad = N == 0
+    out["amplitude"] = (np.where(bad, np.nan, amp), bad)
+    return out
+
+
+# --------------------------------------------------------------------- ptsel
+
+def ptsel_offsets(window, mindist=1.0):
+    """The arcs of a centre: (dx, dy) with |dx|, |dy| <= window//2, in
+    row-major window order, without the centre and without the neighbours
+    closer than mindist (dx^2 + dy^2 < mindist^2)."""
+    h = window // 2
+    return [(dx, dy) for dy in range(-h, h + 1) for dx in range(-h, h + 1)
+            if (dx, dy) != (0, 0) and dx * dx + dy * dy >= mindist * mindist]
+
+
+def ptsel(stack, window=11, mindist=1.0, slc=False, conj=(), nodata=None):
+    """PtSel: for every pixel C the largest temporal coherence tau of the
+    arcs (C, N) to its neighbours N (ptsel_offsets, inside the raster), by
+    the paper's pair sum, O(n^2) per arc:
+
+      u = z/|z| per sample (epochs listed in ``conj``, 1-based, conjugated
+      first); a sample that is zero, NaN/Inf or has a real part == nodata
+      is left out; a_i = u_C,i conj(u_N,i) over the m epochs valid at both
+      ends;
+      interferograms (reference last):
+        tau = |sum_i a_i + sum_{i<j} a_i conj(a_j)| / (m(m+1)/2), m >= 1
+      SLCs (slc=True):
+        tau = |sum_{k<l} a_k conj(a_l)| / (m(m-1)/2), m >= 2
+
+    ``stack`` is (n, H, W).  Returns (tau_max, invalid, arcs): tau_max NaN
+    where no arc is valid; arcs maps every (dx, dy) to its tau array (NaN
+    where that arc is not valid or leaves the raster)."""
+    z = np.asarray(stack)
+    n, H, W = z.shape
+    valid = np.stack([valid_mask(b, nodata) for b in z]) & (z != 0)
+    zz = z.astype(np.complex128)
+    for b in set(conj):
+        zz[b - 1] = np.conj(zz[b - 1])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u = np.where(valid, zz / np.abs(zz), 0)
+    arcs = {}
+    for dx, dy in ptsel_offsets(window, mindist):
+        uN = np.zeros_like(u)
+        vN = np.zeros_like(valid)
+        ys, yd = slice(max(dy, 0), H + min(dy, 0)), slice(max(-dy, 0), H + min(-dy, 0))
+        xs, xd = slice(max(dx, 0), W + min(dx, 0)), slice(max(-dx, 0), W + min(-dx, 0))
+        uN[:, yd, xd] = u[:, ys, xs]  # uN[:, y, x] = u[:, y+dy, x+dx]
+        vN[:, yd, xd] = valid[:, ys, xs]
+        both = valid & vN
+        a = np.where(both, u * np.conj(uN), 0)
+        m = both.sum(axis=0).astype(np.float64)
+        pairs = np.zeros((H, W), np.complex128)
+        for i in range(n - 1):  # every pair term a_i conj(a_j), j > i
+            pairs += (a[i][None] * np.conj(a[i + 1:])).sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if slc:
+                tau = np.abs(pairs) / (m * (m - 1) / 2)
+                ok = m >= 2
+            else:
+                tau = np.abs(a.sum(axis=0) + pairs) / (m * (m + 1) / 2)
+                ok = m >= 1
+        arcs[(dx, dy)] = np.where(ok, tau, np.nan)
+    allt = np.stack(list(arcs.values()))
+    invalid = np.all(np.isnan(allt), axis=0)
+    tau_max = np.where(invalid, np.nan, np.nanmax(np.where(np.isnan(allt), -1.0, allt), axis=0))
+    return tau_max, invalid, arcs
 
 
 # ---------------------------------------------------------------- comparison
