@@ -18,6 +18,7 @@
 #include "gdal_utils.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,14 +49,19 @@ struct gg_app {
 
 /* Keeps the first failure instead of printing every one: a failed block read
  * makes GDAL report the same problem several times on the way up. */
+static pthread_mutex_t errors_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void CPL_STDCALL collect_errors(CPLErr err_class, CPLErrorNum err_no, const char *msg)
 {
     gg_app *app = (gg_app *)CPLGetErrorHandlerUserData();
     if (err_class == CE_Failure || err_class == CE_Fatal) {
+        /* worker threads (several devices) report here too */
+        pthread_mutex_lock(&errors_lock);
         if (app->failures++ == 0) {
             app->error_no = err_no;
             snprintf(app->error_msg, sizeof app->error_msg, "%s", msg ? msg : "");
         }
+        pthread_mutex_unlock(&errors_lock);
         return;
     }
     CPLDefaultErrorHandler(err_class, err_no, msg);
@@ -370,98 +376,254 @@ static int bands_mix_types(GDALDatasetH ds)
     return 0;
 }
 
-/* Products whose bands differ in type (a complex interferogram beside a
- * real coherence) go one band per file, <stem>_<band name><ext>, since
- * GTiff and most formats hold one type: every file to a temporary first,
- * then all renamed.  Reading the bands strip by strip computes each block
- * once (the processed dataset caches the other bands of a block). */
-static int write_per_band(gg_app *app, GDALDatasetH ds, GDALDriverH drv,
-                          GDALProgressFunc progress, void *progress_arg)
+/* The strip writer: products whose bands differ in type (a complex
+ * interferogram beside a real coherence) go one band per file,
+ * <stem>_<band name><ext>, since GTiff and most formats hold one type; and
+ * with several devices, worker threads take strips of rows in turn, each
+ * computing on its own device (its own processed dataset, inputs and
+ * context), while one lock serialises the writes.  Every file goes to a
+ * temporary first and all are renamed at the end.  Reading the bands of a
+ * strip computes its blocks once (a processed dataset caches the other
+ * bands of a block). */
+typedef struct strip_job {
+    gg_app *app;
+    GDALDatasetH *outs;     /* per band, or one dataset holding every band */
+    int per_band, nb, W, H, rows, nstrips;
+    GDALDataType *types;    /* read/write type of each band */
+    GDALProgressFunc progress;
+    void *progress_arg;
+    pthread_mutex_t lock;   /* next, done, failed, writes, progress */
+    int next, done, failed;
+} strip_job;
+
+typedef struct strip_worker_arg {
+    strip_job *job;
+    GDALDatasetH ds;
+} strip_worker_arg;
+
+static void *strip_worker(void *p)
 {
+    strip_worker_arg *w = p;
+    strip_job *j = w->job;
+    CPLPushErrorHandlerEx(collect_errors, j->app); /* handlers are per thread */
+    void **bufs = CPLCalloc((size_t)j->nb, sizeof *bufs);
+    int have_bufs = 1;
+    for (int b = 0; b < j->nb; b++) {
+        bufs[b] = VSIMalloc3((size_t)j->W, (size_t)j->rows,
+                             (size_t)GDALGetDataTypeSizeBytes(j->types[b]));
+        have_bufs &= bufs[b] != NULL;
+    }
+    if (!have_bufs) {
+        pthread_mutex_lock(&j->lock);
+        j->failed = 1;
+        pthread_mutex_unlock(&j->lock);
+        CPLError(CE_Failure, CPLE_OutOfMemory, "out of memory for a %dx%d strip", j->W, j->rows);
+    }
+    for (;;) {
+        pthread_mutex_lock(&j->lock);
+        const int s = j->failed ? j->nstrips : j->next++;
+        pthread_mutex_unlock(&j->lock);
+        if (s >= j->nstrips)
+            break;
+        const int y = s * j->rows, h = y + j->rows > j->H ? j->H - y : j->rows;
+        int ok = 1;
+        for (int b = 0; b < j->nb && ok; b++) /* computing happens here, unlocked */
+            ok = GDALRasterIO(GDALGetRasterBand(w->ds, b + 1), GF_Read, 0, y, j->W, h, bufs[b],
+                              j->W, h, j->types[b], 0, 0) == CE_None;
+        pthread_mutex_lock(&j->lock);
+        for (int b = 0; b < j->nb && ok; b++) {
+            GDALRasterBandH ob = j->per_band ? GDALGetRasterBand(j->outs[b], 1)
+                                             : GDALGetRasterBand(j->outs[0], b + 1);
+            ok = GDALRasterIO(ob, GF_Write, 0, y, j->W, h, bufs[b], j->W, h, j->types[b], 0, 0) ==
+                 CE_None;
+        }
+        if (!ok) {
+            j->failed = 1;
+        } else if (!j->progress((double)++j->done / j->nstrips, "", j->progress_arg)) {
+            j->failed = 1;
+            CPLError(CE_Failure, CPLE_UserInterrupt, "interrupted");
+        }
+        pthread_mutex_unlock(&j->lock);
+    }
+    for (int b = 0; b < j->nb; b++)
+        VSIFree(bufs[b]);
+    CPLFree(bufs);
+    CPLPopErrorHandler();
+    return NULL;
+}
+
+/* Writes the product of dss[0..ndev) (the same product on ndev devices). */
+static int write_strips(gg_app *app, GDALDatasetH *dss, int ndev, GDALDriverH drv, int per_band,
+                        GDALDataType out_type, GDALProgressFunc progress, void *progress_arg)
+{
+    GDALDatasetH ds = dss[0];
     if (!GDALGetMetadataItem(drv, GDAL_DCAP_CREATE, NULL))
-        return fail(app, "the %s bands have different types, so they are written one file per "
-                         "band, which format %s cannot create; use GTiff or -of GGVRT",
-                    app->spec->operation, GDALGetDriverShortName(drv));
+        return fail(app, "format %s cannot create files %s; use GTiff or -of GGVRT",
+                    GDALGetDriverShortName(drv),
+                    per_band ? "band by band (the bands differ in type)" : "for several devices");
     const int nb = GDALGetRasterCount(ds), W = GDALGetRasterXSize(ds), H = GDALGetRasterYSize(ds);
-    GDALDatasetH *outs = CPLCalloc((size_t)nb, sizeof *outs);
+    const int nfiles = per_band ? nb : 1;
+    GDALDatasetH *outs = CPLCalloc((size_t)nfiles, sizeof *outs);
+    GDALDataType *types = CPLCalloc((size_t)nb, sizeof *types);
     char **finals = NULL, **tmps = NULL;
     int rc = 0;
     double gt[6];
     const int has_gt = GDALGetGeoTransform(ds, gt) == CE_None;
+    const char *wkt = GDALGetProjectionRef(ds);
     char *path = CPLStrdup(CPLGetPath(app->dst)), *stem = CPLStrdup(CPLGetBasename(app->dst));
     char *ext = CPLStrdup(CPLGetExtension(app->dst));
-    for (int b = 0; b < nb && !rc; b++) {
-        GDALRasterBandH band = GDALGetRasterBand(ds, b + 1);
-        const char *name = GDALGetDescription(band);
-        const char *leaf = CPLSPrintf("%s_%s", stem, *name ? name : CPLSPrintf("band%d", b + 1));
-        finals = CSLAddString(finals, CPLFormFilename(path, leaf, *ext ? ext : NULL));
-        char *tmp = temporary_name(finals[b]);
+    for (int b = 0; b < nb; b++)
+        types[b] = out_type != GDT_Unknown ? out_type
+                                           : GDALGetRasterDataType(GDALGetRasterBand(ds, b + 1));
+    for (int f = 0; f < nfiles && !rc; f++) {
+        if (per_band) {
+            const char *name = GDALGetDescription(GDALGetRasterBand(ds, f + 1));
+            const char *leaf = CPLSPrintf("%s_%s", stem, *name ? name : CPLSPrintf("band%d", f + 1));
+            finals = CSLAddString(finals, CPLFormFilename(path, leaf, *ext ? ext : NULL));
+        } else {
+            finals = CSLAddString(finals, app->dst);
+        }
+        char *tmp = temporary_name(finals[f]);
         tmps = CSLAddString(tmps, tmp);
         CPLFree(tmp);
-        outs[b] = GDALCreate(drv, tmps[b], W, H, 1, GDALGetRasterDataType(band),
+        outs[f] = GDALCreate(drv, tmps[f], W, H, per_band ? 1 : nb, types[per_band ? f : 0],
                              app->creation_options);
-        if (!outs[b]) {
-            rc = fail(app, "cannot create '%s'", finals[b]);
+        if (!outs[f]) {
+            rc = fail(app, "cannot create '%s'", finals[f]);
             break;
         }
         if (has_gt)
-            GDALSetGeoTransform(outs[b], gt);
-        const char *wkt = GDALGetProjectionRef(ds);
+            GDALSetGeoTransform(outs[f], gt);
         if (wkt && *wkt)
-            GDALSetProjection(outs[b], wkt);
-        GDALRasterBandH ob = GDALGetRasterBand(outs[b], 1);
-        int has_nd = 0;
-        const double nd = GDALGetRasterNoDataValue(band, &has_nd);
-        if (has_nd)
-            GDALSetRasterNoDataValue(ob, nd);
-        GDALSetDescription(ob, name);
-    }
-    int bx = 0, by = 0;
-    GDALGetBlockSize(GDALGetRasterBand(ds, 1), &bx, &by);
-    if (by < 1)
-        by = 1;
-    size_t most = 0;
-    for (int b = 0; b < nb; b++) {
-        const size_t es = (size_t)GDALGetDataTypeSizeBytes(
-            GDALGetRasterDataType(GDALGetRasterBand(ds, b + 1)));
-        if (es > most)
-            most = es;
-    }
-    void *buf = rc ? NULL : VSIMalloc3((size_t)W, (size_t)by, most);
-    if (!rc && !buf)
-        rc = fail(app, "out of memory for a %dx%d strip", W, by);
-    app->failures = 0;
-    for (int y = 0; !rc && y < H; y += by) {
-        const int h = y + by > H ? H - y : by;
-        for (int b = 0; !rc && b < nb; b++) {
+            GDALSetProjection(outs[f], wkt);
+        for (int b = per_band ? f : 0; b < (per_band ? f + 1 : nb); b++) {
             GDALRasterBandH band = GDALGetRasterBand(ds, b + 1);
-            const GDALDataType t = GDALGetRasterDataType(band);
-            if (GDALRasterIO(band, GF_Read, 0, y, W, h, buf, W, h, t, 0, 0) != CE_None ||
-                GDALRasterIO(GDALGetRasterBand(outs[b], 1), GF_Write, 0, y, W, h, buf, W, h, t, 0,
-                             0) != CE_None)
-                rc = fail(app, "writing '%s' failed", finals[b]);
+            GDALRasterBandH ob = GDALGetRasterBand(outs[f], per_band ? 1 : b + 1);
+            int has_nd = 0;
+            const double nd = GDALGetRasterNoDataValue(band, &has_nd);
+            if (has_nd)
+                GDALSetRasterNoDataValue(ob, nd);
+            GDALSetDescription(ob, GDALGetDescription(band));
         }
-        if (!rc && !progress((double)(y + h) / H, "", progress_arg))
-            rc = fail(app, "interrupted");
     }
-    VSIFree(buf);
-    for (int b = 0; b < nb; b++)
-        if (outs[b])
-            GDALClose(outs[b]); /* flushes: errors while writing show up here */
+    if (!rc) {
+        int bx = 0, by = 0;
+        GDALGetBlockSize(GDALGetRasterBand(ds, 1), &bx, &by);
+        strip_job job = {.app = app, .outs = outs, .per_band = per_band, .nb = nb, .W = W, .H = H,
+                         .rows = by > 0 ? by : 1, .types = types, .progress = progress,
+                         .progress_arg = progress_arg};
+        job.nstrips = (H + job.rows - 1) / job.rows;
+        pthread_mutex_init(&job.lock, NULL);
+        app->failures = 0;
+        strip_worker_arg *args = CPLCalloc((size_t)ndev, sizeof *args);
+        pthread_t *threads = CPLCalloc((size_t)ndev, sizeof *threads);
+        int started = 0;
+        for (int k = 0; k < ndev; k++)
+            args[k] = (strip_worker_arg){&job, dss[k]};
+        /* devices 1..ndev-1 on their own threads, device 0 on this one */
+        for (int k = 1; k < ndev; k++)
+            if (pthread_create(&threads[started], NULL, strip_worker, &args[k]) == 0)
+                started++;
+        strip_worker(&args[0]);
+        for (int k = 0; k < started; k++)
+            pthread_join(threads[k], NULL);
+        pthread_mutex_destroy(&job.lock);
+        CPLFree(args);
+        CPLFree(threads);
+        if (job.failed || app->failures > 0)
+            rc = fail(app, "writing '%s' failed", app->dst);
+    }
+    for (int f = 0; f < nfiles; f++)
+        if (outs[f])
+            GDALClose(outs[f]); /* flushes: errors while writing show up here */
     if (!rc && app->failures > 0)
         rc = fail(app, "writing '%s' failed", app->dst);
-    for (int b = 0; !rc && b < nb; b++)
-        rc = replace_output(app, drv, tmps[b], finals[b], 0);
+    for (int f = 0; !rc && f < nfiles; f++)
+        rc = replace_output(app, drv, tmps[f], finals[f], 0);
     if (rc)
-        for (int b = 0; b < CSLCount(tmps); b++)
-            remove_quietly(drv, tmps[b]);
+        for (int f = 0; f < CSLCount(tmps); f++)
+            remove_quietly(drv, tmps[f]);
     CPLFree(outs);
+    CPLFree(types);
     CPLFree(path);
     CPLFree(stem);
     CPLFree(ext);
     CSLDestroy(finals);
     CSLDestroy(tmps);
     return rc;
+}
+
+/* -device as a list: "cuda:0,cuda:1", "cuda:all" (every CUDA device),
+ * "opencl:all"; one entry otherwise ("" = GG_DEVICE, else auto). */
+static char **device_list(gg_app *app)
+{
+    char **list = NULL;
+    char **items = CSLTokenizeString2(app->device ? app->device : "", ",", 0);
+    for (char **it = items; it && *it; it++) {
+        if (EQUAL(*it, "cuda:all") || EQUAL(*it, "opencl:all")) {
+            const char *kind = EQUALN(*it, "cuda", 4) ? "cuda:" : "opencl:";
+            const int before = CSLCount(list);
+            char buf[8192];
+            gg_list_devices(buf, sizeof buf);
+            char **lines = CSLTokenizeString2(buf, "\n", 0);
+            for (char **l = lines; l && *l; l++)
+                if (EQUALN(*l, kind, strlen(kind)))
+                    list = CSLAddString(list, CPLSPrintf("%.*s", (int)strcspn(*l, " "), *l));
+            CSLDestroy(lines);
+            if (CSLCount(list) == before) {
+                fail(app, "-device %s: no %.*s device found", *it, (int)strlen(kind) - 1, kind);
+                CSLDestroy(items);
+                CSLDestroy(list);
+                return NULL;
+            }
+        } else {
+            list = CSLAddString(list, *it);
+        }
+    }
+    CSLDestroy(items);
+    if (!list)
+        list = CSLAddString(list, "");
+    return list;
+}
+
+/* The product on one device: its own inputs and its own op, so that
+ * devices work in parallel.  Takes op, also on failure. */
+static GDALDatasetH open_product(gg_app *app, gg_op *op, const char *device)
+{
+    const int nsrc = CSLCount(app->srcs);
+    GDALDatasetH *ins = CPLCalloc((size_t)nsrc, sizeof *ins);
+    for (int k = 0; k < nsrc; k++) {
+        ins[k] = GDALOpenEx(app->srcs[k], GDAL_OF_RASTER | GDAL_OF_VERBOSE_ERROR, NULL, NULL, NULL);
+        if (!ins[k]) {
+            for (int j = 0; j < k; j++)
+                GDALClose(ins[j]);
+            CPLFree(ins);
+            gg_op_free(op);
+            fail(app, "cannot open '%s'", app->srcs[k]);
+            return NULL;
+        }
+    }
+    GDALDatasetH ds = GGCreateProcessedDataset(op, nsrc, ins, TRUE, *device ? device : NULL);
+    CPLFree(ins);
+    if (!ds)
+        fail(app, "cannot process '%s'", app->srcs[0]);
+    return ds;
+}
+
+/* A fresh op with the same options (one per device). */
+static gg_op *copy_op(const gg_op *op)
+{
+    gg_op *c = NULL;
+    if (gg_op_new(gg_op_name(op), &c, NULL, 0) != GG_OK)
+        return NULL;
+    for (int i = 0; i < gg_op_option_count(op); i++) {
+        const char *k, *v;
+        if (gg_op_option_at(op, i, &k, &v) != GG_OK || gg_op_set(c, k, v) != GG_OK) {
+            gg_op_free(c);
+            return NULL;
+        }
+    }
+    return c;
 }
 
 /* Computes the product of src into a temporary, then moves it to dst. */
@@ -504,22 +666,27 @@ static int run(gg_app *app)
             return fail(app, "the destination '%s' is a source; inputs are never overwritten",
                         app->dst);
 
-    GDALDatasetH *ins = CPLCalloc((size_t)nsrc, sizeof *ins);
-    for (int k = 0; k < nsrc; k++) {
-        ins[k] = GDALOpenEx(app->srcs[k], GDAL_OF_RASTER | GDAL_OF_VERBOSE_ERROR, NULL, NULL, NULL);
-        if (!ins[k]) {
-            for (int j = 0; j < k; j++)
-                GDALClose(ins[j]);
-            CPLFree(ins);
-            return fail(app, "cannot open '%s'", app->srcs[k]);
+    char **devices = device_list(app);
+    if (!devices)
+        return 1;
+    /* several devices compute pixels only: a virtual output needs one */
+    const int ndev = ggvrt || EQUAL(GDALGetDriverShortName(drv), "VRT") ? 1 : CSLCount(devices);
+    GDALDatasetH *dss = CPLCalloc((size_t)ndev, sizeof *dss);
+    for (int k = ndev - 1; k >= 0; k--) { /* the copies first: app->op goes to device 0 */
+        gg_op *op = k ? copy_op(app->op) : app->op;
+        if (!k)
+            app->op = NULL; /* the dataset owns it from here, also on failure */
+        dss[k] = op ? open_product(app, op, devices[k]) : NULL;
+        if (!dss[k]) {
+            for (int j = k + 1; j < ndev; j++)
+                GDALClose(dss[j]);
+            CPLFree(dss);
+            CSLDestroy(devices);
+            return op ? 1 : fail(app, "out of memory");
         }
     }
-    gg_op *op = app->op;
-    app->op = NULL; /* the dataset owns it from here, also on failure */
-    GDALDatasetH ds = GGCreateProcessedDataset(op, nsrc, ins, TRUE, app->device);
-    CPLFree(ins);
-    if (!ds)
-        return fail(app, "cannot process '%s'", app->srcs[0]);
+    CSLDestroy(devices);
+    GDALDatasetH ds = dss[0];
 
     int status = 1;
     char *tmp = temporary_name(app->dst);
@@ -553,27 +720,36 @@ static int run(gg_app *app)
         goto done;
     }
 
-    if (GGDatasetStart(ds) != CE_None) {
-        fail(app, "cannot start the device");
-        goto done;
+    for (int k = 0; k < ndev; k++) {
+        if (GGDatasetStart(dss[k]) != CE_None) {
+            fail(app, "cannot start the device");
+            goto done;
+        }
+        report_device(app, dss[k]);
     }
-    report_device(app, ds);
 
-    /* Statistics pass (radnorm) and writing share the one progress line. */
+    /* Statistics pass (radnorm) and writing share the one progress line;
+     * with several devices each computes the statistics itself. */
     const int two_passes = gg_op_needs_stats(GGDatasetOperation(ds));
-    void *stats_progress = GDALCreateScaledProgress(0.0, two_passes ? 0.5 : 0.0, progress, NULL);
-    const CPLErr stats_err = GGDatasetComputeStatistics(ds, two_passes ? GDALScaledProgress : NULL,
-                                                        stats_progress);
-    GDALDestroyScaledProgress(stats_progress);
-    if (stats_err != CE_None) {
-        fail(app, "statistics pass failed");
-        goto done;
+    for (int k = 0; k < ndev; k++) {
+        void *stats_progress = GDALCreateScaledProgress(0.5 * k / ndev, two_passes ? 0.5 * (k + 1) / ndev : 0.0,
+                                                        progress, NULL);
+        const CPLErr stats_err = GGDatasetComputeStatistics(
+            dss[k], two_passes ? GDALScaledProgress : NULL, stats_progress);
+        GDALDestroyScaledProgress(stats_progress);
+        if (stats_err != CE_None) {
+            fail(app, "statistics pass failed");
+            goto done;
+        }
     }
 
-    if (mixed && !EQUAL(GDALGetDriverShortName(drv), "VRT")) {
-        /* one file per band: no format but VRT keeps mixed band types */
+    const int per_band = mixed && !EQUAL(GDALGetDriverShortName(drv), "VRT");
+    if (per_band || ndev > 1) {
+        /* the strip writer: one file per band (no format but VRT keeps
+         * mixed band types) and/or several devices at once */
         void *bands_progress = GDALCreateScaledProgress(two_passes ? 0.5 : 0.0, 1.0, progress, NULL);
-        const int rc = write_per_band(app, ds, drv, GDALScaledProgress, bands_progress);
+        const int rc = write_strips(app, dss, ndev, drv, per_band, out_type, GDALScaledProgress,
+                                    bands_progress);
         GDALDestroyScaledProgress(bands_progress);
         if (rc)
             goto done;
@@ -626,7 +802,9 @@ done:
     if (status != 0 && ggvrt)
         remove_quietly(NULL, tmp);
     CPLFree(tmp);
-    GDALClose(ds);
+    for (int k = ndev - 1; k >= 0; k--)
+        GDALClose(dss[k]);
+    CPLFree(dss);
     return status;
 }
 

@@ -116,6 +116,22 @@ def test_layouts_identical(gg, rng, tmp_path, device):
             assert gg.same_bits(got[layout][b], got["files"][b]), f"{layout} band {b + 1} differs from files"
 
 
+@pytest.mark.opencl
+def test_several_devices(gg, rng, tmp_path):
+    """-device cpu,opencl spreads strips over both devices (a worker thread
+    each): the same bits as one device, for one file and for per-band files."""
+    z = random_stack(rng)
+    srcs = write_stack(gg, tmp_path / "in", z, "files")
+    one = ptsel(gg, "cpu", srcs, tmp_path / "one.tif", "-window", 5, "-mask")
+    two = ptsel(gg, "cpu,opencl", srcs, tmp_path / "two.tif", "-window", 5, "-mask")
+    for band in ("tau_max", "ps_mask"):
+        a, b = gg.read(per_band(one, band), 1)[0], gg.read(per_band(two, band), 1)[0]
+        assert gg.same_bits(a, b), f"{band}: two devices differ from one"
+    solo = ptsel(gg, "cpu", srcs, tmp_path / "solo.tif", "-window", 5)
+    duo = ptsel(gg, "cpu,cpu", srcs, tmp_path / "duo.tif", "-window", 5)
+    assert gg.same_bits(gg.read(solo, 1)[0], gg.read(duo, 1)[0]), "cpu,cpu differs from cpu"
+
+
 OPTION_CASES = {
     "window3": (["-window", 3], dict(window=3)),
     "window7-mindist2": (["-window", 7, "-mindist", 2], dict(window=7, mindist=2.0)),
