@@ -5,7 +5,11 @@
  * host), without file I/O.
  *
  *   bench_ptsel [-size WxH] [-n epochs] [-window r] [-reps R] [-method prefix|pairs]
- *               [device ...]
+ *               [-parallel] [device ...]
+ *
+ * With -parallel the devices listed work together (a thread each, taking
+ * strips of rows in turn, as gdal_ptsel -device cuda:all does): the
+ * multi-GPU scaling figure.
  *
  * Defaults are the PtSel paper's workload: 3260x2680 pixels, 60
  * interferograms, 51x51 window.  The synthetic stack has 5 % stable
@@ -22,6 +26,7 @@
 #include "geogpu.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,10 +155,120 @@ static int run_device(const char *dev, const float *stack, int W, int H, int n, 
     return status;
 }
 
+/* -parallel: every device takes strips in turn until none is left. */
+typedef struct par_job {
+    const float *stack;
+    float *tau;
+    int W, H, n, rows, nstrips, next, failed;
+    pthread_mutex_t lock;
+} par_job;
+
+typedef struct par_worker {
+    par_job *job;
+    gg_context *ctx;
+    gg_op *op;
+} par_worker;
+
+static void *par_run(void *p)
+{
+    par_worker *w = p;
+    par_job *j = w->job;
+    gg_tile *src = calloc((size_t)j->n, sizeof *src);
+    for (;;) {
+        pthread_mutex_lock(&j->lock);
+        const int s = j->failed ? j->nstrips : j->next++;
+        pthread_mutex_unlock(&j->lock);
+        if (s >= j->nstrips || !src)
+            break;
+        const int y = s * j->rows;
+        gg_window dw = {0, y, j->W, y + j->rows > j->H ? j->H - y : j->rows}, sw;
+        gg_op_source_window(w->op, &dw, &sw);
+        for (int k = 0; k < j->n; k++)
+            src[k] = (gg_tile){(void *)(j->stack + (((size_t)k * j->H + sw.y0) * j->W + sw.x0) * 2),
+                               GG_CFLOAT32, sw.width, sw.height, (size_t)j->W, sw.x0, sw.y0};
+        gg_tile dst = {j->tau + (size_t)y * j->W, GG_FLOAT32, dw.width, dw.height, (size_t)j->W, 0, y};
+        if (gg_op_run_stack(w->ctx, w->op, src, j->n, &dst, 1) != GG_OK) {
+            fprintf(stderr, "bench_ptsel: %s: %s\n", gg_context_device_name(w->ctx),
+                    gg_op_last_error(w->op));
+            pthread_mutex_lock(&j->lock);
+            j->failed = 1;
+            pthread_mutex_unlock(&j->lock);
+        }
+    }
+    free(src);
+    return NULL;
+}
+
+static int run_parallel(const char *const *devs, int ndev, const float *stack, int W, int H, int n,
+                        int r, int reps, const char *method)
+{
+    par_worker *w = calloc((size_t)ndev, sizeof *w);
+    pthread_t *th = calloc((size_t)ndev, sizeof *th);
+    double *t = calloc((size_t)reps, sizeof *t);
+    float *tau = malloc((size_t)W * H * sizeof(float));
+    par_job job = {.stack = stack, .tau = tau, .W = W, .H = H, .n = n};
+    pthread_mutex_init(&job.lock, NULL);
+    char err[512], wbuf[16], names[1024] = "";
+    snprintf(wbuf, sizeof wbuf, "%d", r);
+    int status = !w || !th || !t || !tau;
+    gg_raster_info in = {W, H, n, GG_CFLOAT32, {0, 1, 0, 0, 0, 1}, 0, 0, 0}, out;
+    for (int d = 0; d < ndev && !status; d++) {
+        w[d].job = &job;
+        if (gg_context_create(devs[d], &w[d].ctx, err, sizeof err) != GG_OK ||
+            gg_op_new("ptsel", &w[d].op, err, sizeof err) != GG_OK ||
+            gg_op_set(w[d].op, "window", wbuf) != GG_OK ||
+            gg_op_set(w[d].op, "method", method) != GG_OK || gg_op_prepare(w[d].op, &in, &out) != GG_OK) {
+            printf("| %s | cannot start: %s |\n", devs[d], err);
+            status = 1;
+            break;
+        }
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", d ? " + " : "",
+                 gg_context_device_name(w[d].ctx));
+    }
+    /* strips: the planner's rows on the first device, but at least 2 strips
+     * per device so that all of them work */
+    if (!status && gg_plan_rows(w[0].ctx, W, H, gg_op_bytes_per_pixel(w[0].op), r / 2, &job.rows) != GG_OK)
+        status = 1;
+    if (!status) {
+        if (job.rows > (H + 2 * ndev - 1) / (2 * ndev))
+            job.rows = (H + 2 * ndev - 1) / (2 * ndev);
+        job.nstrips = (H + job.rows - 1) / job.rows;
+    }
+    for (int rep = 0; rep < reps && !status; rep++) {
+        job.next = 0;
+        const double t0 = now_s();
+        for (int d = 1; d < ndev; d++)
+            pthread_create(&th[d], NULL, par_run, &w[d]);
+        par_run(&w[0]);
+        for (int d = 1; d < ndev; d++)
+            pthread_join(th[d], NULL);
+        t[rep] = now_s() - t0;
+        status = job.failed;
+    }
+    if (!status) {
+        qsort(t, (size_t)reps, sizeof *t, cmp_double);
+        const double med = t[reps / 2], arcs = (double)W * H * ((double)r * r - 1);
+        printf("| %d devices in parallel | %s | %d | %.3f | %.3f-%.3f | %.2f | %.3f | %.3f | - |\n",
+               ndev, names, job.rows, med, t[0], t[reps - 1], W * (double)H / med / 1e6,
+               arcs / med / 1e9, 16.0 * n * arcs / med / 1e12);
+    }
+    for (int d = 0; d < ndev && w; d++) {
+        gg_op_free(w[d].op);
+        gg_context_destroy(w[d].ctx);
+    }
+    pthread_mutex_destroy(&job.lock);
+    free(w);
+    free(th);
+    free(t);
+    free(tau);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     int W = 3260, H = 2680, n = 60, r = 51, reps = 3, ndev = 0;
     const char *method = "prefix";
+    int parallel = 0;
     const char *devs[8];
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-size") && i + 1 < argc) {
@@ -163,6 +278,8 @@ int main(int argc, char **argv)
             n = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "-window") && i + 1 < argc) {
             r = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "-parallel")) {
+            parallel = 1;
         } else if (!strcmp(argv[i], "-method") && i + 1 < argc) {
             method = argv[++i];
         } else if (!strcmp(argv[i], "-reps") && i + 1 < argc) {
@@ -171,7 +288,7 @@ int main(int argc, char **argv)
             devs[ndev++] = argv[i];
         } else {
             fprintf(stderr, "usage: bench_ptsel [-size WxH] [-n epochs] [-window r] [-reps R] "
-                            "[-method prefix|pairs] [device ...]\n");
+                            "[-method prefix|pairs] [-parallel] [device ...]\n");
             return 2;
         }
     }
@@ -191,6 +308,8 @@ int main(int argc, char **argv)
     int status = 0;
     for (int d = 0; d < ndev; d++)
         status |= run_device(devs[d], stack, W, H, n, r, reps, method);
+    if (parallel && ndev > 1)
+        status |= run_parallel(devs, ndev, stack, W, H, n, r, reps, method);
     free(stack);
     return status;
 }
