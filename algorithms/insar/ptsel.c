@@ -20,6 +20,26 @@
  *   - tau_max = max over valid arcs (no valid arc: nodata); best_dx/best_dy
  *     = offset of the first maximum in row-major window order; ps_mask = 1
  *     where tau_max >= threshold, 0 below, 255 nodata.
+ *   - filter=yes (the paper's §6.4 coherence-weighted filter) appends n
+ *     CFloat32 bands filtered_1 .. filtered_n (1-based stack band numbers),
+ *     after tau_max [best_dx, best_dy] [ps_mask]:
+ *         filtered_i(C) = sum_N w(N) u_i(N) / sum_{N: u_i(N) valid} w(N)
+ *     over every pixel N of C's r x r window inside the image, C itself
+ *     included and mindist not applied; u_i = the unit phasor of band i as
+ *     above (after conj; 0 when invalid, so an invalid sample adds nothing
+ *     and its weight is not counted for that band); w(N) = tau_max(N) of
+ *     this op (nodata: 0).  A complex mean phasor (|.| <= 1), not
+ *     renormalised; in slc mode the same on the SLC phasors.  Denominator
+ *     0 (no valid weighted neighbour): NaN + NaN i.  Nodata of these bands
+ *     is always NaN (dstnodata is for the real-valued bands).
+ *     Needs tau_max on the output window grown by r/2, hence the stack on
+ *     the window grown by 2(r/2): the source window grows by that much;
+ *     tau_max is computed on the grown (image-clipped) window into device
+ *     scratch with the same kernel, so the tau_max, best_dx/dy and ps_mask
+ *     of the output window are bit-identical to a run without the filter;
+ *     then the two box sums, separated (ptsel_kernels.h): row sums per
+ *     column, window row and band, then per output pixel and band their
+ *     sums over the window rows and the quotient.
  *
  * MIT licence.
  */
@@ -29,6 +49,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -37,13 +58,17 @@ typedef struct {
     int window;
     double mindist, threshold;
     int slc, offsets, mask;
+    int filter;   /* append the coherence-weighted filtered bands */
+    char *fnames; /* their names, NAME_LEN apart (after prepare) */
     int pairs; /* method=pairs: the paper's O(n^2) pair loop (benchmarks) */
     char *conj;   /* the conj option as given (syntax checked) */
     int *flags;   /* per input band: 1 = conjugate (after prepare) */
     int excl_d2;  /* dx^2+dy^2 below this is excluded (after prepare) */
 } ps_state;
 
-enum { PS_TAU, PS_DX, PS_DY, PS_MASK };
+enum { PS_TAU, PS_DX, PS_DY, PS_MASK, PS_FILT };
+
+#define NAME_LEN 24 /* "filtered_1000000" and its NUL fit */
 
 static void ps_init(gg_op *op)
 {
@@ -58,8 +83,10 @@ static void ps_cleanup(gg_op *op)
     ps_state *s = op->state;
     free(s->conj);
     free(s->flags);
+    free(s->fnames);
     s->conj = NULL;
     s->flags = NULL;
+    s->fnames = NULL;
 }
 
 /* Walks a list of 1-based band numbers ("3,7,12"; ',' ';' or blanks
@@ -144,6 +171,7 @@ static gg_status ps_set(gg_op *op, const char *key, const char *value)
     int *flag = !strcasecmp(key, "slc")       ? &s->slc
                 : !strcasecmp(key, "offsets") ? &s->offsets
                 : !strcasecmp(key, "mask")    ? &s->mask
+                : !strcasecmp(key, "filter")  ? &s->filter
                                               : NULL;
     if (flag) {
         if (!gg_parse_bool(value, flag))
@@ -200,20 +228,34 @@ static gg_status ps_prepare(gg_op *op, const gg_raster_info *in, gg_raster_info 
                                "ptsel: conj band %d out of range (the stack has %d bands)", c.bad,
                                in->bands);
     }
+    free(s->fnames);
+    s->fnames = NULL;
+    if (s->filter) {
+        s->fnames = malloc((size_t)in->bands * NAME_LEN);
+        if (!s->fnames)
+            return gg_op_error(op, GG_ERR_NOMEM, "ptsel: out of memory");
+        for (int b = 0; b < in->bands; b++)
+            snprintf(s->fnames + (size_t)b * NAME_LEN, NAME_LEN, "filtered_%d", b + 1);
+    }
     out->width = in->width;
     out->height = in->height;
-    out->bands = 1 + 2 * s->offsets + s->mask;
+    out->bands = 1 + 2 * s->offsets + s->mask + (s->filter ? in->bands : 0);
     out->type = GG_FLOAT32;
     memcpy(out->geotransform, in->geotransform, sizeof out->geotransform);
     out->has_geotransform = in->has_geotransform;
     return GG_OK;
 }
 
+/* Output bands that come before the filtered ones. */
+static int base_bands(const ps_state *s) { return 1 + 2 * s->offsets + s->mask; }
+
 static int band_kind(const gg_op *op, int band)
 {
     const ps_state *s = op->state;
     if (band == 0)
         return PS_TAU;
+    if (band >= base_bands(s))
+        return PS_FILT;
     if (s->offsets && band <= 2)
         return band == 1 ? PS_DX : PS_DY;
     return PS_MASK;
@@ -221,43 +263,68 @@ static int band_kind(const gg_op *op, int band)
 
 static gg_type ps_band_type(const gg_op *op, int band)
 {
-    return band_kind(op, band) == PS_MASK ? GG_BYTE : GG_FLOAT32;
+    const int k = band_kind(op, band);
+    return k == PS_MASK ? GG_BYTE : k == PS_FILT ? GG_CFLOAT32 : GG_FLOAT32;
 }
 
 static const char *ps_band_name(const gg_op *op, int band)
 {
     static const char *const names[] = {"tau_max", "best_dx", "best_dy", "ps_mask"};
-    return names[band_kind(op, band)];
+    const ps_state *s = op->state;
+    const int k = band_kind(op, band);
+    if (k == PS_FILT)
+        return s->fnames + (size_t)(band - base_bands(s)) * NAME_LEN;
+    return names[k];
 }
 
 /* Float bands: NaN unless dstnodata is given (the input's nodata, often 0
- * for interferograms, is a valid tau); the mask: 255. */
+ * for interferograms, is a valid tau); the mask: 255; the filtered bands
+ * always NaN (0 or any other number is a possible mean phasor). */
 static double ps_band_nodata(const gg_op *op, int band)
 {
-    if (band_kind(op, band) == PS_MASK)
+    const int k = band_kind(op, band);
+    if (k == PS_MASK)
         return 255;
+    if (k == PS_FILT)
+        return NAN;
     return op->opt_dstnodata_set ? op->opt_dstnodata : NAN;
 }
 
+/* tau_max needs the stack r/2 around each centre; the filter needs tau_max
+ * r/2 around each output pixel, so the stack 2(r/2) around it. */
+static int source_halo(const ps_state *s) { return (s->filter ? 2 : 1) * (s->window / 2); }
+
 static void ps_source_window(const gg_op *op, const gg_window *d, gg_window *src)
 {
-    const ps_state *s = op->state;
-    const int h = s->window / 2;
-    src->x0 = d->x0 - h;
-    src->y0 = d->y0 - h;
-    src->width = d->width + 2 * h;
-    src->height = d->height + 2 * h;
+    const int g = source_halo(op->state);
+    src->x0 = d->x0 - g;
+    src->y0 = d->y0 - g;
+    src->width = d->width + 2 * g;
+    src->height = d->height + 2 * g;
 }
 
-/* Copies plane `offset` bytes into b to a host tile (honours its stride). */
-static gg_status read_plane(gg_context *ctx, const gg_buffer *b, size_t offset, gg_tile *t)
+/* Copies the t->width x t->height block at (x, y) of a device plane that
+ * starts `offset` bytes into b and has rows `plane_w` samples wide to a
+ * host tile (honours its stride). */
+static gg_status read_block(gg_context *ctx, const gg_buffer *b, size_t offset, int plane_w, int x,
+                            int y, gg_tile *t)
 {
-    const size_t row = (size_t)t->width * gg_type_size(t->type);
+    const size_t es = gg_type_size(t->type);
+    const size_t row = (size_t)t->width * es;
+    const size_t pitch = (size_t)plane_w * es;
     return gg_rt_check(ctx,
-                       gg_rt_vt(ctx)->read2d(gg_rt_dev(ctx), gg_rt_mem(b), offset, row, t->data,
-                                             t->stride * gg_type_size(t->type), row,
-                                             (size_t)t->height),
+                       gg_rt_vt(ctx)->read2d(gg_rt_dev(ctx), gg_rt_mem(b),
+                                             offset + (size_t)y * pitch + (size_t)x * es, pitch,
+                                             t->data, t->stride * es, row, (size_t)t->height),
                        "device to host copy");
+}
+
+/* Bands per filter launch: grid rows (the tau window's rows per band) up
+ * to 65535. */
+static int filter_group(int nbands, int rows)
+{
+    const int per = rows >= 65535 ? 1 : 65535 / rows;
+    return per < nbands ? per : nbands;
 }
 
 static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
@@ -270,9 +337,22 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
     const size_t plane = (size_t)need.width * (size_t)need.height;
     const size_t row = (size_t)need.width * 8;
     const size_t npix = (size_t)d0->width * (size_t)d0->height;
+    const int h = s->window / 2;
+
+    /* the tau window: the output window, grown by r/2 (clipped to the
+     * image) when the filter needs tau_max around it */
+    gg_window tw = dw;
+    if (s->filter) {
+        const int x1 = dw.x0 + dw.width + h, y1 = dw.y0 + dw.height + h;
+        tw.x0 = dw.x0 - h < 0 ? 0 : dw.x0 - h;
+        tw.y0 = dw.y0 - h < 0 ? 0 : dw.y0 - h;
+        tw.width = (x1 > op->in.width ? op->in.width : x1) - tw.x0;
+        tw.height = (y1 > op->in.height ? op->in.height : y1) - tw.y0;
+    }
+    const size_t tnp = (size_t)tw.width * (size_t)tw.height;
 
     /* every epoch's window into one buffer, band-sequential planes */
-    gg_buffer *bz, *bflags, *bout, *bmask;
+    gg_buffer *bz, *bflags, *bout, *bmask, *bfilt = NULL;
     gg_status st = gg_rt_scratch(ctx, 0, (size_t)nsrc * plane * 8, &bz);
     for (int b = 0; b < nsrc && st == GG_OK; b++) {
         const gg_tile v = gg_op_source_view(op, &src[b], d0);
@@ -294,18 +374,20 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
     gg_buffer *nb[2] = {bflags, bz};
     st = gg_rt_launch(ctx, GG_K_PTSEL_NORM, need.width, need.height, &pn, sizeof pn, nb, 2);
 
+    /* planes of the tau window: tau_max, [best_dx, best_dy], [weights] */
     const int nfloat = s->offsets ? 3 : 1;
     if (st == GG_OK)
-        st = gg_rt_scratch(ctx, 2, (size_t)nfloat * npix * 4, &bout);
+        st = gg_rt_scratch(ctx, 2, (size_t)(nfloat + s->filter) * tnp * 4, &bout);
     if (st == GG_OK)
-        st = gg_rt_scratch(ctx, 3, s->mask ? npix : 4, &bmask);
+        st = gg_rt_scratch(ctx, 3, s->mask ? tnp : 4, &bmask);
+    if (st == GG_OK && s->filter)
+        st = gg_rt_scratch(ctx, 4, (size_t)nsrc * npix * 8, &bfilt);
     if (st != GG_OK)
         return st;
-    const int h = s->window / 2;
     gg_ptsel_params p = {.src_w = need.width,
                          .src_h = need.height,
-                         .off_x = d0->x0 - need.x0,
-                         .off_y = d0->y0 - need.y0,
+                         .off_x = tw.x0 - need.x0,
+                         .off_y = tw.y0 - need.y0,
                          .radius = h,
                          .nbands = nsrc,
                          .excl_d2 = s->excl_d2,
@@ -314,28 +396,74 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
                          .mask = s->mask,
                          .threshold = (float)s->threshold,
                          .dst_nodata = (float)ps_band_nodata(op, 0),
-                         .mask_nodata = 255};
+                         .mask_nodata = 255,
+                         .weights = s->filter};
     gg_buffer *kb[3] = {bz, bout, bmask};
-    st = gg_rt_launch(ctx, s->pairs ? GG_K_PTSEL_PAIRS : GG_K_PTSEL, d0->width, d0->height, &p,
+    st = gg_rt_launch(ctx, s->pairs ? GG_K_PTSEL_PAIRS : GG_K_PTSEL, tw.width, tw.height, &p,
                       sizeof p, kb, 3);
+    if (st == GG_OK && s->filter) {
+        gg_ptsel_filter_params fp = {.src_w = need.width,
+                                     .src_h = need.height,
+                                     .w_w = tw.width,
+                                     .w_h = tw.height,
+                                     .w_plane = nfloat, /* after tau_max [best_dx, best_dy] */
+                                     .w_off_x = tw.x0 - need.x0,
+                                     .w_off_y = tw.y0 - need.y0,
+                                     .off_x = dw.x0 - tw.x0,
+                                     .off_y = dw.y0 - tw.y0,
+                                     .radius = h,
+                                     .ny = d0->height,
+                                     .nodata = NAN};
+        /* bands in groups of at most 65535 grid rows (CUDA's grid height
+         * limit, whatever the block height): the row sums of a group, then
+         * its quotients */
+        const int per = filter_group(nsrc, tw.height);
+        gg_buffer *brs;
+        st = gg_rt_scratch(ctx, 5, (size_t)per * 3 * (size_t)tw.height * (size_t)d0->width * 4,
+                           &brs);
+        gg_buffer *rb[3] = {bz, bout, brs}, *qb[2] = {brs, bfilt};
+        for (int b0 = 0; b0 < nsrc && st == GG_OK; b0 += per) {
+            const int nb_ = nsrc - b0 < per ? nsrc - b0 : per;
+            fp.band0 = b0;
+            st = gg_rt_launch(ctx, GG_K_PTSEL_FILTER_ROWS, d0->width, tw.height * nb_, &fp,
+                              sizeof fp, rb, 3);
+            if (st == GG_OK)
+                st = gg_rt_launch(ctx, GG_K_PTSEL_FILTER, d0->width, d0->height * nb_, &fp,
+                                  sizeof fp, qb, 2);
+        }
+    }
+    /* the output window is the inner part of the tau window */
+    const int ix = dw.x0 - tw.x0, iy = dw.y0 - tw.y0;
     for (int b = 0; b < ndst && st == GG_OK; b++) {
         const int k = band_kind(op, b);
-        st = k == PS_MASK ? gg_rt_download_tile(ctx, bmask, &dst[b])
-                          : read_plane(ctx, bout, (size_t)(k == PS_TAU ? 0 : k) * npix * 4, &dst[b]);
+        if (k == PS_MASK)
+            st = read_block(ctx, bmask, 0, tw.width, ix, iy, &dst[b]);
+        else if (k == PS_FILT)
+            st = read_block(ctx, bfilt, (size_t)(b - base_bands(s)) * npix * 8, d0->width, 0, 0,
+                            &dst[b]);
+        else
+            st = read_block(ctx, bout, (size_t)(k == PS_TAU ? 0 : k) * tnp * 4, tw.width, ix, iy,
+                            &dst[b]);
     }
     return st;
 }
 
 /* An output pixel needs n complex samples, grown by the halo: strips are
  * full width (no growth in x) and taken as at least 64 rows (or the image)
- * high, so 2h extra rows add 2h/64; plus the output planes. */
+ * high, so a halo of g rows on each side adds 2g/64; plus the output
+ * planes (with the filter: the tau planes and weights on the window grown
+ * by r/2, there too 3 row-sum floats per band, and n complex filtered
+ * planes). */
 static double ps_bytes_per_pixel(const gg_op *op)
 {
     const ps_state *s = op->state;
     const double h = s->window / 2;
     const double rows = op->in.height < 64 ? op->in.height : 64;
-    const double grow = 1.0 + 2.0 * h / rows;
-    return (double)op->in.bands * 8.0 * grow + 4.0 * (s->offsets ? 3 : 1) + (s->mask ? 1 : 0);
+    const double grow = 1.0 + 2.0 * source_halo(s) / rows;
+    const double tgrow = s->filter ? 1.0 + 2.0 * h / rows : 1.0;
+    return (double)op->in.bands * 8.0 * grow +
+           tgrow * (4.0 * ((s->offsets ? 3 : 1) + s->filter) + (s->mask ? 1 : 0)) +
+           (s->filter ? (double)op->in.bands * (8.0 + 12.0 * tgrow) : 0.0);
 }
 
 const gg_op_class gg_op_ptsel = {
@@ -352,7 +480,10 @@ const gg_op_class gg_op_ptsel = {
                "slc|bool|no|the bands are coregistered SLCs (all pairs k<l), not single-reference "
                "interferograms\n"
                "offsets|bool|no|add bands best_dx, best_dy: offset of the most coherent neighbour\n"
-               "mask|bool|no|add the Byte band ps_mask (1 PS, 0 not, 255 nodata)\n",
+               "mask|bool|no|add the Byte band ps_mask (1 PS, 0 not, 255 nodata)\n"
+               "filter|bool|no|add n CFloat32 bands filtered_1..filtered_n: each band's unit "
+               "phasors averaged over the r x r window (centre included), weighted by tau_max "
+               "(the paper's coherence-weighted filter; NaN where no neighbour weighs)\n",
     .state_size = sizeof(ps_state),
     .inputs = -1,
     .init = ps_init,

@@ -30,7 +30,24 @@ typedef struct gg_ptsel_params {
     float threshold;     /* ps_mask = tau_max >= threshold */
     float dst_nodata;    /* float planes */
     int mask_nodata;     /* Byte plane */
-    int pad_;
+    int weights;         /* also write the filter's weight plane (tau_max, 0 for nodata) */
 } gg_ptsel_params;
+
+/* Coherence-weighted filter, both passes (ptsel_kernels.h): the row sums
+ * run over nx x (w_h * bands of this launch), the quotient over
+ * nx x (ny * bands of this launch); grid row Y is local band Y / w_h or
+ * Y / ny, i.e. stack band band0 + that. */
+typedef struct gg_ptsel_filter_params {
+    int src_w, src_h;    /* stack plane size (the source window on the device) */
+    int w_w, w_h;        /* weight plane size (the tau window) */
+    int w_plane;         /* the weights are plane w_plane (w_w x w_h floats) of their buffer */
+    int w_off_x, w_off_y; /* weight plane (0,0) in stack plane coordinates */
+    int off_x, off_y;    /* output pixel (0,0) in weight plane coordinates */
+    int radius;          /* window radius r/2 */
+    int ny;              /* output rows */
+    int band0;           /* first band of this launch */
+    float nodata;        /* written where no valid weighted neighbour exists (NaN) */
+    int pad_;
+} gg_ptsel_filter_params;
 
 #endif

@@ -32,6 +32,7 @@ struct gg_app {
     char **srcs;          /* the source datasets, in order */
     const char *dst;
     char **positional;    /* every non-flag argument: sources, then dst */
+    const char *band_prefix, *band_folder; /* gg_app_band_folder */
     const char *format;   /* -of */
     const char *type;     /* -ot */
     const char *device;   /* -device */
@@ -124,6 +125,16 @@ int gg_app_values(gg_app *app, int argc, char **argv, int *pi, int n, const char
     for (int k = 0; k < n; k++)
         values[k] = argv[*pi + 1 + k];
     *pi += n;
+    return 1;
+}
+
+int gg_app_band_folder(gg_app *app, const char *prefix, const char *folder)
+{
+    VSIStatBufL st;
+    if (VSIStatL(folder, &st) != 0 || !VSI_ISDIR(st.st_mode))
+        return gg_app_usage_error(app, "the folder '%s' does not exist", folder);
+    app->band_prefix = prefix;
+    app->band_folder = folder;
     return 1;
 }
 
@@ -479,7 +490,10 @@ static int write_strips(gg_app *app, GDALDatasetH *dss, int ndev, GDALDriverH dr
         if (per_band) {
             const char *name = GDALGetDescription(GDALGetRasterBand(ds, f + 1));
             const char *leaf = CPLSPrintf("%s_%s", stem, *name ? name : CPLSPrintf("band%d", f + 1));
-            finals = CSLAddString(finals, CPLFormFilename(path, leaf, *ext ? ext : NULL));
+            const int elsewhere = app->band_prefix &&
+                                  !strncmp(name, app->band_prefix, strlen(app->band_prefix));
+            finals = CSLAddString(finals, CPLFormFilename(elsewhere ? app->band_folder : path, leaf,
+                                                          *ext ? ext : NULL));
         } else {
             finals = CSLAddString(finals, app->dst);
         }

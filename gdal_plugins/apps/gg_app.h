@@ -45,6 +45,9 @@ int gg_app_set(gg_app *app, const char *key, const char *value);
 /* Sets a WxH-style op option from two positive integers given to flag. */
 int gg_app_set_pair(gg_app *app, const char *flag, const char *key, const char *a,
                     const char *b);
+/* Per-band outputs whose band name starts with prefix go into folder
+ * (which must exist) instead of the destination's folder. */
+int gg_app_band_folder(gg_app *app, const char *prefix, const char *folder);
 /* Reports a usage error: "ERROR 1: <utility>: <message> (see --help)". */
 int gg_app_usage_error(gg_app *app, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

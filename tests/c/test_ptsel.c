@@ -8,11 +8,17 @@
  *     mask is tau_max >= threshold (255 on nodata);
  *   - tiled runs (uneven tiles) identical to one whole run; devices agree;
  *   - conjugating every band leaves tau unchanged, one band changes it;
+ *   - filter=yes (coherence-weighted filter): the filtered_i bands against
+ *     a float64 implementation built on the reference tau_max (ifg and slc
+ *     modes, windows 3 and 5), within 1e-5 absolute in the real and
+ *     imaginary parts, identical NaN masks; the other bands bit-identical
+ *     to a run without the filter; tiled runs identical; devices agree;
  *   - bad options and inputs rejected with their messages;
  *   - the real psps Houston stack (92 interferograms, when
  *     ../shared/data/psps_houston exists next to the repository or
- *     GG_PSPS_DIR names it): a 60x60 crop against the reference, and the
- *     fraction of pixels with tau_max >= 0.71. */
+ *     GG_PSPS_DIR names it): a 60x60 crop against the reference (tau_max
+ *     and the filtered bands), and the fraction of pixels with
+ *     tau_max >= 0.71. */
 #define _GNU_SOURCE
 #include "check.h"
 
@@ -135,12 +141,48 @@ static double *ref_ptsel(const stack *s, const ref_opts *o, const double complex
     return t;
 }
 
+/* The coherence-weighted filter, straight from its definition (ptsel.c):
+ * for each band i and pixel C, sum w(N) u_i(N) / sum w(N) over the pixels
+ * N of C's window inside the image (C included) where u_i(N) is valid, with
+ * w = the reference tau_max (NaN: 0).  n band-sequential planes; NaN + NaN i
+ * where the denominator is 0. */
+static double complex *ref_filter(const stack *s, const ref_opts *o, const double complex *u,
+                                  const double *tau)
+{
+    const int h = o->window / 2;
+    const size_t np = (size_t)s->W * s->H;
+    double complex *f = malloc(np * s->n * sizeof *f);
+    for (int b = 0; b < s->n; b++)
+        for (int y = 0; y < s->H; y++)
+            for (int x = 0; x < s->W; x++) {
+                double complex num = 0;
+                double den = 0;
+                for (int dy = -h; dy <= h; dy++)
+                    for (int dx = -h; dx <= h; dx++) {
+                        const int nx = x + dx, ny = y + dy;
+                        if (nx < 0 || ny < 0 || nx >= s->W || ny >= s->H)
+                            continue;
+                        const size_t k = (size_t)ny * s->W + nx;
+                        const double w = isnan(tau[k]) ? 0 : tau[k];
+                        if (u[b * np + k] == 0)
+                            continue;
+                        num += w * u[b * np + k];
+                        den += w;
+                    }
+                f[b * np + (size_t)y * s->W + x] = den > 0 ? num / den : NAN + I * NAN;
+            }
+    return f;
+}
+
 /* ------------------------------------------------------------ the op */
 
 typedef struct {
     float *tau, *dx, *dy;
     unsigned char *mask;
+    float *filt;   /* filtered_1..n: n planes of interleaved complex, or NULL */
+    int nfilt;     /* n when filtered, else 0 */
     int nbands;
+    int bad_names; /* filtered bands misnamed, mistyped or out of order */
 } result;
 
 static void result_free(result *r)
@@ -149,6 +191,7 @@ static void result_free(result *r)
     free(r->dx);
     free(r->dy);
     free(r->mask);
+    free(r->filt);
     memset(r, 0, sizeof *r);
 }
 
@@ -173,10 +216,25 @@ static gg_status run_ptsel(gg_context *ctx, const stack *s, const char *const *o
     }
     const size_t np = (size_t)s->W * s->H;
     r->nbands = oi.bands;
-    void *planes[4] = {0};
+    void *planes[4 + 256] = {0};
+    int nfilt = 0;
     for (int b = 0; b < oi.bands; b++) {
         const char *name = gg_op_band_name(op, b);
-        if (!strcmp(name, "tau_max"))
+        if (!strncmp(name, "filtered_", 9)) {
+            /* 1-based stack band numbers, in order, after the other bands */
+            if (!r->filt)
+                r->filt = malloc(np * 8 * s->n);
+            char want[32];
+            snprintf(want, sizeof want, "filtered_%d", nfilt + 1);
+            r->bad_names += strcmp(name, want) != 0 || gg_op_band_type(op, b) != GG_CFLOAT32 ||
+                            !isnan(gg_op_band_nodata(op, b)) || nfilt >= s->n;
+            planes[b] = r->filt + 2 * np * (size_t)(nfilt < s->n ? nfilt : 0);
+            nfilt++;
+        } else if (nfilt) {
+            snprintf(err, errlen, "band %d (%s) follows the filtered bands", b + 1, name);
+            gg_op_free(op);
+            return GG_ERR_ARGUMENT;
+        } else if (!strcmp(name, "tau_max"))
             planes[b] = r->tau = malloc(np * 4);
         else if (!strcmp(name, "best_dx"))
             planes[b] = r->dx = malloc(np * 4);
@@ -185,7 +243,9 @@ static gg_status run_ptsel(gg_context *ctx, const stack *s, const char *const *o
         else
             planes[b] = r->mask = malloc(np);
     }
-    gg_tile src[256], dst[4];
+    r->bad_names += nfilt && nfilt != s->n;
+    r->nfilt = nfilt;
+    gg_tile src[256], dst[4 + 256];
     for (int y = 0; y < s->H && st == GG_OK; y += th)
         for (int x = 0; x < s->W && st == GG_OK; x += tw) {
             gg_window dw = {x, y, x + tw > s->W ? s->W - x : tw, y + th > s->H ? s->H - y : th}, sw;
@@ -280,11 +340,19 @@ static double max_abs_diff_f(const float *a, const float *b, size_t n, size_t *n
     return e;
 }
 
+/* Bit-identical bands; a's filtered bands only where b has them too (b
+ * may be a run without the filter: then the other bands must match). */
+static int same_bands(const result *a, const result *b, size_t np)
+{
+    return !memcmp(a->tau, b->tau, np * 4) && !a->dx == !b->dx &&
+           (!a->dx || (!memcmp(a->dx, b->dx, np * 4) && !memcmp(a->dy, b->dy, np * 4))) &&
+           !a->mask == !b->mask && (!a->mask || !memcmp(a->mask, b->mask, np));
+}
+
 static int same_result(const result *a, const result *b, size_t np)
 {
-    return a->nbands == b->nbands && !memcmp(a->tau, b->tau, np * 4) &&
-           (!a->dx || (!memcmp(a->dx, b->dx, np * 4) && !memcmp(a->dy, b->dy, np * 4))) &&
-           (!a->mask || !memcmp(a->mask, b->mask, np));
+    return a->nbands == b->nbands && same_bands(a, b, np) && a->nfilt == b->nfilt &&
+           (!a->filt || !memcmp(a->filt, b->filt, np * 8 * (size_t)a->nfilt));
 }
 
 /* Offsets point at an allowed neighbour whose reference tau is tau_max;
@@ -449,6 +517,156 @@ static void test_cases(gg_context **ctx, char devs[][32], int nd)
     }
 }
 
+/* Max |difference| of the real and of the imaginary parts of complex
+ * planes against the reference; NaN masks compared part by part; *maxmod:
+ * the largest modulus seen (a mean phasor: at most 1). */
+static double max_cdiff(const float *f, const double complex *ref, size_t n, size_t *mm,
+                        double *maxmod)
+{
+    double e = 0;
+    *mm = 0;
+    *maxmod = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double re = f[2 * i], im = f[2 * i + 1];
+        const double rr = creal(ref[i]), ri = cimag(ref[i]);
+        if (isnan(re) != isnan(rr) || isnan(im) != isnan(ri)) {
+            (*mm)++;
+            continue;
+        }
+        if (isnan(re))
+            continue;
+        e = fmax(e, fmax(fabs(re - rr), fabs(im - ri)));
+        *maxmod = fmax(*maxmod, hypot(re, im));
+    }
+    return e;
+}
+
+static double max_cdiff_f(const float *a, const float *b, size_t n, size_t *mm)
+{
+    return max_abs_diff_f(a, b, 2 * n, mm);
+}
+
+/* filter=yes: the filtered bands against ref_filter; every other band
+ * bit-identical to a run without the filter; tiles; devices. */
+static void test_filter(gg_context **ctx, char devs[][32], int nd)
+{
+    static const pcase cases[] = {
+        {23, 17, 6, 1, -9999, {"window", "3", "filter", "yes", NULL}},
+        {23, 17, 6, 0, 0, {"window", "5", "filter", "yes", "offsets", "yes", "mask", "yes", NULL}},
+        {23, 17, 2, 0, 0, {"window", "3", "filter", "yes", "conj", "2", NULL}},
+        {23, 17, 5, 1, 0, {"window", "3", "slc", "yes", "filter", "yes", "mask", "yes", NULL}},
+        {23, 17, 7, 1, -9999,
+         {"window", "5", "slc", "yes", "filter", "yes", "conj", "2,5", "offsets", "yes",
+          "mindist", "1.5", NULL}},
+        /* a dstnodata that is no weight: the filter must not read it as one */
+        {23, 17, 9, 1, -9999,
+         {"window", "5", "filter", "yes", "dstnodata", "-9999", "mask", "yes", NULL}},
+        {19, 13, 4, 0, 0,
+         {"window", "5", "slc", "yes", "filter", "yes", "method", "pairs", "dstnodata", "0", NULL}},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const pcase *c = &cases[ci];
+        float *z = make_stack(c->W, c->H, c->n, c->has_nodata, c->nodata);
+        const stack s = {c->W, c->H, c->n, z, c->has_nodata, c->nodata};
+        const size_t np = (size_t)c->W * c->H;
+        ref_opts o;
+        fill_ref_opts(c->opts, c->n, &o);
+        double complex *u = ref_unit(&s, &o);
+        double *ref = ref_ptsel(&s, &o, u);
+        double complex *fref = ref_filter(&s, &o, u, ref);
+        size_t nvalid = 0;
+        for (size_t k = 0; k < np * c->n; k++)
+            nvalid += !isnan(creal(fref[k]));
+        const double dstnd = atof(opt_of(c, "dstnodata", "nan"));
+        /* the options without filter=yes */
+        const char *plain[16];
+        int np_ = 0;
+        for (int i = 0; c->opts[i]; i += 2)
+            if (strcmp(c->opts[i], "filter")) {
+                plain[np_++] = c->opts[i];
+                plain[np_++] = c->opts[i + 1];
+            }
+        plain[np_] = NULL;
+        result first = {0};
+        for (int d = 0; d < nd; d++) {
+            char err[512] = "", what[160];
+            snprintf(what, sizeof what, "%s filter case %zu (n=%d, window %d, %s)", devs[d], ci,
+                     c->n, o.window, o.slc ? "slc" : "ifg");
+            result whole, nofilt, tiled, tiled2;
+            gg_status st = run_ptsel(ctx[d], &s, c->opts, 1 << 20, 1 << 20, &whole, err, sizeof err);
+            CHECK(st == GG_OK, "%s: %s", what, err);
+            gg_status st2 = run_ptsel(ctx[d], &s, plain, 1 << 20, 1 << 20, &nofilt, err, sizeof err);
+            CHECK(st2 == GG_OK, "%s without filter: %s", what, err);
+            if (st != GG_OK || st2 != GG_OK) {
+                result_free(&whole);
+                result_free(&nofilt);
+                continue;
+            }
+            CHECK(whole.filt && whole.nfilt == c->n && whole.bad_names == 0 &&
+                      whole.nbands == nofilt.nbands + c->n,
+                  "%s: %d output bands, %d filtered, %d misdescribed", what, whole.nbands,
+                  whole.nfilt, whole.bad_names);
+            CHECK(same_bands(&whole, &nofilt, np),
+                  "%s: tau_max/offsets/mask differ from the run without filter", what);
+            if (!whole.filt) {
+                result_free(&whole);
+                result_free(&nofilt);
+                continue;
+            }
+            /* tau against the reference (dstnodata -> NaN) */
+            for (size_t k = 0; k < np; k++)
+                if (whole.tau[k] == (float)dstnd)
+                    whole.tau[k] = NAN;
+            size_t mm, fmm;
+            const double et = max_abs_diff(whole.tau, ref, np, &mm);
+            double maxmod;
+            const double ef = max_cdiff(whole.filt, fref, np * c->n, &fmm, &maxmod);
+            CHECK(et <= TOL && mm == 0, "%s: max |tau - ref| %.3g, %zu nodata mismatches", what,
+                  et, mm);
+            CHECK(ef <= TOL && fmm == 0, "%s: filtered max |err| %.3g, %zu nodata mismatches", what,
+                  ef, fmm);
+            CHECK(maxmod <= 1 + 1e-6, "%s: filtered modulus %.9g > 1", what, maxmod);
+            printf("  %-7s filter case %zu: n=%d window %d %s: max |err| re/im %.2e (%zu of %zu "
+                   "valid), max |f| %.4f\n",
+                   devs[d], ci, c->n, o.window, o.slc ? "slc" : "ifg", ef, nvalid,
+                   np * (size_t)c->n, maxmod);
+            /* the all-invalid 3x3 block (x 4..6, y 3..5) has no valid
+             * sample: with window 3 its centre has no valid neighbour */
+            if (o.window == 3)
+                for (int b = 0; b < c->n; b++) {
+                    const float *f = whole.filt + 2 * ((size_t)b * np + 4 * (size_t)c->W + 5);
+                    CHECK(isnan(f[0]) && isnan(f[1]), "%s: band %d at (5,4) is %g%+gi, not NaN",
+                          what, b + 1, f[0], f[1]);
+                }
+            st = run_ptsel(ctx[d], &s, c->opts, 7, 5, &tiled, err, sizeof err);
+            CHECK(st == GG_OK && same_bands(&tiled, &nofilt, np) && tiled.filt &&
+                      !memcmp(tiled.filt, whole.filt, np * 8 * (size_t)c->n),
+                  "%s: 7x5 tiles differ from the whole run %s", what, err);
+            st = run_ptsel(ctx[d], &s, c->opts, 10, 3, &tiled2, err, sizeof err);
+            CHECK(st == GG_OK && same_bands(&tiled2, &nofilt, np) && tiled2.filt &&
+                      !memcmp(tiled2.filt, whole.filt, np * 8 * (size_t)c->n),
+                  "%s: 10x3 tiles differ from the whole run %s", what, err);
+            result_free(&tiled);
+            result_free(&tiled2);
+            result_free(&nofilt);
+            if (!first.filt) {
+                first = whole;
+                continue;
+            }
+            const double agree = max_cdiff_f(whole.filt, first.filt, np * c->n, &mm);
+            CHECK(agree <= TOL && mm == 0, "%s vs %s: filtered differ by %.3g, %zu nodata", what,
+                  devs[0], agree, mm);
+            printf("  %-7s filter case %zu: vs %s: max diff %.2e\n", devs[d], ci, devs[0], agree);
+            result_free(&whole);
+        }
+        result_free(&first);
+        free(fref);
+        free(ref);
+        free(u);
+        free(z);
+    }
+}
+
 /* tau does not change when every a_i is conjugated; conjugating one
  * interferogram changes it (notes §1). */
 static void test_conj_identity(gg_context **ctx, char devs[][32], int nd)
@@ -570,6 +788,7 @@ static void test_bad_options(void)
     expect_bad_set("slc", "maybe", "slc");
     expect_bad_set("offsets", "2", "offsets");
     expect_bad_set("mask", "x", "mask");
+    expect_bad_set("filter", "maybe", "filter");
     expect_bad_set("nosuch", "1", "unknown option");
 
     expect_bad_prepare(NULL, NULL, 20, 20, 5, GG_FLOAT32,
@@ -612,6 +831,39 @@ static void test_bad_options(void)
           "band nodata %g %g %g", gg_op_band_nodata(op, 0), gg_op_band_nodata(op, 1),
           gg_op_band_nodata(op, 3));
     CHECK(gg_op_bytes_per_pixel(op) > 4 * 8, "bytes per pixel %g", gg_op_bytes_per_pixel(op));
+    const double bpp = gg_op_bytes_per_pixel(op);
+    gg_window dw = {10, 5, 4, 3}, sw;
+    gg_op_source_window(op, &dw, &sw);
+    CHECK(sw.x0 == 5 && sw.y0 == 0 && sw.width == 14 && sw.height == 13, "source window %d %d %dx%d",
+          sw.x0, sw.y0, sw.width, sw.height);
+    gg_op_free(op);
+
+    /* filter=yes: n CFloat32 bands after the others, the source window
+     * grown by 2(r/2) */
+    gg_op_new("ptsel", &op, err, sizeof err);
+    gg_op_set(op, "offsets", "yes");
+    gg_op_set(op, "mask", "yes");
+    gg_op_set(op, "filter", "yes");
+    gg_op_set(op, "dstnodata", "-1");
+    CHECK(gg_op_prepare(op, &ii, &oi) == GG_OK, "prepare: %s", gg_op_last_error(op));
+    CHECK(oi.bands == 8 && oi.type == GG_FLOAT32, "filter: %d bands", oi.bands);
+    for (int b = 0; b < 4; b++)
+        CHECK(!strcmp(gg_op_band_name(op, b), want[b]), "band %d named %s", b,
+              gg_op_band_name(op, b));
+    for (int b = 4; b < 8; b++) {
+        char name[32];
+        snprintf(name, sizeof name, "filtered_%d", b - 3);
+        CHECK(!strcmp(gg_op_band_name(op, b), name) && gg_op_band_type(op, b) == GG_CFLOAT32 &&
+                  isnan(gg_op_band_nodata(op, b)),
+              "band %d: %s, type %d, nodata %g", b, gg_op_band_name(op, b), gg_op_band_type(op, b),
+              gg_op_band_nodata(op, b));
+    }
+    CHECK(gg_op_band_nodata(op, 0) == -1 && gg_op_band_nodata(op, 3) == 255, "filter: nodata");
+    CHECK(gg_op_bytes_per_pixel(op) > bpp + 4 * 8, "filter: bytes per pixel %g vs %g",
+          gg_op_bytes_per_pixel(op), bpp);
+    gg_op_source_window(op, &dw, &sw);
+    CHECK(sw.x0 == 0 && sw.y0 == 0 && sw.width == 24 && sw.height == 18,
+          "filter: source window %d %d %dx%d", sw.x0, sw.y0, sw.width, sw.height);
     gg_op_free(op);
 }
 
@@ -715,6 +967,7 @@ static void test_psps(gg_context **ctx, char devs[][32], int nd)
     double t0 = now_s();
     double complex *u = ref_unit(&crop, &o);
     double *ref = ref_ptsel(&crop, &o, u);
+    double complex *fref = ref_filter(&crop, &o, u, ref);
     size_t rps = 0, rvalid = 0;
     for (size_t k = 0; k < cnp; k++)
         if (!isnan(ref[k])) {
@@ -745,7 +998,24 @@ static void test_psps(gg_context **ctx, char devs[][32], int nd)
                    100.0 * ps / (valid ? valid : 1), dt);
         }
         result_free(&r);
+        /* the filtered interferograms, uneven tiles */
+        const char *fopts[] = {"window", "11", "conj", conj, "filter", "yes", NULL};
+        t0 = now_s();
+        st = run_ptsel(ctx[d], &crop, fopts, 37, 23, &r, err, sizeof err);
+        const double fdt = now_s() - t0;
+        CHECK(st == GG_OK && r.filt, "psps crop filter %s: %s", devs[d], err);
+        if (st == GG_OK && r.filt) {
+            size_t mm;
+            double maxmod;
+            const double e = max_cdiff(r.filt, fref, cnp * n, &mm, &maxmod);
+            CHECK(e <= TOL && mm == 0 && maxmod <= 1 + 1e-6,
+                  "psps crop filter %s: max |err| %.3g, %zu nodata mismatches, max |f| %.9g",
+                  devs[d], e, mm, maxmod);
+            printf("  %-7s psps crop filter: max |err| re/im %.2e, %.3f s\n", devs[d], e, fdt);
+        }
+        result_free(&r);
     }
+    free(fref);
     free(ref);
     free(u);
 
@@ -807,6 +1077,7 @@ int main(void)
     test_cases(ctx, okdevs, nok);
     test_conj_identity(ctx, okdevs, nok);
     test_pairs_method(ctx, okdevs, nok);
+    test_filter(ctx, okdevs, nok);
     test_bad_options();
     test_psps(ctx, okdevs, nok);
     for (int d = 0; d < nok; d++)

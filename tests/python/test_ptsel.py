@@ -132,6 +132,26 @@ def test_several_devices(gg, rng, tmp_path):
     assert gg.same_bits(gg.read(solo, 1)[0], gg.read(duo, 1)[0]), "cpu,cpu differs from cpu"
 
 
+def test_filter_folder(gg, rng, tmp_path, device):
+    """-filter <outdir>: one CFloat32 file per stack band in outdir, unit-bounded
+    phasors, tau_max unchanged; a missing folder is refused before any work."""
+    z = random_stack(rng)
+    srcs = write_stack(gg, tmp_path / "in", z, "files")
+    outdir = tmp_path / "filtered"
+    outdir.mkdir()
+    plain = ptsel(gg, device, srcs, tmp_path / "plain.tif", "-window", 5)
+    dst = ptsel(gg, device, srcs, tmp_path / "f.tif", "-window", 5, "-filter", outdir)
+    names = sorted(p.name for p in outdir.iterdir())
+    assert names == sorted(f"f_filtered_{k}.tif" for k in range(1, z.shape[0] + 1)), names
+    assert gg.same_bits(gg.read(per_band(dst, "tau_max"), 1)[0], gg.read(plain, 1)[0])
+    f1 = gg.read(outdir / "f_filtered_1.tif", 1)[0]
+    assert np.iscomplexobj(f1) and np.nanmax(np.abs(f1)) <= 1.0 + 1e-6
+    r = gg.run("gdal_ptsel", "-q", "-device", device, "-filter", tmp_path / "nope", *srcs,
+               tmp_path / "g.tif", check=False)
+    assert r.returncode == 1 and "does not exist" in r.stderr
+    assert not list(tmp_path.glob("g*"))
+
+
 OPTION_CASES = {
     "window3": (["-window", 3], dict(window=3)),
     "window7-mindist2": (["-window", 7, "-mindist", 2], dict(window=7, mindist=2.0)),
