@@ -410,31 +410,43 @@ gg_status gg_rt_scratch(gg_context *ctx, int slot, size_t bytes, gg_buffer **out
     return GG_OK;
 }
 
+gg_status gg_rt_write_tile(gg_context *ctx, gg_buffer *b, size_t offset, size_t dev_pitch,
+                           const gg_tile *t)
+{
+    const size_t es = gg_type_size(t->type), row = (size_t)t->width * es;
+    if (row == 0 || t->height == 0)
+        return GG_OK;
+    return gg_rt_check(ctx,
+                       ctx->vt->write2d(ctx->dev, b->mem, offset, dev_pitch ? dev_pitch : row,
+                                        t->data, t->stride * es, row, (size_t)t->height),
+                       "host to device copy");
+}
+
+gg_status gg_rt_read_tile(gg_context *ctx, const gg_buffer *b, size_t offset, size_t dev_pitch,
+                          gg_tile *t)
+{
+    const size_t es = gg_type_size(t->type), row = (size_t)t->width * es;
+    if (row == 0 || t->height == 0)
+        return GG_OK;
+    return gg_rt_check(ctx,
+                       ctx->vt->read2d(ctx->dev, b->mem, offset, dev_pitch ? dev_pitch : row,
+                                       t->data, t->stride * es, row, (size_t)t->height),
+                       "device to host copy");
+}
+
 gg_status gg_rt_upload_tile(gg_context *ctx, int slot, const gg_tile *t, gg_buffer **out)
 {
-    const size_t es = gg_type_size(t->type);
-    const size_t row = (size_t)t->width * es;
+    const size_t row = (size_t)t->width * gg_type_size(t->type);
     gg_status s = gg_rt_scratch(ctx, slot, row * (size_t)t->height, out);
-    if (s != GG_OK || row == 0 || t->height == 0)
-        return s;
-    return gg_rt_check(ctx,
-                       ctx->vt->write2d(ctx->dev, (*out)->mem, 0, row, t->data, t->stride * es,
-                                        row, (size_t)t->height),
-                       "host to device copy");
+    return s != GG_OK ? s : gg_rt_write_tile(ctx, *out, 0, 0, t);
 }
 
 gg_status gg_rt_download_tile(gg_context *ctx, const gg_buffer *b, gg_tile *t)
 {
-    const size_t es = gg_type_size(t->type);
-    const size_t row = (size_t)t->width * es;
+    const size_t row = (size_t)t->width * gg_type_size(t->type);
     if (row * (size_t)t->height > b->bytes)
         return gg_rt_fail(ctx, GG_ERR_INTERNAL, "tile larger than its device buffer");
-    if (row == 0 || t->height == 0)
-        return GG_OK;
-    return gg_rt_check(ctx,
-                       ctx->vt->read2d(ctx->dev, b->mem, 0, row, t->data, t->stride * es, row,
-                                       (size_t)t->height),
-                       "device to host copy");
+    return gg_rt_read_tile(ctx, b, 0, 0, t);
 }
 
 gg_status gg_rt_launch(gg_context *ctx, int kernel, int nx, int ny, const void *params,

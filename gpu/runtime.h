@@ -26,6 +26,12 @@ gg_mem *gg_rt_mem(const gg_buffer *b);
  * call with the same slot. */
 gg_status gg_rt_scratch(gg_context *ctx, int slot, size_t bytes, gg_buffer **out);
 
+/* Host tile <-> device rows from byte `offset`, device rows `dev_pitch`
+ * bytes apart (0: packed, the tile's row length). */
+gg_status gg_rt_write_tile(gg_context *ctx, gg_buffer *b, size_t offset, size_t dev_pitch,
+                           const gg_tile *t);
+gg_status gg_rt_read_tile(gg_context *ctx, const gg_buffer *b, size_t offset, size_t dev_pitch,
+                          gg_tile *t);
 /* Copies a host tile into a packed device buffer (scratch slot). */
 gg_status gg_rt_upload_tile(gg_context *ctx, int slot, const gg_tile *t, gg_buffer **out);
 /* Copies a packed device buffer into a host tile (honours its stride). */

@@ -180,25 +180,6 @@ static void coh_source_window(const gg_op *op, const gg_window *d, gg_window *sr
     src->height = y1 - y0;
 }
 
-/* Host tile -> device rows at byte offset `offset` (packed). */
-static gg_status upload_at(gg_context *ctx, gg_buffer *b, size_t offset, const gg_tile *t)
-{
-    const size_t es = gg_type_size(t->type), row = (size_t)t->width * es;
-    return gg_rt_check(ctx,
-                       gg_rt_vt(ctx)->write2d(gg_rt_dev(ctx), gg_rt_mem(b), offset, row, t->data,
-                                              t->stride * es, row, (size_t)t->height),
-                       "host to device copy");
-}
-
-static gg_status download_at(gg_context *ctx, const gg_buffer *b, size_t offset, gg_tile *t)
-{
-    const size_t es = gg_type_size(t->type), row = (size_t)t->width * es;
-    return gg_rt_check(ctx,
-                       gg_rt_vt(ctx)->read2d(gg_rt_dev(ctx), gg_rt_mem(b), offset, row, t->data,
-                                             t->stride * es, row, (size_t)t->height),
-                       "device to host copy");
-}
-
 static gg_status coh_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
                                gg_tile *dst, int ndst)
 {
@@ -240,9 +221,9 @@ static gg_status coh_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, i
     gg_buffer *bin, *bout;
     gg_status st = gg_rt_scratch(ctx, 0, 2 * plane_bytes, &bin);
     if (st == GG_OK)
-        st = upload_at(ctx, bin, 0, &v1);
+        st = gg_rt_write_tile(ctx, bin, 0, 0, &v1);
     if (st == GG_OK)
-        st = upload_at(ctx, bin, plane_bytes, &v2);
+        st = gg_rt_write_tile(ctx, bin, plane_bytes, 0, &v2);
     if (st == GG_OK)
         st = gg_rt_scratch(ctx, 1, (size_t)planes * npix * 4, &bout);
     if (st != GG_OK)
@@ -250,7 +231,7 @@ static gg_status coh_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, i
     gg_buffer *bufs[2] = {bin, bout};
     st = gg_rt_launch(ctx, GG_K_COHERENCE, dst[0].width, dst[0].height, &p, sizeof p, bufs, 2);
     for (int i = 0; i < ndst && st == GG_OK; i++)
-        st = download_at(ctx, bout, (size_t)first[i] * npix * 4, &dst[i]);
+        st = gg_rt_read_tile(ctx, bout, (size_t)first[i] * npix * 4, 0, &dst[i]);
     return st;
 }
 

@@ -309,14 +309,8 @@ static void ps_source_window(const gg_op *op, const gg_window *d, gg_window *src
 static gg_status read_block(gg_context *ctx, const gg_buffer *b, size_t offset, int plane_w, int x,
                             int y, gg_tile *t)
 {
-    const size_t es = gg_type_size(t->type);
-    const size_t row = (size_t)t->width * es;
-    const size_t pitch = (size_t)plane_w * es;
-    return gg_rt_check(ctx,
-                       gg_rt_vt(ctx)->read2d(gg_rt_dev(ctx), gg_rt_mem(b),
-                                             offset + (size_t)y * pitch + (size_t)x * es, pitch,
-                                             t->data, t->stride * es, row, (size_t)t->height),
-                       "device to host copy");
+    const size_t es = gg_type_size(t->type), pitch = (size_t)plane_w * es;
+    return gg_rt_read_tile(ctx, b, offset + (size_t)y * pitch + (size_t)x * es, pitch, t);
 }
 
 /* Bands per filter launch: grid rows (the tau window's rows per band) up
@@ -335,7 +329,6 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
     gg_window dw = {d0->x0, d0->y0, d0->width, d0->height}, need;
     gg_op_source_window(op, &dw, &need);
     const size_t plane = (size_t)need.width * (size_t)need.height;
-    const size_t row = (size_t)need.width * 8;
     const size_t npix = (size_t)d0->width * (size_t)d0->height;
     const int h = s->window / 2;
 
@@ -356,11 +349,7 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
     gg_status st = gg_rt_scratch(ctx, 0, (size_t)nsrc * plane * 8, &bz);
     for (int b = 0; b < nsrc && st == GG_OK; b++) {
         const gg_tile v = gg_op_source_view(op, &src[b], d0);
-        st = gg_rt_check(ctx,
-                         gg_rt_vt(ctx)->write2d(gg_rt_dev(ctx), gg_rt_mem(bz), (size_t)b * plane * 8,
-                                                row, v.data, v.stride * 8, row,
-                                                (size_t)need.height),
-                         "host to device copy");
+        st = gg_rt_write_tile(ctx, bz, (size_t)b * plane * 8, 0, &v);
     }
     if (st == GG_OK)
         st = gg_rt_scratch(ctx, 1, (size_t)nsrc * sizeof(int), &bflags);

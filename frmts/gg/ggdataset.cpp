@@ -176,6 +176,7 @@ class GGDataset final : public GDALPamDataset
     bool StartContextLocked();
     CPLErr ReadStackBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBlockXSize,
                           int nBlockYSize, void *pImage);
+    CPLErr RunFailure(gg_status eStatus);
     bool ComputeStatisticsLocked(int iBand, GDALProgressFunc pfnProgress, void *pProgressData);
     CPLErr ReadBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBlockXSize,
                      int nBlockYSize, void *pImage);
@@ -589,15 +590,19 @@ CPLErr GGDataset::ReadBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBloc
         eStatus = gg_op_run(m_psContext, m_poOp, iBand, &sSrcTile, &sDstTile);
     }
     if (eStatus != GG_OK)
-    {
-        // a planner failure is the context's; a run failure the op's
-        const std::string osMessage = gg_op_last_error(m_poOp)[0]
-                                          ? OpMessage(m_poOp, eStatus)
-                                          : std::string(gg_context_last_error(m_psContext));
-        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", osMessage.c_str());
-        return CE_Failure;
-    }
+        return RunFailure(eStatus);
     return CE_None;
+}
+
+// Reports a failed device pass: a planner failure is the context's, a run
+// failure the op's.
+CPLErr GGDataset::RunFailure(gg_status eStatus)
+{
+    const std::string osMessage = gg_op_last_error(m_poOp)[0]
+                                      ? OpMessage(m_poOp, eStatus)
+                                      : std::string(gg_context_last_error(m_psContext));
+    CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", osMessage.c_str());
+    return CE_Failure;
 }
 
 /* Stack ops compute every output band of a block at once: the block asked
@@ -686,13 +691,7 @@ CPLErr GGDataset::ReadStackBlock(int iBand, int nBlockXOff, int nBlockYOff, int 
                                   nOutBands);
     }
     if (eStatus != GG_OK)
-    {
-        const std::string osMessage = gg_op_last_error(m_poOp)[0]
-                                          ? OpMessage(m_poOp, eStatus)
-                                          : std::string(gg_context_last_error(m_psContext));
-        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", osMessage.c_str());
-        return CE_Failure;
-    }
+        return RunFailure(eStatus);
 
     // the other bands' blocks into the cache, unless already there
     for (int b = 0; b < nOutBands; ++b)
