@@ -24,6 +24,7 @@
  * MIT licence.
  */
 #define _GNU_SOURCE
+#include "bench_rng.h"
 #include "gpu/runtime.h"
 #include "kernel_ids.h"
 #include "sar/rotate.h"
@@ -70,21 +71,6 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* splitmix64: a counter-based generator, so that rows can be filled in
- * parallel and the data does not depend on the thread count. */
-static uint64_t mix64(uint64_t z)
-{
-    z += 0x9E3779B97F4A7C15ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-/* uniform in (0, 1) */
-static double u01(uint64_t *s)
-{
-    *s += 1;
-    return ((double)(mix64(*s) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
 
 static void *xmalloc(size_t n)
 {

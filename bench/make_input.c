@@ -17,6 +17,7 @@
  *
  * MIT licence.
  */
+#include "bench_rng.h"
 #include "gdal.h"
 #include "cpl_conv.h"
 #include "cpl_string.h"
@@ -29,19 +30,6 @@
 #include <string.h>
 #include <strings.h>
 
-static uint64_t mix64(uint64_t z)
-{
-    z += 0x9E3779B97F4A7C15ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static double u01(uint64_t *s)
-{
-    *s += 1;
-    return ((double)(mix64(*s) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
 
 static void usage(void)
 {
