@@ -16,7 +16,7 @@
  *
  * Every kernel gets the grid size (gg_nx, gg_ny), one params struct by value
  * (plain int/float/double members only, so host and device layouts agree)
- * and 2..4 device buffers.  Per-element logic only: reductions and FFTs go
+ * and 2..6 device buffers.  Per-element logic only: reductions and FFTs go
  * through the backend table (gpu/backend.h).
  *
  * Device functions that take device pointers qualify them GG_GLOBAL
@@ -84,9 +84,36 @@ typedef unsigned char gg_u8;
     GG_CUDA_ENTRY_(items, name##_item(gg_x, gg_y, gg_nx, gg_ny, p, b0, b1, b2, b3)) \
     static __device__ __forceinline__ void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, \
         P p, T0 *__restrict__ b0, T1 *__restrict__ b1, T2 *__restrict__ b2, T3 *__restrict__ b3)
+#define GG_CUDA_KERNEL5_(items, name, P, p, T0, b0, T1, b1, T2, b2, T3, b3, T4, b4) \
+    static const int name##_cuda_items = (items); \
+    static __device__ __forceinline__ void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, \
+        P p, T0 *__restrict__ b0, T1 *__restrict__ b1, T2 *__restrict__ b2, T3 *__restrict__ b3, \
+        T4 *__restrict__ b4); \
+    extern "C" __global__ void name(int gg_nx, int gg_ny, P p, T0 *__restrict__ b0, \
+                                    T1 *__restrict__ b1, T2 *__restrict__ b2, \
+                                    T3 *__restrict__ b3, T4 *__restrict__ b4) \
+    GG_CUDA_ENTRY_(items, name##_item(gg_x, gg_y, gg_nx, gg_ny, p, b0, b1, b2, b3, b4)) \
+    static __device__ __forceinline__ void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, \
+        P p, T0 *__restrict__ b0, T1 *__restrict__ b1, T2 *__restrict__ b2, T3 *__restrict__ b3, \
+        T4 *__restrict__ b4)
+#define GG_CUDA_KERNEL6_(items, name, P, p, T0, b0, T1, b1, T2, b2, T3, b3, T4, b4, T5, b5) \
+    static const int name##_cuda_items = (items); \
+    static __device__ __forceinline__ void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, \
+        P p, T0 *__restrict__ b0, T1 *__restrict__ b1, T2 *__restrict__ b2, T3 *__restrict__ b3, \
+        T4 *__restrict__ b4, T5 *__restrict__ b5); \
+    extern "C" __global__ void name(int gg_nx, int gg_ny, P p, T0 *__restrict__ b0, \
+                                    T1 *__restrict__ b1, T2 *__restrict__ b2, \
+                                    T3 *__restrict__ b3, T4 *__restrict__ b4, \
+                                    T5 *__restrict__ b5) \
+    GG_CUDA_ENTRY_(items, name##_item(gg_x, gg_y, gg_nx, gg_ny, p, b0, b1, b2, b3, b4, b5)) \
+    static __device__ __forceinline__ void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, \
+        P p, T0 *__restrict__ b0, T1 *__restrict__ b1, T2 *__restrict__ b2, T3 *__restrict__ b3, \
+        T4 *__restrict__ b4, T5 *__restrict__ b5)
 #define GG_KERNEL2(...) GG_CUDA_KERNEL2_(1, __VA_ARGS__)
 #define GG_KERNEL3(...) GG_CUDA_KERNEL3_(1, __VA_ARGS__)
 #define GG_KERNEL4(...) GG_CUDA_KERNEL4_(1, __VA_ARGS__)
+#define GG_KERNEL5(...) GG_CUDA_KERNEL5_(1, __VA_ARGS__)
+#define GG_KERNEL6(...) GG_CUDA_KERNEL6_(1, __VA_ARGS__)
 #define GG_STREAM_KERNEL2(...) GG_CUDA_KERNEL2_(GG_CUDA_STREAM_ITEMS, __VA_ARGS__)
 #define GG_STREAM_KERNEL3(...) GG_CUDA_KERNEL3_(GG_CUDA_STREAM_ITEMS, __VA_ARGS__)
 #define GG_STREAM_KERNEL4(...) GG_CUDA_KERNEL4_(GG_CUDA_STREAM_ITEMS, __VA_ARGS__)
@@ -109,6 +136,15 @@ typedef uchar gg_u8;
     __kernel void name(int gg_nx, int gg_ny, P p, __global T0 *restrict b0, \
                        __global T1 *restrict b1, __global T2 *restrict b2, \
                        __global T3 *restrict b3)
+#define GG_KERNEL5(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3, T4, b4) \
+    __kernel void name(int gg_nx, int gg_ny, P p, __global T0 *restrict b0, \
+                       __global T1 *restrict b1, __global T2 *restrict b2, \
+                       __global T3 *restrict b3, __global T4 *restrict b4)
+#define GG_KERNEL6(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3, T4, b4, T5, b5) \
+    __kernel void name(int gg_nx, int gg_ny, P p, __global T0 *restrict b0, \
+                       __global T1 *restrict b1, __global T2 *restrict b2, \
+                       __global T3 *restrict b3, __global T4 *restrict b4, \
+                       __global T5 *restrict b5)
 
 #else
 /* ------------------------------------------------- CPU (C + OpenMP loop) */
@@ -155,6 +191,28 @@ typedef unsigned char gg_u8;
     } \
     static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
                             T2 *b2, T3 *b3)
+#define GG_KERNEL5(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3, T4, b4) \
+    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
+                            T2 *b2, T3 *b3, T4 *b4); \
+    static void name##_cpu(int nx, int ny, const void *pp, void *const *bufs) \
+    { \
+        const P p_ = *(const P *)pp; \
+        GG_CPU_LOOP_(name##_item(gg_x, gg_y, nx, ny, p_, (T0 *)bufs[0], (T1 *)bufs[1], \
+                                 (T2 *)bufs[2], (T3 *)bufs[3], (T4 *)bufs[4])) \
+    } \
+    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
+                            T2 *b2, T3 *b3, T4 *b4)
+#define GG_KERNEL6(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3, T4, b4, T5, b5) \
+    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
+                            T2 *b2, T3 *b3, T4 *b4, T5 *b5); \
+    static void name##_cpu(int nx, int ny, const void *pp, void *const *bufs) \
+    { \
+        const P p_ = *(const P *)pp; \
+        GG_CPU_LOOP_(name##_item(gg_x, gg_y, nx, ny, p_, (T0 *)bufs[0], (T1 *)bufs[1], \
+                                 (T2 *)bufs[2], (T3 *)bufs[3], (T4 *)bufs[4], (T5 *)bufs[5])) \
+    } \
+    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
+                            T2 *b2, T3 *b3, T4 *b4, T5 *b5)
 #endif
 
 #if !defined(__CUDACC__)

@@ -815,7 +815,7 @@ static int cuda_launch(gg_dev *dev, int id, int nx, int ny, const void *params,
     if (nx < 0 || ny < 0)
         return set_err(d, GGB_ERR_ARGUMENT, "CUDA: launch %s: negative grid %d x %d", k->name,
                        nx, ny);
-    void *ptrs[4];
+    void *ptrs[6];
     for (int i = 0; i < nbufs; i++) {
         if (!bufs[i])
             return set_err(d, GGB_ERR_ARGUMENT, "CUDA: launch %s: buffer %d is null", k->name,
@@ -853,7 +853,7 @@ static int cuda_launch(gg_dev *dev, int id, int nx, int ny, const void *params,
                            k->name, ny);
     }
 
-    void *args[2 + 1 + 4];
+    void *args[2 + 1 + 6];
     args[0] = &nx;
     args[1] = &ny;
     args[2] = (void *)params;   /* read only: the runtime copies it */
