@@ -449,6 +449,14 @@ gg_status gg_rt_download_tile(gg_context *ctx, const gg_buffer *b, gg_tile *t)
     return gg_rt_read_tile(ctx, b, 0, 0, t);
 }
 
+gg_status gg_rt_fill_float(gg_context *ctx, gg_buffer *b, size_t offset, float v, size_t count)
+{
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return gg_rt_check(ctx, ctx->vt->fill32(ctx->dev, b->mem, offset, bits, count * 4),
+                       "fill");
+}
+
 gg_status gg_rt_launch(gg_context *ctx, int kernel, int nx, int ny, const void *params,
                        size_t params_size, gg_buffer *const *bufs, int nbufs)
 {

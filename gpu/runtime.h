@@ -37,6 +37,9 @@ gg_status gg_rt_upload_tile(gg_context *ctx, int slot, const gg_tile *t, gg_buff
 /* Copies a packed device buffer into a host tile (honours its stride). */
 gg_status gg_rt_download_tile(gg_context *ctx, const gg_buffer *b, gg_tile *t);
 
+/* Fills `count` floats from byte `offset` of b with value v. */
+gg_status gg_rt_fill_float(gg_context *ctx, gg_buffer *b, size_t offset, float v, size_t count);
+
 gg_status gg_rt_launch(gg_context *ctx, int kernel, int nx, int ny, const void *params,
                        size_t params_size, gg_buffer *const *bufs, int nbufs);
 gg_status gg_rt_finish(gg_context *ctx);

@@ -15,6 +15,8 @@
  *     (the paper's C(n+1,2)-pair network, reference last), needs m >= 1;
  *     SLCs: tau = |sum_{k<l} a_k conj(a_l)| / (m(m-1)/2), needs m >= 2.
  *     Both in O(n) with a running prefix (ptsel_kernels.h); tau in [0, 1].
+ *     tau(C,N) = tau(N,C): each arc is computed once, from the centre that
+ *     has the other end in its forward half window (ptsel_kernels.h).
  *   - neighbours: |dx|, |dy| <= r/2, inside the image, not the centre and
  *     not closer than mindist (dx^2+dy^2 < mindist^2 excluded).
  *   - tau_max = max over valid arcs (no valid arc: nodata); best_dx/best_dy
@@ -373,10 +375,21 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
         st = gg_rt_scratch(ctx, 4, (size_t)nsrc * npix * 8, &bfilt);
     if (st != GG_OK)
         return st;
+    /* arc centres: the tau window grown by r/2 up, left and right (the
+     * backward arcs of its pixels start there), in plane coordinates */
+    const int tx = tw.x0 - need.x0, ty = tw.y0 - need.y0;
+    const int ax0 = tx - h < 0 ? 0 : tx - h, ay0 = ty - h < 0 ? 0 : ty - h;
+    const int ax1 = tx + tw.width + h > need.width ? need.width : tx + tw.width + h;
     gg_ptsel_params p = {.src_w = need.width,
                          .src_h = need.height,
-                         .off_x = tw.x0 - need.x0,
-                         .off_y = tw.y0 - need.y0,
+                         .t_x0 = tx,
+                         .t_y0 = ty,
+                         .t_w = tw.width,
+                         .t_h = tw.height,
+                         .a_x0 = ax0,
+                         .a_y0 = ay0,
+                         .a_w = ax1 - ax0,
+                         .a_h = ty + tw.height - ay0,
                          .radius = h,
                          .nbands = nsrc,
                          .excl_d2 = s->excl_d2,
@@ -387,9 +400,36 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
                          .dst_nodata = (float)ps_band_nodata(op, 0),
                          .mask_nodata = 255,
                          .weights = s->filter};
-    gg_buffer *kb[3] = {bz, bout, bmask};
-    st = gg_rt_launch(ctx, s->pairs ? GG_K_PTSEL_PAIRS : GG_K_PTSEL, tw.width, tw.height, &p,
-                      sizeof p, kb, 3);
+    /* the forward half window in chunks of rows whose arc planes fit half
+     * the free device memory (all of it at once, as a rule) */
+    const size_t apx = (size_t)p.a_w * (size_t)p.a_h;
+    const size_t row_bytes = (size_t)s->window * apx * 4;
+    size_t free_b = 0, total_b = 0;
+    int chunk = h + 1;
+    if (gg_context_memory(ctx, &free_b, &total_b) == GG_OK && free_b > 0) {
+        const size_t fit = free_b / 2 / row_bytes;
+        chunk = fit < 1 ? 1 : fit < (size_t)chunk ? (int)fit : chunk;
+    }
+    gg_buffer *barcs, *bbest;
+    st = gg_rt_scratch(ctx, 6, (size_t)chunk * row_bytes, &barcs);
+    if (st == GG_OK)
+        st = gg_rt_scratch(ctx, 7, 2 * tnp * 4, &bbest);
+    if (st == GG_OK) /* (tau_max, index) = (-1, past every index) */
+        st = gg_rt_fill_float(ctx, bbest, 0, -1.0f, tnp);
+    if (st == GG_OK)
+        st = gg_rt_fill_float(ctx, bbest, tnp * 4, 16777216.0f, tnp);
+    gg_buffer *ab[2] = {bz, barcs}, *mb[2] = {barcs, bbest};
+    for (int dy0 = 0; dy0 <= h && st == GG_OK; dy0 += chunk) {
+        p.dy0 = dy0;
+        p.dy1 = dy0 + chunk - 1 > h ? h : dy0 + chunk - 1;
+        st = gg_rt_launch(ctx, s->pairs ? GG_K_PTSEL_ARCS_PAIRS : GG_K_PTSEL_ARCS, p.a_w, p.a_h,
+                          &p, sizeof p, ab, 2);
+        if (st == GG_OK)
+            st = gg_rt_launch(ctx, GG_K_PTSEL_ARCMAX, tw.width, tw.height, &p, sizeof p, mb, 2);
+    }
+    gg_buffer *kb[3] = {bbest, bout, bmask};
+    if (st == GG_OK)
+        st = gg_rt_launch(ctx, GG_K_PTSEL_FINISH, tw.width, tw.height, &p, sizeof p, kb, 3);
     if (st == GG_OK && s->filter) {
         gg_ptsel_filter_params fp = {.src_w = need.width,
                                      .src_h = need.height,
@@ -442,7 +482,7 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
  * high, so a halo of g rows on each side adds 2g/64; plus the output
  * planes (with the filter: the tau planes and weights on the window grown
  * by r/2, there too 3 row-sum floats per band, and n complex filtered
- * planes). */
+ * planes) and the arc planes of the half-window passes. */
 static double ps_bytes_per_pixel(const gg_op *op)
 {
     const ps_state *s = op->state;
@@ -450,8 +490,12 @@ static double ps_bytes_per_pixel(const gg_op *op)
     const double rows = op->in.height < 64 ? op->in.height : 64;
     const double grow = 1.0 + 2.0 * source_halo(s) / rows;
     const double tgrow = s->filter ? 1.0 + 2.0 * h / rows : 1.0;
-    return (double)op->in.bands * 8.0 * grow +
-           tgrow * (4.0 * ((s->offsets ? 3 : 1) + s->filter) + (s->mask ? 1 : 0)) +
+    /* arc planes: at least 4 rows of the half window at a time (their
+     * centres grown by r/2 above the tau window), and 2 best-so-far planes */
+    const double rowsk = h + 1 < 4 ? h + 1 : 4;
+    const double arcs = 4.0 * rowsk * s->window * (1.0 + h / rows) * tgrow;
+    return (double)op->in.bands * 8.0 * grow + arcs +
+           tgrow * (4.0 * ((s->offsets ? 3 : 1) + s->filter + 2) + (s->mask ? 1 : 0)) +
            (s->filter ? (double)op->in.bands * (8.0 + 12.0 * tgrow) : 0.0);
 }
 

@@ -17,10 +17,15 @@ typedef struct gg_ptsel_norm_params {
     int pad_;
 } gg_ptsel_norm_params;
 
-/* Per-centre maximum arc coherence over the search window. */
+/* The arc passes (ptsel_kernels.h).  Coordinates are in the source plane
+ * (the source window held on the device); the tau window T is where
+ * tau_max is wanted, the region A (T grown by r/2 up, left and right,
+ * clipped to the plane) holds the arc centres of pass 1. */
 typedef struct gg_ptsel_params {
-    int src_w, src_h;    /* plane size (the source window held on the device) */
-    int off_x, off_y;    /* output pixel (0,0) in plane coordinates */
+    int src_w, src_h;    /* plane size */
+    int t_x0, t_y0, t_w, t_h; /* tau window */
+    int a_x0, a_y0, a_w, a_h; /* arc-centre region */
+    int dy0, dy1;        /* rows of the forward half window in this chunk */
     int radius;          /* window radius r/2 (not "half": an OpenCL type) */
     int nbands;
     int excl_d2;         /* neighbours with dx^2+dy^2 < excl_d2 are skipped (>= 1) */
