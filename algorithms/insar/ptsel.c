@@ -401,17 +401,23 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
                          .mask_nodata = 255,
                          .weights = s->filter};
     /* the forward half window in chunks of rows whose arc planes fit half
-     * the free device memory (all of it at once, as a rule) */
+     * the free device memory and a quarter of the total (OpenCL devices
+     * may refuse any larger single buffer: CL_DEVICE_MAX_MEM_ALLOC_SIZE
+     * need not exceed that); all of it at once, as a rule.  An allocation
+     * refused anyway halves the chunk. */
     const size_t apx = (size_t)p.a_w * (size_t)p.a_h;
     const size_t row_bytes = (size_t)s->window * apx * 4;
     size_t free_b = 0, total_b = 0;
     int chunk = h + 1;
     if (gg_context_memory(ctx, &free_b, &total_b) == GG_OK && free_b > 0) {
-        const size_t fit = free_b / 2 / row_bytes;
+        const size_t cap = free_b / 2 < total_b / 4 || !total_b ? free_b / 2 : total_b / 4;
+        const size_t fit = cap / row_bytes;
         chunk = fit < 1 ? 1 : fit < (size_t)chunk ? (int)fit : chunk;
     }
     gg_buffer *barcs, *bbest;
-    st = gg_rt_scratch(ctx, 6, (size_t)chunk * row_bytes, &barcs);
+    while ((st = gg_rt_scratch(ctx, 6, (size_t)chunk * row_bytes, &barcs)) == GG_ERR_NOMEM &&
+           chunk > 1)
+        chunk /= 2;
     if (st == GG_OK)
         st = gg_rt_scratch(ctx, 7, 2 * tnp * 4, &bbest);
     if (st == GG_OK) /* (tau_max, index) = (-1, past every index) */
