@@ -355,6 +355,8 @@ gg_status gg_buffer_alloc(gg_context *ctx, size_t bytes, gg_buffer **out)
     *out = NULL;
     if (bytes == 0)
         bytes = 4;
+    if (gg_fault_point("alloc"))
+        return gg_rt_fail(ctx, GG_ERR_NOMEM, "device allocation: injected fault (GG_FAULT)");
     gg_buffer *b = calloc(1, sizeof *b);
     if (!b)
         return gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
@@ -381,6 +383,8 @@ gg_status gg_buffer_write(gg_context *ctx, gg_buffer *dst, size_t off, const voi
     if (off > dst->bytes || n > dst->bytes - off)
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "write of %zu bytes at %zu past a %zu-byte buffer",
                           n, off, dst->bytes);
+    if (gg_fault_point("transfer"))
+        return gg_rt_fail(ctx, GG_ERR_DEVICE, "host to device copy: injected fault (GG_FAULT)");
     return gg_rt_check(ctx, ctx->vt->write2d(ctx->dev, dst->mem, off, n, src, n, n, 1),
                        "host to device copy");
 }
@@ -390,6 +394,8 @@ gg_status gg_buffer_read(gg_context *ctx, const gg_buffer *src, size_t off, void
     if (off > src->bytes || n > src->bytes - off)
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "read of %zu bytes at %zu past a %zu-byte buffer",
                           n, off, src->bytes);
+    if (gg_fault_point("transfer"))
+        return gg_rt_fail(ctx, GG_ERR_DEVICE, "device to host copy: injected fault (GG_FAULT)");
     return gg_rt_check(ctx, ctx->vt->read2d(ctx->dev, src->mem, off, n, dst, n, n, 1),
                        "device to host copy");
 }
@@ -416,6 +422,8 @@ gg_status gg_rt_write_tile(gg_context *ctx, gg_buffer *b, size_t offset, size_t 
     const size_t es = gg_type_size(t->type), row = (size_t)t->width * es;
     if (row == 0 || t->height == 0)
         return GG_OK;
+    if (gg_fault_point("transfer"))
+        return gg_rt_fail(ctx, GG_ERR_DEVICE, "host to device copy: injected fault (GG_FAULT)");
     return gg_rt_check(ctx,
                        ctx->vt->write2d(ctx->dev, b->mem, offset, dev_pitch ? dev_pitch : row,
                                         t->data, t->stride * es, row, (size_t)t->height),
@@ -428,6 +436,8 @@ gg_status gg_rt_read_tile(gg_context *ctx, const gg_buffer *b, size_t offset, si
     const size_t es = gg_type_size(t->type), row = (size_t)t->width * es;
     if (row == 0 || t->height == 0)
         return GG_OK;
+    if (gg_fault_point("transfer"))
+        return gg_rt_fail(ctx, GG_ERR_DEVICE, "device to host copy: injected fault (GG_FAULT)");
     return gg_rt_check(ctx,
                        ctx->vt->read2d(ctx->dev, b->mem, offset, dev_pitch ? dev_pitch : row,
                                        t->data, t->stride * es, row, (size_t)t->height),
@@ -465,6 +475,8 @@ gg_status gg_rt_launch(gg_context *ctx, int kernel, int nx, int ny, const void *
         return gg_rt_fail(ctx, GG_ERR_INTERNAL, "too many kernel buffers");
     for (int i = 0; i < nbufs; i++)
         mems[i] = bufs[i]->mem;
+    if (gg_fault_point("launch"))
+        return gg_rt_fail(ctx, GG_ERR_DEVICE, "kernel launch: injected fault (GG_FAULT)");
     return gg_rt_check(ctx, ctx->vt->launch(ctx->dev, kernel, nx, ny, params, params_size, mems, nbufs),
                        "kernel launch");
 }
@@ -508,5 +520,7 @@ gg_status gg_fft(gg_context *ctx, gg_buffer *data, int rank, const int *n, int b
         e->n1 = n1;
         e->batch = batch;
     }
+    if (gg_fault_point("fft"))
+        return gg_rt_fail(ctx, GG_ERR_DEVICE, "FFT: injected fault (GG_FAULT)");
     return gg_rt_check(ctx, ctx->vt->fft_exec(ctx->dev, e->plan, data->mem, inverse), "FFT");
 }

@@ -108,6 +108,13 @@ GG_API gg_status gg_device_check(const char *device, char *err, size_t errlen);
  * ("cpu ...", "cuda:0 ...", "opencl:0:0 ..."), into buf. */
 GG_API gg_status gg_list_devices(char *buf, size_t buflen);
 
+/* Test-only fault injection: with GG_FAULT="<kind>:<N>[,...]" in the
+ * environment, returns 1 on the N-th call (process-wide) of that kind
+ * (alloc, launch, transfer, fft, read, write), 0 otherwise.  The library
+ * checks alloc/launch/transfer/fft itself; the GDAL layer calls it before
+ * reading an input block ("read") and writing an output block ("write"). */
+GG_API int gg_fault_point(const char *kind);
+
 /* ------------------------------------------------------------ device memory */
 
 typedef struct gg_buffer gg_buffer;

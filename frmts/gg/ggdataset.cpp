@@ -38,6 +38,16 @@ constexpr double STRIP_BYTE_BUDGET = 64.0 * 1024 * 1024;
 // a rotated image would need a source window nearly as large as the image.
 constexpr int SQUARE_BLOCK = 512;
 
+// GG_FAULT=read:N (tests, gpu/fault.c): the N-th input read fails the way
+// a real read error does.
+bool InjectedReadFault()
+{
+    if (!gg_fault_point("read"))
+        return false;
+    CPLError(CE_Failure, CPLE_FileIO, "GG: reading the input failed: injected fault (GG_FAULT)");
+    return true;
+}
+
 // Statistics passes read the input in strips of at most this many bytes.
 constexpr double STATS_STRIP_BYTES = 64.0 * 1024 * 1024;
 
@@ -481,7 +491,8 @@ bool GGDataset::ComputeStatisticsLocked(int iBand, GDALProgressFunc pfnProgress,
         const int nThisRows = std::min(nRows, nHeight - nY);
         // A failed read or a cancel forgets the partial sums, so a later
         // read of the band starts the pass again.
-        if (poInputBand->RasterIO(GF_Read, 0, nY, nWidth, nThisRows, m_abySource.data(), nWidth,
+        if (InjectedReadFault() ||
+            poInputBand->RasterIO(GF_Read, 0, nY, nWidth, nThisRows, m_abySource.data(), nWidth,
                                   nThisRows, m_eSourceType, 0, 0, nullptr) != CE_None)
         {
             gg_op_reset_stats(m_poOp, iBand);
@@ -567,7 +578,8 @@ CPLErr GGDataset::ReadBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBloc
             return CE_Failure;
         }
         GDALRasterBand *poInputBand = m_apoStack[iBand];
-        if (poInputBand->RasterIO(GF_Read, sSrc.x0, sSrc.y0, sSrc.width, sSrc.height,
+        if (InjectedReadFault() ||
+            poInputBand->RasterIO(GF_Read, sSrc.x0, sSrc.y0, sSrc.width, sSrc.height,
                                   m_abySource.data(), sSrc.width, sSrc.height, m_eSourceType, 0, 0,
                                   nullptr) != CE_None)
             return CE_Failure;
@@ -666,9 +678,9 @@ CPLErr GGDataset::ReadStackBlock(int iBand, int nBlockXOff, int nBlockYOff, int 
         asSrc[k] = gg_tile{m_abySource.data() + nPlane * k, m_sIn.type, sSrc.width, sSrc.height,
                            static_cast<size_t>(sSrc.width), sSrc.x0, sSrc.y0};
         if (sSrc.width > 0 && sSrc.height > 0 &&
-            m_apoStack[k]->RasterIO(GF_Read, sSrc.x0, sSrc.y0, sSrc.width, sSrc.height,
+            (InjectedReadFault() || m_apoStack[k]->RasterIO(GF_Read, sSrc.x0, sSrc.y0, sSrc.width, sSrc.height,
                                     asSrc[k].data, sSrc.width, sSrc.height, m_eSourceType, 0, 0,
-                                    nullptr) != CE_None)
+                                    nullptr) != CE_None))
             return CE_Failure;
     }
 

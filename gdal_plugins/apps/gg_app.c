@@ -445,6 +445,12 @@ static void *strip_worker(void *p)
         for (int b = 0; b < j->nb && ok; b++) {
             GDALRasterBandH ob = j->per_band ? GDALGetRasterBand(j->outs[b], 1)
                                              : GDALGetRasterBand(j->outs[0], b + 1);
+            if (gg_fault_point("write")) { /* GG_FAULT=write:N (tests) */
+                CPLError(CE_Failure, CPLE_FileIO, "writing the output failed: injected fault "
+                                                  "(GG_FAULT)");
+                ok = 0;
+                break;
+            }
             ok = GDALRasterIO(ob, GF_Write, 0, y, j->W, h, bufs[b], j->W, h, j->types[b], 0, 0) ==
                  CE_None;
         }
@@ -461,6 +467,17 @@ static void *strip_worker(void *p)
     CPLFree(bufs);
     CPLPopErrorHandler();
     return NULL;
+}
+
+/* Progress of the GDALTranslate copy, called as each chunk has been
+ * written: GG_FAULT=write:N (tests) fails the N-th as a write error would. */
+static int CPL_STDCALL copy_progress(double complete, const char *msg, void *scaled)
+{
+    if (complete > 0.0 && gg_fault_point("write")) {
+        CPLError(CE_Failure, CPLE_FileIO, "writing the output failed: injected fault (GG_FAULT)");
+        return FALSE;
+    }
+    return GDALScaledProgress(complete, msg, scaled);
 }
 
 /* Writes the product of dss[0..ndev) (the same product on ndev devices). */
@@ -835,7 +852,7 @@ static int run(gg_app *app)
         goto done;
     }
     void *write_progress = GDALCreateScaledProgress(two_passes ? 0.5 : 0.0, 1.0, progress, NULL);
-    GDALTranslateOptionsSetProgress(options, GDALScaledProgress, write_progress);
+    GDALTranslateOptionsSetProgress(options, copy_progress, write_progress);
     app->failures = 0;
     int usage_error = FALSE;
     GDALDatasetH out = GDALTranslate(tmp, ds, options, &usage_error);
