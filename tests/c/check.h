@@ -57,7 +57,7 @@ static int test_devices(char names[][32], int max)
 
 /* Deterministic pseudo-random numbers in [lo, hi) (xorshift). */
 static unsigned long long g_rng = 0x9E3779B97F4A7C15ULL;
-static double urand(double lo, double hi)
+static inline double urand(double lo, double hi)
 {
     g_rng ^= g_rng << 13;
     g_rng ^= g_rng >> 7;
