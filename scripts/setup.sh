@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake pkg-config git
           libgdal-dev gdal-bin python3-gdal python3-numpy python3-pytest
-          libfftw3-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libvkfft-dev)
+          libfftw3-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libvkfft-dev
+          clang valgrind)
 
 if [ "${GG_SKIP_APT:-0}" != 1 ]; then
   missing=()

@@ -22,4 +22,6 @@ cmake -S . -B "$asan" -DCMAKE_BUILD_TYPE=Debug -DGG_SANITIZE=ON -DGG_WITH_CUDA=O
 cmake --build "$asan" -j"$(nproc)"
 GG_TEST_DEVICES=cpu ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$asan" --output-on-failure
+echo "== fuzz targets (libFuzzer, ${GG_FUZZ_SECONDS:-20} s each)"
+bash tests/fuzz/run_fuzzers.sh "${GG_FUZZ_SECONDS:-20}"
 echo "== all tests passed"

@@ -165,6 +165,12 @@ std::vector<std::pair<std::string, std::string>> GGOperationOptions(const gg_op 
 bool GGParseConnectionString(const char *pszName, GGSpec &oSpec)
 {
     oSpec = GGSpec();
+    if (pszName == nullptr || !GGIsConnectionString(pszName))
+    {
+        CPLError(CE_Failure, CPLE_OpenFailed, "GG: '%s' is not a GG: connection string",
+                 pszName ? pszName : "(null)");
+        return false;
+    }
     const std::string osName(pszName);
     const std::string osBody = osName.substr(3);
     const size_t nOpEnd = osBody.find(':');
