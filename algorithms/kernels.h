@@ -13,4 +13,6 @@
 #include "insar/ptsel_kernels.h"
 #include "insar/coherence_params.h"
 #include "insar/coherence_kernels.h"
+#include "ortho/ortho_params.h"
+#include "ortho/ortho_kernels.h"
 #endif

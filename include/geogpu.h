@@ -262,6 +262,144 @@ GG_API gg_status gg_op_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src,
 /* Device bytes an op needs per output pixel (for gg_plan_rows). */
 GG_API double gg_op_bytes_per_pixel(const gg_op *op);
 
+/* ============================================================ ortho (gg_ortho_*)
+ * RPC + DEM orthorectification (gdal_ortho), the indirect method of
+ * gdalwarp -rpc -to RPC_DEM=... with its conventions (see
+ * algorithms/ortho/ortho_kernels.h).  libgeogpu has no GDAL: the GDAL layer
+ * reads RPCs, DEM and pixels and computes, with PROJ, the exact lon/lat of a
+ * coarse grid of output pixels; the device interpolates that grid and does
+ * the per-pixel DEM sampling, RFM and resampling. */
+
+typedef enum gg_ortho_type {
+    GG_ORTHO_BYTE = 1, GG_ORTHO_UINT16 = 2, GG_ORTHO_INT16 = 3, GG_ORTHO_FLOAT32 = 4
+} gg_ortho_type;
+
+/* Resampling / DEM interpolation: 0 near, 1 bilinear, 2 cubic (the image:
+ * Catmull-Rom; the DEM: cubic B-spline, as GDAL). */
+typedef enum gg_ortho_method {
+    GG_ORTHO_METHOD_NEAR = 0, GG_ORTHO_METHOD_BILINEAR = 1, GG_ORTHO_METHOD_CUBIC = 2
+} gg_ortho_method;
+
+/* An RPC00B model (GDAL's RPC metadata domain, RFC 22). */
+typedef struct gg_ortho_rpc {
+    double line_off, samp_off, lat_off, long_off, height_off;
+    double line_scale, samp_scale, lat_scale, long_scale, height_scale;
+    double line_num[20], line_den[20], samp_num[20], samp_den[20];
+} gg_ortho_rpc;
+
+typedef struct gg_ortho_options {
+    gg_ortho_method resampling;   /* source image */
+    gg_ortho_method dem_interp;   /* DEM (GDAL's default: bilinear) */
+    double rpc_height;            /* added to the DEM (RPC_HEIGHT) */
+    double height_scale;          /* DEM multiplier (RPC_HEIGHT_SCALE), 1 */
+    int has_dem_missing;
+    double dem_missing;           /* height where the DEM has nothing */
+    int has_src_nodata;
+    double src_nodata;
+    double dst_init;              /* output pixels without a sample */
+} gg_ortho_options;
+
+/* A window of a DEM raster, float64 row-major; data NULL: no DEM. */
+typedef struct gg_ortho_dem {
+    const double *data;
+    int width, height;            /* of the window */
+    int x0, y0;                   /* window position in the raster */
+    int raster_width, raster_height;
+    int has_nodata;
+    double nodata;
+} gg_ortho_dem;
+
+/* Exact coordinates of every step-th output pixel of a block: 5 planes of
+ * nx * ny doubles (lon, lat in degrees; DEM pixel x, y in the DEM raster's
+ * corner convention; vertical datum shift in metres), node (i, j) at block
+ * pixel ((i - 1) * step, (j - 1) * step).  Needs
+ * nx >= (block width - 1) / step + 4, ny likewise. */
+#define GG_ORTHO_PLANES 5
+typedef struct gg_ortho_grid {
+    const double *nodes;
+    int nx, ny, step;
+} gg_ortho_grid;
+
+/* A window of the source image (packed rows of `stride` samples). */
+typedef struct gg_ortho_image {
+    const void *data;
+    gg_ortho_type type;
+    int x0, y0, width, height;    /* the window */
+    size_t stride;
+    int raster_width, raster_height;
+} gg_ortho_image;
+
+typedef struct gg_ortho_session gg_ortho_session;
+
+/* Checks the model and options, uploads the DEM window and coefficients. */
+GG_API gg_status gg_ortho_session_create(gg_context *ctx, const gg_ortho_rpc *rpc,
+                                         const gg_ortho_dem *dem, const gg_ortho_options *opt,
+                                         gg_ortho_session **out);
+GG_API void gg_ortho_session_destroy(gg_ortho_session *s);
+/* One output block of width x height pixels of dst_type into dst (rows
+ * dst_stride samples apart).  *missed is set to 1 when a sample needed a
+ * source pixel outside src's window (the block is then incomplete: run it
+ * again with a larger window). */
+GG_API gg_status gg_ortho_session_run(gg_ortho_session *s, const gg_ortho_grid *grid,
+                                      const gg_ortho_image *src, void *dst,
+                                      gg_ortho_type dst_type, int width, int height,
+                                      size_t dst_stride, int *missed);
+/* With GG_ORTHO_TIMING set in the environment, the session finishes the
+ * device after each step and sums the seconds of uploads (source window,
+ * grid), kernels and downloads, and the pixels computed. */
+GG_API void gg_ortho_session_times(const gg_ortho_session *s, double *upload_s, double *kernel_s,
+                                   double *download_s, long long *pixels);
+/* Device bytes per output pixel of a block whose source window has about
+ * src_per_dst source pixels per output pixel (for gg_plan_rows). */
+GG_API double gg_ortho_bytes_per_pixel(gg_ortho_type src_type, gg_ortho_type dst_type,
+                                       double src_per_dst);
+
+/* Float64 reference on the host, the same code as the device's. */
+GG_API void gg_ortho_rpc_forward(const gg_ortho_rpc *rpc, double lon, double lat, double h,
+                                 double *pixel, double *line);
+/* Height (vshift + rpc_height + DEM * scale) at DEM raster position (x, y):
+ * 1 on success, 0 where GDAL's transformer fails. */
+GG_API int gg_ortho_height_at(const gg_ortho_dem *dem, const gg_ortho_options *opt, double x,
+                              double y, double vshift, double *h);
+/* Launch configuration of the ortho kernel on ctx's device. */
+GG_API gg_status gg_ortho_launch_info(gg_context *ctx, int *block_x, int *block_y,
+                                      double *occupancy);
+
+/* ------------------------------------------ coregistration (gg_xcorr_) */
+
+/* GMTSAR's xcorr interface (gdal_xcorr -mode gmtsar); the quality mode is
+ * the "xcorr" op.  A GMTSAR PRM with its raw int16 I/Q SLC file. */
+typedef struct gg_xcorr_prm {
+    char slc_file[1024];   /* resolved against the PRM's folder */
+    int width, height;     /* num_rng_bins, num_valid_az * num_patches */
+    double prf;
+    int rshift, ashift, has_shift;
+} gg_xcorr_prm;
+
+/* Reads a PRM and checks its SLC file (exists, not truncated). */
+GG_API gg_status gg_xcorr_prm_read(const char *path, gg_xcorr_prm *out, char *err, size_t errlen);
+
+typedef struct gg_xcorr_gmtsar_options {
+    int nx, ny;              /* locations in range, azimuth (GMTSAR -nx 16 -ny 32) */
+    int xsearch, ysearch;    /* powers of 2 (64 64) */
+    int range_interp;        /* 2; 1 = -norange */
+    int interp;              /* correlation-surface upsampling (16) */
+    int noshift;             /* ignore the aligned PRM's rshift/ashift */
+} gg_xcorr_gmtsar_options;
+
+/* One line of freq_xcorr.dat: x xoff y yoff corr. */
+typedef struct gg_xcorr_gmtsar_row {
+    double x, xoff, y, yoff, corr;
+} gg_xcorr_gmtsar_row;
+
+/* Runs GMTSAR's algorithm (defects fixed, see docs/gdal_xcorr.md) on ctx's
+ * device: *rows (nx * ny, azimuth-major) freed with gg_xcorr_free. */
+GG_API gg_status gg_xcorr_gmtsar(gg_context *ctx, const gg_xcorr_prm *master,
+                                 const gg_xcorr_prm *aligned, const gg_xcorr_gmtsar_options *opt,
+                                 gg_xcorr_gmtsar_row **rows, int *nrows, gg_progress_fn progress,
+                                 void *user);
+GG_API void gg_xcorr_free(void *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake pkg-config git
-          libgdal-dev gdal-bin python3-gdal python3-numpy python3-pytest
+          libgdal-dev gdal-bin python3-gdal python3-numpy python3-scipy python3-pytest
           libfftw3-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libvkfft-dev
           clang valgrind)
 

@@ -1,0 +1,324 @@
+/*
+ * ortho.c -- RPC + DEM orthorectification on the device (gg_ortho_*): the
+ * session keeps the RPC coefficients and the DEM window on the device; each
+ * call computes one block of output rows from a window of the source image
+ * and a grid of exact coordinates.  The GDAL layer (gdal_plugins/apps/
+ * gdal_ortho.c) reads the inputs, computes the grid with PROJ and writes.
+ *
+ * MIT licence.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "../../gpu/runtime.h"
+#include "../kernel_ids.h"
+#include "../../gpu/kernel_dialect.h"
+#include "ortho_params.h"
+#define GG_ORTHO_MODEL_ONLY
+#include "ortho_kernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct gg_ortho_session {
+    gg_context *ctx;
+    gg_ortho_params base;      /* the per-session part of the params */
+    gg_buffer *coef, *dem, *flag;
+    gg_buffer *src, *dst, *grid; /* grown on demand, kept between blocks */
+    size_t src_cap, dst_cap, grid_cap;
+    int timing;                /* GG_ORTHO_TIMING set: finish after each step */
+    double t_up, t_kernel, t_down;
+    long long pixels;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static int type_ok(gg_ortho_type t)
+{
+    return t == GG_ORTHO_BYTE || t == GG_ORTHO_UINT16 || t == GG_ORTHO_INT16 ||
+           t == GG_ORTHO_FLOAT32;
+}
+
+static size_t type_size(gg_ortho_type t)
+{
+    return t == GG_ORTHO_BYTE ? 1 : t == GG_ORTHO_FLOAT32 ? 4 : 2;
+}
+
+/* The params and coefficient array the kernel functions take. */
+static void fill_model(const gg_ortho_rpc *r, gg_ortho_params *p, double coef[GG_ORTHO_NCOEF])
+{
+    p->lon_off = r->long_off;
+    p->lon_scale = r->long_scale;
+    p->lat_off = r->lat_off;
+    p->lat_scale = r->lat_scale;
+    p->h_off = r->height_off;
+    p->h_scale = r->height_scale;
+    p->line_off = r->line_off;
+    p->line_scale = r->line_scale;
+    p->samp_off = r->samp_off;
+    p->samp_scale = r->samp_scale;
+    memcpy(coef, r->line_num, 20 * sizeof(double));
+    memcpy(coef + 20, r->line_den, 20 * sizeof(double));
+    memcpy(coef + 40, r->samp_num, 20 * sizeof(double));
+    memcpy(coef + 60, r->samp_den, 20 * sizeof(double));
+}
+
+void gg_ortho_rpc_forward(const gg_ortho_rpc *rpc, double lon, double lat, double h,
+                          double *pixel, double *line)
+{
+    gg_ortho_params p;
+    double coef[GG_ORTHO_NCOEF];
+    memset(&p, 0, sizeof p);
+    fill_model(rpc, &p, coef);
+    gg_ortho_rfm(coef, p, lon, lat, h, pixel, line);
+}
+
+static void fill_height(const gg_ortho_dem *dem, const gg_ortho_options *opt, gg_ortho_params *p)
+{
+    p->rpc_height = opt->rpc_height;
+    p->height_scale = opt->height_scale;
+    p->has_dem_missing = opt->has_dem_missing;
+    p->dem_missing = opt->dem_missing;
+    p->dem_interp = (int)opt->dem_interp;
+    p->has_dem = dem && dem->data;
+    if (p->has_dem) {
+        p->dem_w = dem->raster_width;
+        p->dem_h = dem->raster_height;
+        p->dem_x0 = dem->x0;
+        p->dem_y0 = dem->y0;
+        p->dem_win_w = dem->width;
+        p->dem_win_h = dem->height;
+        p->has_dem_nodata = dem->has_nodata;
+        p->dem_nodata = dem->nodata;
+    }
+}
+
+int gg_ortho_height_at(const gg_ortho_dem *dem, const gg_ortho_options *opt, double x, double y,
+                       double vshift, double *h)
+{
+    gg_ortho_params p;
+    memset(&p, 0, sizeof p);
+    fill_height(dem, opt, &p);
+    return gg_ortho_height(dem ? dem->data : NULL, p, x, y, vshift, h);
+}
+
+double gg_ortho_bytes_per_pixel(gg_ortho_type src_type, gg_ortho_type dst_type,
+                                double src_per_dst)
+{
+    /* source window (with its margin) + output; the grid is 40 bytes per
+     * node, negligible at step >= 8 */
+    return (double)type_size(src_type) * src_per_dst * 1.25 + (double)type_size(dst_type) + 1.0;
+}
+
+static gg_status check_rpc(gg_context *ctx, const gg_ortho_rpc *r)
+{
+    const double v[] = {r->line_off,   r->samp_off,   r->lat_off,   r->long_off,
+                        r->height_off, r->line_scale, r->samp_scale, r->lat_scale,
+                        r->long_scale, r->height_scale};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (!isfinite(v[i]))
+            return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: RPC offset or scale is not finite");
+    if (r->line_scale == 0 || r->samp_scale == 0 || r->lat_scale == 0 || r->long_scale == 0 ||
+        r->height_scale == 0)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: an RPC scale is zero");
+    const double *c = r->line_num;
+    for (int i = 0; i < 20; i++)
+        if (!isfinite(r->line_num[i]) || !isfinite(r->line_den[i]) ||
+            !isfinite(r->samp_num[i]) || !isfinite(r->samp_den[i]))
+            return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: RPC coefficient %d is not finite", i);
+    (void)c;
+    return GG_OK;
+}
+
+gg_status gg_ortho_session_create(gg_context *ctx, const gg_ortho_rpc *rpc,
+                                  const gg_ortho_dem *dem, const gg_ortho_options *opt,
+                                  gg_ortho_session **out)
+{
+    if (!out)
+        return GG_ERR_ARGUMENT;
+    *out = NULL;
+    if (!ctx || !rpc || !opt)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: null argument");
+    gg_status st = check_rpc(ctx, rpc);
+    if (st != GG_OK)
+        return st;
+    if ((int)opt->resampling < 0 || (int)opt->resampling > 2 || (int)opt->dem_interp < 0 ||
+        (int)opt->dem_interp > 2)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: unknown resampling method");
+    if (dem && dem->data &&
+        (dem->width < 1 || dem->height < 1 || dem->x0 < 0 || dem->y0 < 0 ||
+         dem->x0 + dem->width > dem->raster_width || dem->y0 + dem->height > dem->raster_height))
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: DEM window outside its raster");
+    gg_ortho_session *s = calloc(1, sizeof *s);
+    if (!s)
+        return gg_rt_fail(ctx, GG_ERR_NOMEM, "ortho: out of memory");
+    s->ctx = ctx;
+    s->timing = getenv("GG_ORTHO_TIMING") != NULL;
+    double coef[GG_ORTHO_NCOEF];
+    fill_model(rpc, &s->base, coef);
+    fill_height(dem, opt, &s->base);
+    s->base.resampling = (int)opt->resampling;
+    s->base.has_src_nodata = opt->has_src_nodata;
+    s->base.src_nodata = opt->src_nodata;
+    s->base.dst_init = opt->dst_init;
+    st = gg_buffer_alloc(ctx, sizeof coef, &s->coef);
+    if (st == GG_OK)
+        st = gg_buffer_write(ctx, s->coef, 0, coef, sizeof coef);
+    if (st == GG_OK)
+        st = gg_buffer_alloc(ctx, 16, &s->flag);
+    if (st == GG_OK) {
+        const size_t n = s->base.has_dem ? (size_t)dem->width * (size_t)dem->height : 1;
+        st = gg_buffer_alloc(ctx, n * sizeof(double), &s->dem);
+        if (st == GG_OK && s->base.has_dem)
+            st = gg_buffer_write(ctx, s->dem, 0, dem->data, n * sizeof(double));
+    }
+    if (st != GG_OK) {
+        gg_ortho_session_destroy(s);
+        return st;
+    }
+    *out = s;
+    return GG_OK;
+}
+
+void gg_ortho_session_destroy(gg_ortho_session *s)
+{
+    if (!s)
+        return;
+    gg_buffer *b[] = {s->coef, s->dem, s->flag, s->src, s->dst, s->grid};
+    for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
+        if (b[i])
+            gg_buffer_free(s->ctx, b[i]);
+    free(s);
+}
+
+/* Keeps one device buffer per role, grown when a block needs more. */
+static gg_status ensure(gg_ortho_session *s, gg_buffer **b, size_t *cap, size_t bytes)
+{
+    if (bytes == 0)
+        bytes = 16;
+    if (*b && *cap >= bytes)
+        return GG_OK;
+    if (*b)
+        gg_buffer_free(s->ctx, *b);
+    *b = NULL;
+    *cap = 0;
+    gg_status st = gg_buffer_alloc(s->ctx, bytes, b);
+    if (st == GG_OK)
+        *cap = bytes;
+    return st;
+}
+
+gg_status gg_ortho_session_run(gg_ortho_session *s, const gg_ortho_grid *grid,
+                               const gg_ortho_image *src, void *dst, gg_ortho_type dst_type,
+                               int width, int height, size_t dst_stride, int *missed)
+{
+    if (!s || !grid || !src || !dst || !missed)
+        return GG_ERR_ARGUMENT;
+    gg_context *ctx = s->ctx;
+    *missed = 0;
+    if (width < 1 || height < 1 || dst_stride < (size_t)width || !type_ok(dst_type) ||
+        !type_ok(src->type))
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: bad block or data type");
+    if (grid->step < 1 || grid->nx < (width - 1) / grid->step + 4 ||
+        grid->ny < (height - 1) / grid->step + 4 || !grid->nodes)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: the coordinate grid does not cover the block");
+    if (src->width < 0 || src->height < 0 || src->x0 < 0 || src->y0 < 0 ||
+        src->x0 + src->width > src->raster_width || src->y0 + src->height > src->raster_height ||
+        (src->width > 0 && src->stride < (size_t)src->width))
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: source window outside the image");
+
+    gg_ortho_params p = s->base;
+    p.grid_nx = grid->nx;
+    p.grid_ny = grid->ny;
+    p.grid_step = grid->step;
+    p.img_w = src->raster_width;
+    p.img_h = src->raster_height;
+    p.win_x0 = src->x0;
+    p.win_y0 = src->y0;
+    p.win_w = src->width;
+    p.win_h = src->height;
+    p.src_type = (int)src->type;
+    p.dst_type = (int)dst_type;
+
+    const size_t ssz = type_size(src->type), dsz = type_size(dst_type);
+    const size_t src_bytes = (size_t)src->width * (size_t)src->height * ssz;
+    const size_t dst_bytes = (size_t)width * (size_t)height * dsz;
+    const size_t grid_bytes =
+        (size_t)GG_ORTHO_GRID_PLANES * (size_t)grid->nx * (size_t)grid->ny * sizeof(double);
+    gg_status st = ensure(s, &s->src, &s->src_cap, src_bytes);
+    if (st == GG_OK)
+        st = ensure(s, &s->dst, &s->dst_cap, dst_bytes);
+    if (st == GG_OK)
+        st = ensure(s, &s->grid, &s->grid_cap, grid_bytes);
+    if (st != GG_OK)
+        return st;
+    double t0 = s->timing ? now_s() : 0.0;
+    if (src_bytes > 0) {
+        gg_tile t = {(void *)src->data, GG_BYTE, (int)(src->width * ssz), src->height,
+                     src->stride * ssz, 0, 0};
+        st = gg_rt_write_tile(ctx, s->src, 0, 0, &t);
+        if (st != GG_OK)
+            return st;
+    }
+    st = gg_buffer_write(ctx, s->grid, 0, grid->nodes, grid_bytes);
+    const int zero[4] = {0, 0, 0, 0};
+    if (st == GG_OK)
+        st = gg_buffer_write(ctx, s->flag, 0, zero, sizeof zero);
+    if (st != GG_OK)
+        return st;
+    gg_buffer *bufs[6] = {s->src, s->dst, s->grid, s->dem, s->coef, s->flag};
+    if (s->timing) {
+        /* the copies above are blocking; the kernel is timed to its end */
+        const double t1 = now_s();
+        s->t_up += t1 - t0;
+        t0 = t1;
+    }
+    st = gg_rt_launch(ctx, GG_K_ORTHO, width, height, &p, sizeof p, bufs, 6);
+    if (st == GG_OK && s->timing)
+        st = gg_rt_finish(ctx);
+    if (st != GG_OK)
+        return st;
+    if (s->timing) {
+        const double t1 = now_s();
+        s->t_kernel += t1 - t0;
+        t0 = t1;
+        s->pixels += (long long)width * height;
+    }
+    gg_tile out = {dst, GG_BYTE, (int)(width * dsz), height, dst_stride * dsz, 0, 0};
+    st = gg_rt_read_tile(ctx, s->dst, 0, 0, &out);
+    if (st != GG_OK)
+        return st;
+    int flag[4];
+    st = gg_buffer_read(ctx, s->flag, 0, flag, sizeof flag);
+    if (st != GG_OK)
+        return st;
+    *missed = flag[0] != 0;
+    if (s->timing)
+        s->t_down += now_s() - t0;
+    return GG_OK;
+}
+
+void gg_ortho_session_times(const gg_ortho_session *s, double *upload_s, double *kernel_s,
+                            double *download_s, long long *pixels)
+{
+    *upload_s = s ? s->t_up : 0;
+    *kernel_s = s ? s->t_kernel : 0;
+    *download_s = s ? s->t_down : 0;
+    *pixels = s ? s->pixels : 0;
+}
+
+gg_status gg_ortho_launch_info(gg_context *ctx, int *block_x, int *block_y, double *occupancy)
+{
+    if (!ctx)
+        return GG_ERR_ARGUMENT;
+    const gg_backend *vt = gg_rt_vt(ctx);
+    if (!vt->launch_info)
+        return gg_rt_fail(ctx, GG_ERR_UNSUPPORTED, "ortho: the backend reports no launch info");
+    return gg_rt_check(ctx, vt->launch_info(gg_rt_dev(ctx), GG_K_ORTHO, block_x, block_y, occupancy),
+                       "launch_info");
+}

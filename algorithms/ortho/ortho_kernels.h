@@ -1,0 +1,395 @@
+/*
+ * ortho_kernels.h -- RPC + DEM orthorectification, one work item per output
+ * pixel (the indirect method, as gdalwarp -rpc -to RPC_DEM=...), written
+ * once in the kernel dialect for CPU, CUDA and OpenCL.  The model functions
+ * (RFM, DEM sampling) are also compiled on the host (ortho.c) as the
+ * float64 reference the tests and the source-window planner use.
+ *
+ * Per output pixel (x, y) of a block:
+ *   1. lon, lat, DEM pixel position and vertical datum shift from a grid of
+ *      exact nodes (computed on the host with PROJ through GDAL, every
+ *      grid_step output pixels), interpolated with 4x4 cubic Lagrange
+ *      weights: a node is reproduced exactly and the error between nodes is
+ *      O(step^4) (for UTM at 32 px that is ~1e-15 m; ortho.c documents the
+ *      bound the host checks).
+ *   2. DEM height exactly as GDAL's RPC transformer samples it
+ *      (GDALRPCGetDEMHeight): position - 0.5 (pixel centres), truncation
+ *      towards zero (not floor: GDAL casts to int), cubic = 4x4 cubic
+ *      B-spline normalised by the weights of the non-nodata taps, falling
+ *      back to bilinear within 2 px of the DEM edge, bilinear failing on any
+ *      nodata tap and falling back to nearest within 1 px of the edge.
+ *      A NaN DEM value is not "nodata" for GDAL (NaN never compares equal):
+ *      it propagates and the pixel gets no sample, as in gdalwarp.
+ *      Failure -> dem_missing if given, else the pixel gets no sample.
+ *      h = vshift + rpc_height + dem * height_scale.
+ *   3. Forward RFM in float64 (RPC00B terms), sample/line + 0.5 (an RPC's
+ *      (0,0) is the centre of the first pixel, GDAL's its corner).
+ *   4. Resampling as GDAL's warp kernel with no source masks
+ *      (GWKResampleNoMasks...: near = (int)(x + 1e-10); bilinear and
+ *      Catmull-Rom cubic on pixel centres with the 4-sample formulas,
+ *      cubic falling back to bilinear within 1-2 px of the image edge,
+ *      bilinear renormalising over in-image taps at the edge), integer
+ *      outputs clamped then rounded half up.  With a source nodata value
+ *      invalid taps are left out (bilinear renormalises, cubic falls back
+ *      to bilinear), the masked path of GDAL.
+ * A needed source tap outside the window on the device (but inside the
+ * image) sets flag[0]; the host then runs the block again with a larger
+ * window, so the window planning can never change the result.
+ *
+ * MIT licence.
+ */
+#ifndef GG_ORTHO_KERNELS_H
+#define GG_ORTHO_KERNELS_H
+
+/* ---------------------------------------------------------- the RFM */
+
+/* RPC00B polynomial of 20 terms at normalised (L, P, H). */
+GG_DEVICE_FN double gg_ortho_poly(const GG_GLOBAL double *c, double L, double P, double H)
+{
+    return c[0] + c[1] * L + c[2] * P + c[3] * H + c[4] * L * P + c[5] * L * H + c[6] * P * H +
+           c[7] * L * L + c[8] * P * P + c[9] * H * H + c[10] * P * L * H + c[11] * L * L * L +
+           c[12] * L * P * P + c[13] * L * H * H + c[14] * L * L * P + c[15] * P * P * P +
+           c[16] * P * H * H + c[17] * L * L * H + c[18] * P * P * H + c[19] * H * H * H;
+}
+
+/* Ground (lon, lat in degrees, ellipsoidal h in metres) -> GDAL pixel and
+ * line (corner convention). */
+GG_DEVICE_FN void gg_ortho_rfm(const GG_GLOBAL double *coef, gg_ortho_params p, double lon,
+                               double lat, double h, double *pixel, double *line)
+{
+    double dlon = lon - p.lon_off;
+    /* GDAL wraps the longitude difference across the antimeridian */
+    if (dlon < -270.0)
+        dlon += 360.0;
+    else if (dlon > 270.0)
+        dlon -= 360.0;
+    const double L = dlon / p.lon_scale;
+    const double P = (lat - p.lat_off) / p.lat_scale;
+    const double H = (h - p.h_off) / p.h_scale;
+    const double ln = gg_ortho_poly(coef, L, P, H) / gg_ortho_poly(coef + 20, L, P, H);
+    const double sn = gg_ortho_poly(coef + 40, L, P, H) / gg_ortho_poly(coef + 60, L, P, H);
+    *pixel = sn * p.samp_scale + p.samp_off + 0.5;
+    *line = ln * p.line_scale + p.line_off + 0.5;
+}
+
+/* ------------------------------------------------------------ the DEM */
+
+/* GDAL's ARE_REAL_EQUAL (float epsilon, 2 ulp, relative). */
+GG_DEVICE_FN int gg_ortho_equal(double a, double b)
+{
+    return a == b || fabs(a - b) < 1.1920928955078125e-07 * fabs(a + b) * 2.0;
+}
+
+/* Cubic B-spline kernel. */
+GG_DEVICE_FN double gg_ortho_bspline(double t)
+{
+    t = fabs(t);
+    if (t < 1.0)
+        return (4.0 + t * t * (3.0 * t - 6.0)) / 6.0;
+    if (t < 2.0) {
+        const double u = 2.0 - t;
+        return u * u * u / 6.0;
+    }
+    return 0.0;
+}
+
+/* DEM sample at (wx, wy) of the device window; the caller checked that the
+ * tap is inside the raster.  A tap outside the window reads as NaN (never
+ * happens when the host sized the window with its margin). */
+GG_DEVICE_FN double gg_ortho_dem_at(const GG_GLOBAL double *dem, gg_ortho_params p, int rx, int ry)
+{
+    const int wx = rx - p.dem_x0, wy = ry - p.dem_y0;
+    if (wx < 0 || wy < 0 || wx >= p.dem_win_w || wy >= p.dem_win_h)
+        return NAN;
+    return dem[(size_t)wy * (size_t)p.dem_win_w + (size_t)wx];
+}
+
+/* Height of the DEM at raster position (x, y) (GDAL pixel/line, corner
+ * convention).  Returns 1 and *z, or 0 where GDAL's sampler fails. */
+GG_DEVICE_FN int gg_ortho_dem_sample(const GG_GLOBAL double *dem, gg_ortho_params p, double x,
+                                     double y, double *z)
+{
+    /* far outside (and NaN): fail before any cast to int */
+    if (!(x > -1e6 && x < 1e9 && y > -1e6 && y < 1e9))
+        return 0;
+    int interp = p.dem_interp;
+    if (interp == GG_ORTHO_CUBIC) {
+        const double fx = x - 0.5, fy = y - 0.5;
+        const int ix = (int)fx, iy = (int)fy;
+        const double dx = fx - ix, dy = fy - iy;
+        if (ix - 1 >= 0 && iy - 1 >= 0 && ix + 3 <= p.dem_w && iy + 3 <= p.dem_h) {
+            double sum = 0.0, wsum = 0.0;
+            for (int j = 0; j < 4; j++) {
+                const double wy = gg_ortho_bspline((double)(j - 1) - dy);
+                for (int i = 0; i < 4; i++) {
+                    const double v = gg_ortho_dem_at(dem, p, ix - 1 + i, iy - 1 + j);
+                    if (p.has_dem_nodata && gg_ortho_equal(p.dem_nodata, v))
+                        continue;
+                    const double w = gg_ortho_bspline((double)(i - 1) - dx) * wy;
+                    sum += v * w;
+                    wsum += w;
+                }
+            }
+            if (wsum == 0.0)
+                return 0;
+            *z = sum / wsum;
+            return 1;
+        }
+        interp = GG_ORTHO_BILINEAR;
+    }
+    if (interp == GG_ORTHO_BILINEAR) {
+        const double fx = x - 0.5, fy = y - 0.5;
+        const int ix = (int)fx, iy = (int)fy;
+        const double dx = fx - ix, dy = fy - iy;
+        if (ix >= 0 && iy >= 0 && ix + 2 <= p.dem_w && iy + 2 <= p.dem_h) {
+            const double v00 = gg_ortho_dem_at(dem, p, ix, iy);
+            const double v10 = gg_ortho_dem_at(dem, p, ix + 1, iy);
+            const double v01 = gg_ortho_dem_at(dem, p, ix, iy + 1);
+            const double v11 = gg_ortho_dem_at(dem, p, ix + 1, iy + 1);
+            if (p.has_dem_nodata &&
+                (gg_ortho_equal(p.dem_nodata, v00) || gg_ortho_equal(p.dem_nodata, v10) ||
+                 gg_ortho_equal(p.dem_nodata, v01) || gg_ortho_equal(p.dem_nodata, v11)))
+                return 0;
+            const double a = v00 * (1.0 - dx) + v10 * dx;
+            const double b = v01 * (1.0 - dx) + v11 * dx;
+            *z = a * (1.0 - dy) + b * dy;
+            return 1;
+        }
+    }
+    /* nearest (and the bilinear fallback near the edge) */
+    const int ix = (int)x, iy = (int)y;
+    if (!(ix >= 0 && iy >= 0 && ix < p.dem_w && iy < p.dem_h))
+        return 0;
+    const double v = gg_ortho_dem_at(dem, p, ix, iy);
+    if (p.has_dem_nodata && gg_ortho_equal(p.dem_nodata, v))
+        return 0;
+    *z = v;
+    return 1;
+}
+
+/* Ellipsoidal height used for the RFM, or 0 where the transform fails. */
+GG_DEVICE_FN int gg_ortho_height(const GG_GLOBAL double *dem, gg_ortho_params p, double demx,
+                                 double demy, double vshift, double *h)
+{
+    if (!p.has_dem) {
+        *h = p.rpc_height;
+        return 1;
+    }
+    double z = 0.0;
+    if (!gg_ortho_dem_sample(dem, p, demx, demy, &z)) {
+        if (!p.has_dem_missing)
+            return 0;
+        z = p.dem_missing;
+    }
+    *h = vshift + (p.rpc_height + z * p.height_scale);
+    return 1;
+}
+
+#ifndef GG_ORTHO_MODEL_ONLY
+/* ------------------------------------------------------ the source image */
+
+GG_DEVICE_FN double gg_ortho_load(const GG_GLOBAL gg_u8 *src, int type, size_t i)
+{
+    if (type == GG_ORTHO_T_UINT16)
+        return (double)((const GG_GLOBAL unsigned short *)src)[i];
+    if (type == GG_ORTHO_T_FLOAT32)
+        return (double)((const GG_GLOBAL float *)src)[i];
+    if (type == GG_ORTHO_T_INT16)
+        return (double)((const GG_GLOBAL short *)src)[i];
+    return (double)src[i];
+}
+
+/* Source sample at image position (ix, iy), which the caller checked is in
+ * the image.  *ok = 0 when it is nodata; *miss = 1 when it is not in the
+ * device window. */
+GG_DEVICE_FN double gg_ortho_tap(const GG_GLOBAL gg_u8 *src, gg_ortho_params p, int ix, int iy,
+                                 int *ok, int *miss)
+{
+    const int wx = ix - p.win_x0, wy = iy - p.win_y0;
+    if (wx < 0 || wy < 0 || wx >= p.win_w || wy >= p.win_h) {
+        *miss = 1;
+        *ok = 0;
+        return 0.0;
+    }
+    const double v = gg_ortho_load(src, p.src_type, (size_t)wy * (size_t)p.win_w + (size_t)wx);
+    *ok = !(p.has_src_nodata && gg_ortho_equal(p.src_nodata, v));
+    return v;
+}
+
+/* Bilinear on pixel centres; in the interior with every tap valid the
+ * 4-sample formula, else the taps inside the image (and valid), weights
+ * renormalised.  Returns 0 when no weight is left. */
+GG_DEVICE_FN int gg_ortho_bilinear(const GG_GLOBAL gg_u8 *src, gg_ortho_params p, double sx,
+                                   double sy, double *out, int *miss)
+{
+    const double fx = sx - 0.5, fy = sy - 0.5;
+    const int ix = (int)floor(fx), iy = (int)floor(fy);
+    const double rx = 1.0 - (fx - ix), ry = 1.0 - (fy - iy);
+    double v[4];
+    int ok[4], inside[4];
+    int all = 1;
+    for (int k = 0; k < 4; k++) {
+        const int tx = ix + (k & 1), ty = iy + (k >> 1);
+        inside[k] = tx >= 0 && ty >= 0 && tx < p.img_w && ty < p.img_h;
+        ok[k] = 0;
+        v[k] = 0.0;
+        if (inside[k])
+            v[k] = gg_ortho_tap(src, p, tx, ty, &ok[k], miss);
+        all = all && inside[k] && ok[k];
+    }
+    if (all) {
+        *out = (v[0] * rx + v[1] * (1.0 - rx)) * ry + (v[2] * rx + v[3] * (1.0 - rx)) * (1.0 - ry);
+        return 1;
+    }
+    const double w[4] = {rx * ry, (1.0 - rx) * ry, rx * (1.0 - ry), (1.0 - rx) * (1.0 - ry)};
+    double acc = 0.0, div = 0.0;
+    for (int k = 0; k < 4; k++)
+        if (inside[k] && ok[k]) {
+            acc += v[k] * w[k];
+            div += w[k];
+        }
+    if (div < 1e-5)
+        return 0;
+    *out = div == 1.0 ? acc : acc / div;
+    return 1;
+}
+
+/* Catmull-Rom (a = -0.5) weights at fraction t. */
+GG_DEVICE_FN void gg_ortho_cubic_weights(double t, double *w)
+{
+    const double ht = 0.5 * t, t3 = 3.0 * t, ht2 = ht * t;
+    w[0] = ht * (-1.0 + t * (2.0 - t));
+    w[1] = 1.0 + ht2 * (-5.0 + t3);
+    w[2] = ht * (1.0 + t * (4.0 - t3));
+    w[3] = ht2 * (-1.0 + t);
+}
+
+GG_DEVICE_FN int gg_ortho_cubic(const GG_GLOBAL gg_u8 *src, gg_ortho_params p, double sx,
+                                double sy, double *out, int *miss)
+{
+    const double fx = sx - 0.5, fy = sy - 0.5;
+    const int ix = (int)floor(fx), iy = (int)floor(fy);
+    if (ix - 1 < 0 || iy - 1 < 0 || ix + 2 >= p.img_w || iy + 2 >= p.img_h)
+        return gg_ortho_bilinear(src, p, sx, sy, out, miss);
+    double wx[4], wy[4];
+    gg_ortho_cubic_weights(fx - ix, wx);
+    gg_ortho_cubic_weights(fy - iy, wy);
+    double acc = 0.0;
+    for (int j = 0; j < 4; j++) {
+        double row = 0.0;
+        for (int i = 0; i < 4; i++) {
+            int ok = 1;
+            const double v = gg_ortho_tap(src, p, ix - 1 + i, iy - 1 + j, &ok, miss);
+            if (!ok)
+                return gg_ortho_bilinear(src, p, sx, sy, out, miss);
+            row += wx[i] * v;
+        }
+        acc += wy[j] * row;
+    }
+    *out = acc;
+    return 1;
+}
+
+/* Stores v into the destination: integers clamped, then rounded half up
+ * (half away from zero for negatives), as GDAL's warp kernel. */
+GG_DEVICE_FN void gg_ortho_store(GG_GLOBAL gg_u8 *dst, int type, size_t i, double v)
+{
+    if (type == GG_ORTHO_T_FLOAT32) {
+        ((GG_GLOBAL float *)dst)[i] = (float)v;
+        return;
+    }
+    double lo = 0.0, hi = 255.0;
+    if (type == GG_ORTHO_T_UINT16)
+        hi = 65535.0;
+    else if (type == GG_ORTHO_T_INT16) {
+        lo = -32768.0;
+        hi = 32767.0;
+    }
+    if (!(v >= lo)) /* also NaN */
+        v = lo;
+    if (v > hi)
+        v = hi;
+    const double r = v < 0.0 ? -floor(-v + 0.5) : floor(v + 0.5);
+    if (type == GG_ORTHO_T_UINT16)
+        ((GG_GLOBAL unsigned short *)dst)[i] = (unsigned short)r;
+    else if (type == GG_ORTHO_T_INT16)
+        ((GG_GLOBAL short *)dst)[i] = (short)r;
+    else
+        dst[i] = (gg_u8)r;
+}
+
+/* Cubic Lagrange weights of nodes -1, 0, 1, 2 at fraction f in [0, 1). */
+GG_DEVICE_FN void gg_ortho_lagrange(double f, double *w)
+{
+    w[0] = -f * (f - 1.0) * (f - 2.0) / 6.0;
+    w[1] = (f + 1.0) * (f - 1.0) * (f - 2.0) / 2.0;
+    w[2] = -(f + 1.0) * f * (f - 2.0) / 2.0;
+    w[3] = (f + 1.0) * f * (f - 1.0) / 6.0;
+}
+
+/* src: the source window (win_w x win_h samples of src_type, packed);
+ * dst: the output block (gg_nx x gg_ny of dst_type, packed);
+ * grid: GG_ORTHO_GRID_PLANES planes of grid_nx x grid_ny nodes, node (i, j)
+ *   at block pixel ((i - 1) * step, (j - 1) * step): lon, lat, DEM pixel x,
+ *   DEM pixel y, vertical shift;
+ * dem: the DEM window (float64); coef: GG_ORTHO_NCOEF coefficients;
+ * flag: flag[0] set to 1 when a tap missed the source window. */
+GG_KERNEL6(gg_k_ortho, gg_ortho_params, p, const gg_u8, src, gg_u8, dst, const double, grid,
+           const double, dem, const double, coef, int, flag)
+{
+    const int x = GG_X, y = GG_Y;
+    if (x >= gg_nx || y >= gg_ny)
+        return;
+    const size_t o = (size_t)y * (size_t)gg_nx + (size_t)x;
+
+    /* 1. node interpolation */
+    const int step = p.grid_step;
+    const int gx = x / step, gy = y / step;
+    double wx[4], wy[4];
+    gg_ortho_lagrange((double)(x - gx * step) / (double)step, wx);
+    gg_ortho_lagrange((double)(y - gy * step) / (double)step, wy);
+    const size_t plane = (size_t)p.grid_nx * (size_t)p.grid_ny;
+    double g[GG_ORTHO_GRID_PLANES];
+    for (int k = 0; k < GG_ORTHO_GRID_PLANES; k++) {
+        const GG_GLOBAL double *gp = grid + (size_t)k * plane;
+        double acc = 0.0;
+        for (int j = 0; j < 4; j++) {
+            const GG_GLOBAL double *r = gp + (size_t)(gy + j) * (size_t)p.grid_nx + (size_t)gx;
+            acc += wy[j] * (wx[0] * r[0] + wx[1] * r[1] + wx[2] * r[2] + wx[3] * r[3]);
+        }
+        g[k] = acc;
+    }
+
+    /* 2. height, 3. RFM */
+    double h = 0.0, sx = 0.0, sy = 0.0;
+    if (!gg_ortho_height(dem, p, g[2], g[3], g[4], &h)) {
+        gg_ortho_store(dst, p.dst_type, o, p.dst_init);
+        return;
+    }
+    gg_ortho_rfm(coef, p, g[0], g[1], h, &sx, &sy);
+
+    /* 4. footprint (GDAL: x >= 0, (int)(x + 1e-10) < width) and resampling */
+    if (!(sx >= 0.0 && sy >= 0.0 && sx < (double)p.img_w + 1.0 && sy < (double)p.img_h + 1.0)) {
+        gg_ortho_store(dst, p.dst_type, o, p.dst_init);
+        return;
+    }
+    const int ix = (int)(sx + 1e-10), iy = (int)(sy + 1e-10);
+    if (ix >= p.img_w || iy >= p.img_h) {
+        gg_ortho_store(dst, p.dst_type, o, p.dst_init);
+        return;
+    }
+    int miss = 0, ok = 1;
+    double v = 0.0;
+    if (p.resampling == GG_ORTHO_NEAR)
+        v = gg_ortho_tap(src, p, ix, iy, &ok, &miss);
+    else if (p.resampling == GG_ORTHO_BILINEAR)
+        ok = gg_ortho_bilinear(src, p, sx, sy, &v, &miss);
+    else
+        ok = gg_ortho_cubic(src, p, sx, sy, &v, &miss);
+    if (miss)
+        flag[0] = 1;
+    gg_ortho_store(dst, p.dst_type, o, (ok && !miss) ? v : p.dst_init);
+}
+#endif /* GG_ORTHO_MODEL_ONLY */
+
+#endif

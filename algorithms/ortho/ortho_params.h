@@ -1,0 +1,50 @@
+/*
+ * ortho_params.h -- parameter struct of the RPC orthorectification kernel,
+ * shared by host code and device code.  Doubles first, then ints, and an
+ * even number of ints, so C, CUDA and OpenCL C lay the struct out alike
+ * (the OpenCL backend checks the size against the host's).
+ *
+ * MIT licence.
+ */
+#ifndef GG_ORTHO_PARAMS_H
+#define GG_ORTHO_PARAMS_H
+
+/* Source / destination sample types of the kernel (gg_ortho_type). */
+#define GG_ORTHO_T_BYTE 1
+#define GG_ORTHO_T_UINT16 2
+#define GG_ORTHO_T_INT16 3
+#define GG_ORTHO_T_FLOAT32 4
+
+/* Resampling of the source image and interpolation of the DEM. */
+#define GG_ORTHO_NEAR 0
+#define GG_ORTHO_BILINEAR 1
+#define GG_ORTHO_CUBIC 2
+
+/* Planes of the coordinate grid (see ortho_kernels.h). */
+#define GG_ORTHO_GRID_PLANES 5
+
+/* Layout of the coefficient buffer: the 20 coefficients of the line
+ * numerator, line denominator, sample numerator, sample denominator, in
+ * RPC00B term order. */
+#define GG_ORTHO_NCOEF 80
+
+typedef struct gg_ortho_params {
+    /* RPC normalisation, applied in float64 */
+    double lon_off, lon_scale, lat_off, lat_scale, h_off, h_scale;
+    double line_off, line_scale, samp_off, samp_scale;
+    /* height = vshift + rpc_height + dem * height_scale (GDAL's order) */
+    double rpc_height, height_scale, dem_missing, dem_nodata;
+    double src_nodata;      /* when has_src_nodata */
+    double dst_init;        /* value of output pixels that get no sample */
+    /* block of output pixels: gg_nx x gg_ny; grid nodes */
+    int grid_nx, grid_ny, grid_step, pad0;
+    /* source raster and the window of it that is on the device */
+    int img_w, img_h, win_x0, win_y0, win_w, win_h;
+    /* DEM raster and the window of it on the device (has_dem 0: heights
+     * are rpc_height only) */
+    int has_dem, dem_w, dem_h, dem_x0, dem_y0, dem_win_w, dem_win_h;
+    int dem_interp, has_dem_missing, has_dem_nodata;
+    int resampling, src_type, dst_type, has_src_nodata;
+} gg_ortho_params;
+
+#endif

@@ -1,0 +1,374 @@
+"""gdal_ortho against GDAL itself: the forward RFM against GDAL's RPC
+transformer (<= 1e-6 px) and against an independent float64 implementation
+here, and whole orthoimages against `gdalwarp -rpc -to RPC_DEM=... -et 0
+-wm 2000` with the same -t_srs/-te/-tr/-r (same footprint, interior within
+1 DN) on a synthetic scene over rough terrain and on the real Pléiades pair
+with its DSM (../shared/data, AGPL: skipped when absent); CPU and OpenCL
+agree; bad inputs fail with one clear line and leave no output.
+"""
+import ctypes
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from osgeo import gdal, osr
+from scipy import ndimage
+
+REPO = Path(__file__).resolve().parents[2]
+PLEIADES = (REPO.parent / "shared" / "data" / "s2p_pleiades").resolve()
+if not PLEIADES.is_dir():
+    PLEIADES = Path("/work/shared/data/s2p_pleiades")
+HAVE_PLEIADES = (PLEIADES / "input_pair_img_01.tif").exists()
+
+# ------------------------------------------------------------- fixtures
+
+
+def synthetic_rpc(w, h):
+    """An RPC00B with parallax (height terms), rotation and non-linear
+    terms, ~4.4 m GSD over the French Alps."""
+    ln = np.zeros(20)
+    ld = np.zeros(20)
+    sn = np.zeros(20)
+    sd = np.zeros(20)
+    ln[[0, 1, 2, 3, 4, 7, 8, 9, 11, 15, 17]] = [0.002, -0.035, -1.02, 0.07, 0.004, 0.003,
+                                                -0.005, 0.001, 0.0006, 0.0004, 0.0002]
+    ld[[0, 1, 2, 3, 6]] = [1.0, 0.0009, -0.0007, 0.0004, 0.0001]
+    sn[[0, 1, 2, 3, 4, 5, 7, 10, 12, 19]] = [-0.001, 1.01, 0.045, -0.11, 0.002, 0.003,
+                                             -0.004, 0.0005, 0.0003, 0.0001]
+    sd[[0, 1, 2, 3, 8]] = [1.0, -0.0006, 0.0008, 0.0002, 0.00015]
+    f = lambda a: " ".join(f"{v:.17g}" for v in a)  # noqa: E731
+    return {
+        "LINE_OFF": f"{h / 2}", "SAMP_OFF": f"{w / 2}", "LAT_OFF": "45.2", "LONG_OFF": "6.1",
+        "HEIGHT_OFF": "1500", "LINE_SCALE": f"{h / 2}", "SAMP_SCALE": f"{w / 2}",
+        "LAT_SCALE": "0.012", "LONG_SCALE": "0.017", "HEIGHT_SCALE": "1200",
+        "LINE_NUM_COEFF": f(ln), "LINE_DEN_COEFF": f(ld), "SAMP_NUM_COEFF": f(sn),
+        "SAMP_DEN_COEFF": f(sd),
+    }
+
+
+def smooth_noise(rng, shape, scale):
+    n = rng.standard_normal(shape)
+    return ndimage.gaussian_filter(n, scale, mode="wrap")
+
+
+def write_scene(path, rng, w, h, dtype, md, drop=None):
+    tex = smooth_noise(rng, (h, w), 2.0) * 9 + smooth_noise(rng, (h, w), 0.7) * 2
+    img = 2000 + 600 * tex / np.abs(tex).max()
+    gdt = gdal.GDT_UInt16 if dtype == "UInt16" else gdal.GDT_Float32
+    if dtype == "UInt16":
+        img = np.round(img).astype(np.uint16)
+    else:
+        img = img.astype(np.float32)
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), w, h, 1, gdt)
+    md = dict(md)
+    for k in drop or []:
+        md.pop(k)
+    ds.SetMetadata(md, "RPC")
+    ds.GetRasterBand(1).WriteArray(img)
+    ds = None
+    return path
+
+
+def write_dem(path, rng, epsg, hole=False):
+    """Rough terrain (1500 +- ~900 m, relief at ~30-100 m wavelengths) on a
+    1-arc-second grid (EPSG:4326) or a 25 m UTM 32N grid."""
+    if epsg == 4326:
+        res = 1 / 3600
+        x0, y0, nx, ny = 6.06, 45.24, int(0.08 / res), int(0.08 / res)
+        gt = (x0, res, 0, y0, 0, -res)
+    else:
+        res = 25.0
+        x0, y0, nx, ny = 269500.0, 5012000.0, 200, 200
+        gt = (x0, res, 0, y0, 0, -res)
+    z = 1500 + 800 * smooth_noise(rng, (ny, nx), 12) / 0.03 * 0.03
+    z = z + 250 * smooth_noise(rng, (ny, nx), 2) / np.abs(smooth_noise(rng, (ny, nx), 2)).max()
+    z = (z - z.mean()) * 900 / np.abs(z - z.mean()).max() + 1500
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), nx, ny, 1, gdal.GDT_Float32)
+    ds.SetGeoTransform(gt)
+    s = osr.SpatialReference()
+    s.ImportFromEPSG(epsg)
+    ds.SetProjection(s.ExportToWkt())
+    b = ds.GetRasterBand(1)
+    if hole:
+        b.SetNoDataValue(-32768)
+        z[ny // 2:ny // 2 + 12, nx // 2:nx // 2 + 15] = -32768
+    b.WriteArray(z.astype(np.float32))
+    ds = None
+    return path
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ortho")
+    rng = np.random.default_rng(20261121)
+    md = synthetic_rpc(640, 600)
+    out = {"dir": d, "md": md}
+    for t in ("UInt16", "Float32"):
+        out[t] = write_scene(d / f"scene_{t}.tif", rng, 640, 600, t, md)
+    out["dem4326"] = write_dem(d / "dem4326.tif", rng, 4326)
+    out["demutm"] = write_dem(d / "demutm.tif", rng, 32632)
+    out["demhole"] = write_dem(d / "demhole.tif", rng, 4326, hole=True)
+    return out
+
+
+def gdalwarp(src, dst, dem, r, extra_to=(), args=()):
+    cmd = ["gdalwarp", "-q", "-overwrite", "-rpc", "-et", "0", "-wm", "2000", "-r", r]
+    if dem:
+        cmd += ["-to", f"RPC_DEM={dem}"]
+    for t in extra_to:
+        cmd += ["-to", t]
+    cmd += list(args) + [str(src), str(dst)]
+    subprocess.run(cmd, check=True, capture_output=True)
+    return dst
+
+
+def compare(ours, ref, what, hole_mask=None):
+    a = gdal.Open(str(ours)).ReadAsArray().astype(np.float64)
+    b = gdal.Open(str(ref)).ReadAsArray().astype(np.float64)
+    assert a.shape == b.shape, f"{what}: size {a.shape} vs gdalwarp {b.shape}"
+    fa, fb = a != 0, b != 0
+    assert fb.sum() > 0.3 * fb.size, f"{what}: gdalwarp footprint almost empty"
+    mism = int((fa != fb).sum())
+    assert mism == 0, f"{what}: footprint differs from gdalwarp's at {mism} pixels"
+    inner = ndimage.binary_erosion(fb, iterations=3)
+    d = np.abs(a - b)[inner]
+    assert d.max() <= 1.0, f"{what}: interior differs by up to {d.max()} (n>1: {(d > 1).sum()})"
+    # not a vacuous comparison: the interior is textured
+    assert np.std(b[inner]) > 10
+    return d
+
+
+def ortho(gg, *args, check=True):
+    return gg.run("gdal_ortho", "-q", *[str(a) for a in args], check=check)
+
+
+# -------------------------------------------------- the forward RFM (ctypes)
+
+
+class RPC(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_double) for n in (
+        "line_off", "samp_off", "lat_off", "long_off", "height_off", "line_scale",
+        "samp_scale", "lat_scale", "long_scale", "height_scale")] + [
+        (n, ctypes.c_double * 20) for n in ("line_num", "line_den", "samp_num", "samp_den")]
+
+
+def rpc_struct(md):
+    r = RPC()
+    for k in ("line_off", "samp_off", "lat_off", "long_off", "height_off", "line_scale",
+              "samp_scale", "lat_scale", "long_scale", "height_scale"):
+        setattr(r, k, float(md[k.upper()]))
+    for k in ("line_num", "line_den", "samp_num", "samp_den"):
+        vals = [float(v) for v in md[k.upper() + "_COEFF"].split()]
+        getattr(r, k)[:] = vals
+    return r
+
+
+def rfm64(md, lon, lat, h):
+    """Independent float64 RFM (RPC00B term order), GDAL pixel convention."""
+    g = lambda k: float(md[k])  # noqa: E731
+    L = (lon - g("LONG_OFF")) / g("LONG_SCALE")
+    P = (lat - g("LAT_OFF")) / g("LAT_SCALE")
+    H = (h - g("HEIGHT_OFF")) / g("HEIGHT_SCALE")
+    t = np.array([np.ones_like(L), L, P, H, L * P, L * H, P * H, L * L, P * P, H * H, P * L * H,
+                  L ** 3, L * P * P, L * H * H, L * L * P, P ** 3, P * H * H, L * L * H, P * P * H,
+                  H ** 3])
+    c = {k: np.array([float(v) for v in md[k].split()]) for k in
+         ("LINE_NUM_COEFF", "LINE_DEN_COEFF", "SAMP_NUM_COEFF", "SAMP_DEN_COEFF")}
+    line = (c["LINE_NUM_COEFF"] @ t) / (c["LINE_DEN_COEFF"] @ t) * g("LINE_SCALE") + g("LINE_OFF")
+    samp = (c["SAMP_NUM_COEFF"] @ t) / (c["SAMP_DEN_COEFF"] @ t) * g("SAMP_SCALE") + g("SAMP_OFF")
+    return samp + 0.5, line + 0.5
+
+
+def rpc_cases(synth):
+    cases = [("synthetic", synth["md"], synth["UInt16"])]
+    if HAVE_PLEIADES:
+        for f in ("input_pair_img_01.tif", "input_pair_img_02.tif"):
+            p = PLEIADES / f
+            cases.append((f, gdal.Open(str(p)).GetMetadata("RPC"), p))
+    return cases
+
+
+def test_rfm_forward_matches_gdal(gg, synth):
+    lib = ctypes.CDLL(str(gg.build / "lib" / "libgeogpu.so"))
+    fwd = lib.gg_ortho_rpc_forward
+    fwd.argtypes = [ctypes.POINTER(RPC), ctypes.c_double, ctypes.c_double, ctypes.c_double,
+                    ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double)]
+    rng = np.random.default_rng(5)
+    for name, md, path in rpc_cases(synth):
+        r = rpc_struct(md)
+        g = lambda k: float(md[k])  # noqa: E731
+        n = 400
+        lon = g("LONG_OFF") + g("LONG_SCALE") * rng.uniform(-1.2, 1.2, n)
+        lat = g("LAT_OFF") + g("LAT_SCALE") * rng.uniform(-1.2, 1.2, n)
+        hh = g("HEIGHT_OFF") + g("HEIGHT_SCALE") * rng.uniform(-1, 1, n)
+        ref_x, ref_y = rfm64(md, lon, lat, hh)
+        ds = gdal.Open(str(path))
+        worst_gdal = worst_ref = 0.0
+        for i in range(n):
+            px, py = ctypes.c_double(), ctypes.c_double()
+            fwd(ctypes.byref(r), lon[i], lat[i], hh[i], ctypes.byref(px), ctypes.byref(py))
+            tr = gdal.Transformer(ds, None, ["METHOD=RPC", f"RPC_HEIGHT={hh[i]:.17g}"])
+            ok, (gx, gy, _) = tr.TransformPoint(1, lon[i], lat[i], 0)
+            assert ok
+            worst_gdal = max(worst_gdal, abs(px.value - gx), abs(py.value - gy))
+            worst_ref = max(worst_ref, abs(px.value - ref_x[i]), abs(py.value - ref_y[i]))
+        assert worst_gdal <= 1e-6, f"{name}: {worst_gdal} px from GDAL's transformer"
+        assert worst_ref <= 1e-6, f"{name}: {worst_ref} px from the float64 reference"
+
+
+# ------------------------------------------------- orthoimages vs gdalwarp
+
+UTM = ["-t_srs", "EPSG:32632", "-te", "270800", "5007800", "273700", "5010750", "-tr", "4", "4"]
+
+
+@pytest.mark.parametrize("r", ["near", "bilinear", "cubic"])
+@pytest.mark.parametrize("dtype", ["UInt16", "Float32"])
+@pytest.mark.parametrize("dem", ["dem4326", "demutm"])
+def test_synthetic_matches_gdalwarp(gg, synth, r, dtype, dem):
+    d = synth["dir"]
+    src = synth[dtype]
+    ref = gdalwarp(src, d / f"w_{r}_{dtype}_{dem}.tif", synth[dem], r, args=UTM)
+    ours = d / f"o_{r}_{dtype}_{dem}.tif"
+    ortho(gg, "-device", "cpu", "-dem", synth[dem], "-r", r, *UTM, src, ours)
+    compare(ours, ref, f"{r}/{dtype}/{dem}")
+
+
+@pytest.mark.parametrize("dem_interp", ["near", "cubic"])
+def test_dem_interpolation_matches_gdal(gg, synth, dem_interp):
+    d = synth["dir"]
+    ref = gdalwarp(synth["UInt16"], d / f"w_di_{dem_interp}.tif", synth["dem4326"], "bilinear",
+                   extra_to=[f"RPC_DEMINTERPOLATION={dem_interp}"], args=UTM)
+    ours = d / f"o_di_{dem_interp}.tif"
+    ortho(gg, "-device", "cpu", "-dem", synth["dem4326"], "-dem_interp", dem_interp,
+          "-r", "bilinear", *UTM, synth["UInt16"], ours)
+    compare(ours, ref, f"dem_interp {dem_interp}")
+
+
+def test_rpc_height_and_dem_missing(gg, synth):
+    """-rpc_height is added to the DEM; -dem_missing fills the DEM's nodata hole."""
+    d = synth["dir"]
+    ref = gdalwarp(synth["UInt16"], d / "w_miss.tif", synth["demhole"], "cubic",
+                   extra_to=["RPC_HEIGHT=35", "RPC_DEM_MISSING_VALUE=1400"], args=UTM)
+    ours = d / "o_miss.tif"
+    ortho(gg, "-device", "cpu", "-dem", synth["demhole"], "-rpc_height", 35, "-dem_missing",
+          1400, "-r", "cubic", *UTM, synth["UInt16"], ours)
+    compare(ours, ref, "rpc_height + dem_missing")
+
+
+def test_default_grid_is_gdalwarps(gg, synth):
+    d = synth["dir"]
+    ref = gdalwarp(synth["UInt16"], d / "w_default.tif", synth["dem4326"], "near",
+                   args=["-t_srs", "EPSG:32632"])
+    ours = d / "o_default.tif"
+    ortho(gg, "-device", "cpu", "-dem", synth["dem4326"], "-t_srs", "EPSG:32632",
+          synth["UInt16"], ours)
+    a, b = gdal.Open(str(ours)), gdal.Open(str(ref))
+    assert (a.RasterXSize, a.RasterYSize) == (b.RasterXSize, b.RasterYSize)
+    assert np.allclose(a.GetGeoTransform(), b.GetGeoTransform(), rtol=0, atol=1e-9)
+    compare(ours, ref, "default grid")
+
+
+@pytest.mark.opencl
+@pytest.mark.parametrize("r", ["near", "cubic"])
+def test_cpu_and_opencl_agree(gg, synth, r):
+    d = synth["dir"]
+    outs = []
+    for dev in ("cpu", "opencl"):
+        o = d / f"dev_{dev}_{r}.tif"
+        ortho(gg, "-device", dev, "-dem", synth["demutm"], "-r", r, *UTM, synth["Float32"], o)
+        outs.append(gdal.Open(str(o)).ReadAsArray().astype(np.float64))
+    assert (outs[0] != 0).sum() > 0.3 * outs[0].size
+    assert np.max(np.abs(outs[0] - outs[1])) <= 1e-3 * 2600  # float32 output, same math
+
+
+@pytest.mark.skipif(not HAVE_PLEIADES, reason="../shared/data/s2p_pleiades absent")
+@pytest.mark.parametrize("r", ["near", "bilinear", "cubic"])
+@pytest.mark.parametrize("ot", ["UInt16", "Float32"])
+def test_pleiades_matches_gdalwarp(gg, tmp_path, r, ot):
+    src = PLEIADES / "input_pair_img_01.tif"
+    dem = PLEIADES / "expected_output_pair_dsm.tif"
+    args = ["-t_srs", "EPSG:32740", "-tr", "0.5", "0.5", "-ot", ot]
+    ref = gdalwarp(src, tmp_path / "w.tif", dem, r, extra_to=["RPC_DEM_MISSING_VALUE=2300"],
+                   args=args)
+    ours = tmp_path / "o.tif"
+    ortho(gg, "-dem", dem, "-dem_missing", 2300, "-r", r, *args, src, ours)
+    compare(ours, ref, f"pleiades {r} {ot}")
+
+
+# ------------------------------------------------------------ bad input
+
+
+def no_output_left(folder, stem):
+    return not [p for p in Path(folder).iterdir() if p.name.startswith(stem)]
+
+
+def test_no_rpc(gg, synth, tmp_path):
+    src = tmp_path / "plain.tif"
+    gdal.GetDriverByName("GTiff").Create(str(src), 20, 20, 1, gdal.GDT_UInt16)
+    p = ortho(gg, src, tmp_path / "out.tif", check=False)
+    assert p.returncode != 0 and "no RPCs" in p.stderr
+    assert no_output_left(tmp_path, "out")
+
+
+def test_missing_coefficients(gg, synth, tmp_path):
+    # a VRT keeps an incomplete RPC domain (GeoTIFF would drop it)
+    src = tmp_path / "bad.vrt"
+    ds = gdal.Translate(str(src), str(synth["UInt16"]), format="VRT")
+    md = dict(synth["md"])
+    md.pop("SAMP_DEN_COEFF")
+    ds.SetMetadata(md, "RPC")
+    ds = None
+    p = ortho(gg, "-dem", synth["dem4326"], src, tmp_path / "out.tif", check=False)
+    assert p.returncode != 0
+    assert "SAMP_DEN_COEFF" in p.stderr and p.stderr.count("ERROR") == 1
+    assert no_output_left(tmp_path, "out")
+
+
+def test_dem_not_covering(gg, synth, tmp_path):
+    small = tmp_path / "small_dem.tif"
+    gdal.Translate(str(small), str(synth["dem4326"]), srcWin=[0, 0, 150, 288])
+    p = ortho(gg, "-dem", small, synth["UInt16"], tmp_path / "out.tif", check=False)
+    assert p.returncode != 0
+    assert "does not cover" in p.stderr and "%" in p.stderr
+    assert no_output_left(tmp_path, "out")
+
+
+def test_dem_unknown_crs(gg, synth, tmp_path):
+    dem = tmp_path / "nocrs.tif"
+    a = gdal.Open(str(synth["dem4326"])).ReadAsArray()
+    ds = gdal.GetDriverByName("GTiff").Create(str(dem), a.shape[1], a.shape[0], 1, gdal.GDT_Float32)
+    ds.SetGeoTransform(gdal.Open(str(synth["dem4326"])).GetGeoTransform())
+    ds.GetRasterBand(1).WriteArray(a)
+    ds = None
+    p = ortho(gg, "-dem", dem, synth["UInt16"], tmp_path / "out.tif", check=False)
+    assert p.returncode != 0 and "CRS" in p.stderr
+    assert no_output_left(tmp_path, "out")
+
+
+def test_grid_missing_footprint(gg, synth, tmp_path):
+    p = ortho(gg, "-dem", synth["dem4326"], "-t_srs", "EPSG:32632", "-te", 0, 0, 1000, 1000,
+              "-tr", 10, 10, synth["UInt16"], tmp_path / "out.tif", check=False)
+    assert p.returncode != 0 and "footprint" in p.stderr
+    assert no_output_left(tmp_path, "out")
+
+
+def test_unwritable_destination(gg, synth, tmp_path):
+    p = ortho(gg, "-dem", synth["dem4326"], synth["UInt16"], tmp_path / "nope" / "out.tif",
+              check=False)
+    assert p.returncode != 0 and p.stderr.count("ERROR") == 1
+
+
+def test_batch_one_bad_scene(gg, synth, tmp_path):
+    bad = tmp_path / "bad.tif"
+    gdal.GetDriverByName("GTiff").Create(str(bad), 20, 20, 1, gdal.GDT_UInt16)
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    p = ortho(gg, "-device", "cpu", "-dem", synth["dem4326"], "-t_srs", "EPSG:32632", "-outdir",
+              outdir, synth["UInt16"], bad, synth["Float32"], check=False)
+    assert p.returncode != 0
+    assert "bad.tif" in p.stderr and "no RPCs" in p.stderr
+    assert sorted(x.name for x in outdir.iterdir()) == ["scene_Float32.tif", "scene_UInt16.tif"]
+    a = gdal.Open(str(outdir / "scene_UInt16.tif")).ReadAsArray()
+    assert (a != 0).sum() > 0.3 * a.size
