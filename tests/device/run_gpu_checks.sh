@@ -13,7 +13,7 @@
 #   --reps N            timed runs of each utility (default 3; median)
 #   --bench-reps N      timed runs of each kernel (default 20)
 #   --bench-args "..."  more bench_kernels options (e.g. "-batch 10")
-#   --sanitize          also run compute-sanitizer memcheck over the C tests
+#   --sanitize          also run compute-sanitizer memcheck and racecheck over the C tests
 #                       with GG_TEST_DEVICES=cuda (if compute-sanitizer exists)
 #   --skip WHAT         comma list of tests,e2e,peers,bench to leave out
 #   --bundle PATH       the carried env script (default .gdalrt/env.sh);
@@ -338,7 +338,7 @@ fi
 # ------------------------------------------------------------ (d) sanitizer
 # last: the slowest and optional part
 if [[ $sanitize -eq 1 ]] && ! skipped tests && enough 120 "compute-sanitizer"; then
-    section "compute-sanitizer memcheck (GG_TEST_DEVICES=cuda)"
+    section "compute-sanitizer memcheck + racecheck (GG_TEST_DEVICES=cuda)"
     : > "$out/sanitizer.log"
     csan=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer \
                /usr/local/cuda/compute-sanitizer/compute-sanitizer /opt/nvidia/*/compute-sanitizer 2>/dev/null | head -1)
@@ -347,15 +347,18 @@ if [[ $sanitize -eq 1 ]] && ! skipped tests && enough 120 "compute-sanitizer"; t
     elif [[ ,$devices, != *,cuda,* ]]; then
         say "compute-sanitizer: no cuda device, skipped"
     else
-        for t in test_runtime test_ops; do
-            # compute-sanitizer keeps the machine's own libraries; only
-            # the test gets the bundle's (through env)
-            "$csan" --tool memcheck --error-exitcode 99 \
-                env LD_LIBRARY_PATH="$GGRT_LD_LIBRARY_PATH" GG_TEST_DEVICES=cuda "$ggbin/$t" \
-                >> "$out/sanitizer.log" 2>&1
-            rc=$?
-            say "$(printf 'memcheck %-14s rc=%d  %s' "$t" "$rc" "$(grep -E 'ERROR SUMMARY' "$out/sanitizer.log" | tail -1)")"
-            [[ $rc -eq 0 ]] || fail "compute-sanitizer memcheck $t (exit $rc; sanitizer.log)"
+        for tool in memcheck racecheck; do
+            for t in test_runtime test_ops test_coherence test_ptsel test_xcorr test_fmcw test_ortho; do
+                [[ -x $ggbin/$t ]] || continue
+                # compute-sanitizer keeps the machine's own libraries; only
+                # the test gets the bundle's (through env)
+                "$csan" --tool "$tool" --error-exitcode 99 \
+                    env LD_LIBRARY_PATH="$GGRT_LD_LIBRARY_PATH" GG_TEST_DEVICES=cuda "$ggbin/$t" \
+                    >> "$out/sanitizer.log" 2>&1
+                rc=$?
+                say "$(printf '%-9s %-14s rc=%d  %s' "$tool" "$t" "$rc" "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer.log" | tail -1)")"
+                [[ $rc -eq 0 ]] || fail "compute-sanitizer $tool $t (exit $rc; sanitizer.log)"
+            done
         done
     fi
 fi
