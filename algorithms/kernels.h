@@ -15,4 +15,6 @@
 #include "insar/coherence_kernels.h"
 #include "ortho/ortho_params.h"
 #include "ortho/ortho_kernels.h"
+#include "coreg/coreg_params.h"
+#include "coreg/coreg_kernels.h"
 #endif

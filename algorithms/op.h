@@ -90,5 +90,6 @@ extern const gg_op_class gg_op_rotate;
 extern const gg_op_class gg_op_radnorm;
 extern const gg_op_class gg_op_coherence;
 extern const gg_op_class gg_op_ptsel;
+extern const gg_op_class gg_op_xcorr;
 
 #endif

@@ -1,0 +1,608 @@
+/*
+ * coreg_kernels.h -- the steps of batched window cross-correlation
+ * (xcorr_engine.c drives them), written once in the kernel dialect
+ * (gpu/kernel_dialect.h) for CPU, CUDA and OpenCL.
+ *
+ * Layout: a batch of nwin windows; every per-window image is stored back
+ * to back (window w's image starts at w * width * height), complex images
+ * as interleaved float re, im.  Grids over images are (width, height*nwin):
+ * item (x, Y) is pixel (x, Y % height) of window Y / height.  Per-window
+ * scalars live in the state buffer `ws` (GG_XC_WS floats per window, slots
+ * in coreg_params.h); kernels over windows use a (nwin, 1) grid and loop
+ * over that window's pixels (one work item per window: a reduction without
+ * backend support, fine because batches hold hundreds of windows).
+ *
+ * Invalid samples (non-finite, the input nodata, or outside the uploaded
+ * tile) are carried as NaN in the extracted chips; detection treats them
+ * as the window mean (contributing nothing to the demeaned sums) and the
+ * complex steps as 0.
+ *
+ * MIT licence.
+ */
+
+GG_DEVICE_FN int gg_xc_imin(int a, int b) { return a < b ? a : b; }
+GG_DEVICE_FN int gg_xc_imax(int a, int b) { return a > b ? a : b; }
+
+/* |c| of an extracted sample; NaN stays NaN */
+GG_DEVICE_FN float gg_xc_amp(float re, float im) { return sqrt(re * re + im * im); }
+
+/* Extract: template (rw x rh) and search chip (sw x sh) of every window
+ * from the uploaded tile (two planes).  pos[4w..4w+3] = template x, y and
+ * chip x, y in tile coordinates.  Grid (sw, sh*nwin). */
+GG_KERNEL4(gg_k_xc_extract, gg_xc_params, p, const float, tile, const int, pos, float, ref,
+           float, sec)
+{
+    const int x = GG_X, Y = GG_Y;
+    if (x >= gg_nx || Y >= gg_ny)
+        return;
+    const int w = Y / p.sh, y = Y % p.sh;
+    const size_t plane = (size_t)p.tile_w * (size_t)p.tile_h;
+    const float qnan = NAN;
+    {
+        const int tx = pos[4 * w + 2] + x, ty = pos[4 * w + 3] + y;
+        float re = qnan, im = qnan;
+        if (tx >= 0 && ty >= 0 && tx < p.tile_w && ty < p.tile_h) {
+            const size_t k = (size_t)(1 - p.ref_plane) * plane + (size_t)ty * p.tile_w + tx;
+            re = tile[2 * k];
+            im = tile[2 * k + 1];
+            if (!gg_cvalid(re, im, p.has_nodata, p.nodata))
+                re = im = qnan;
+        }
+        const size_t o = ((size_t)w * p.sh + y) * p.sw + x;
+        sec[2 * o] = re;
+        sec[2 * o + 1] = im;
+    }
+    if (x < p.rw && y < p.rh) {
+        const int tx = pos[4 * w] + x, ty = pos[4 * w + 1] + y;
+        float re = qnan, im = qnan;
+        if (tx >= 0 && ty >= 0 && tx < p.tile_w && ty < p.tile_h) {
+            const size_t k = (size_t)p.ref_plane * plane + (size_t)ty * p.tile_w + tx;
+            re = tile[2 * k];
+            im = tile[2 * k + 1];
+            if (!gg_cvalid(re, im, p.has_nodata, p.nodata))
+                re = im = qnan;
+        }
+        const size_t o = ((size_t)w * p.rh + y) * p.rw + x;
+        ref[2 * o] = re;
+        ref[2 * o + 1] = im;
+    }
+}
+
+/* Stats, one item per window: mean detected amplitude of template and
+ * chip over their valid samples, and the template's demeaned sum of
+ * squares.  stage 0 (first pass) sets VALID from the valid fractions
+ * (>= min_valid) and a non-flat template; stage 1 (oversampled pass)
+ * only clears VALID when the template is flat. */
+GG_KERNEL3(gg_k_xc_stats, gg_xc_params, p, const float, ref, const float, sec, float, ws)
+{
+    const int w = GG_X;
+    if (w >= gg_nx || GG_Y >= gg_ny)
+        return;
+    GG_GLOBAL float *s = ws + (size_t)w * GG_XC_WS;
+    GG_GLOBAL const float *r = ref + (size_t)w * p.rw * p.rh * 2;
+    GG_GLOBAL const float *c = sec + (size_t)w * p.sw * p.sh * 2;
+    double sr = 0.0, ss = 0.0;
+    int nr = 0, ns = 0;
+    for (int i = 0; i < p.rw * p.rh; i++) {
+        const float a = gg_xc_amp(r[2 * i], r[2 * i + 1]);
+        if (isfinite(a)) {
+            sr += a;
+            nr++;
+        }
+    }
+    for (int i = 0; i < p.sw * p.sh; i++) {
+        const float a = gg_xc_amp(c[2 * i], c[2 * i + 1]);
+        if (isfinite(a)) {
+            ss += a;
+            ns++;
+        }
+    }
+    const double mr = nr > 0 ? sr / nr : 0.0, ms = ns > 0 ? ss / ns : 0.0;
+    double q = 0.0;
+    for (int i = 0; i < p.rw * p.rh; i++) {
+        const float a = gg_xc_amp(r[2 * i], r[2 * i + 1]);
+        if (isfinite(a))
+            q += (a - mr) * (a - mr);
+    }
+    int valid = q > 0.0;
+    if (p.stage == 0)
+        valid = valid && nr >= p.min_valid * (float)(p.rw * p.rh) &&
+                ns >= p.min_valid * (float)(p.sw * p.sh) && nr > 1 && ns > 1;
+    else
+        valid = valid && s[GG_XC_VALID] > 0.5f;
+    s[GG_XC_VALID] = valid ? 1.0f : 0.0f;
+    s[GG_XC_RMEAN] = (float)mr;
+    s[GG_XC_SMEAN] = (float)ms;
+    s[GG_XC_RSS] = (float)q;
+}
+
+/* Pack: z = R' + i S' on the pw x ph correlation plane, R' the demeaned
+ * template amplitude (zero beyond rw x rh), S' the demeaned chip amplitude
+ * (zero beyond sw x sh); invalid samples count as 0.  Two real transforms
+ * then cost one complex FFT (split again in gg_k_xc_xspec). */
+GG_KERNEL4(gg_k_xc_pack, gg_xc_params, p, const float, ref, const float, sec, const float, ws,
+           float, z)
+{
+    const int x = GG_X, Y = GG_Y;
+    if (x >= gg_nx || Y >= gg_ny)
+        return;
+    const int w = Y / p.ph, y = Y % p.ph;
+    GG_GLOBAL const float *s = ws + (size_t)w * GG_XC_WS;
+    float a = 0.0f, b = 0.0f;
+    const int tw = p.tw > 0 ? p.tw : p.rw, th = p.tw > 0 ? p.th : p.rh;
+    if (x < tw && y < th) {
+        const size_t k = ((size_t)w * p.rh + y + p.toy) * p.rw + x + p.tox;
+        const float v = gg_xc_amp(ref[2 * k], ref[2 * k + 1]);
+        a = isfinite(v) ? v - s[GG_XC_RMEAN] : 0.0f;
+    }
+    if (x < p.sw && y < p.sh) {
+        const size_t k = ((size_t)w * p.sh + y) * p.sw + x;
+        const float v = gg_xc_amp(sec[2 * k], sec[2 * k + 1]);
+        b = isfinite(v) ? v - s[GG_XC_SMEAN] : 0.0f;
+    }
+    const size_t o = ((size_t)w * p.ph + y) * p.pw + x;
+    z[2 * o] = a;
+    z[2 * o + 1] = b;
+}
+
+/* Cross spectrum: with Z = FFT(R' + i S'), FR = (Z[k] + conj Z[-k]) / 2 and
+ * FS = (Z[k] - conj Z[-k]) / 2i; out = conj(FR) FS, whose inverse FFT is
+ * N * sum_u R'[u] S'[u + lag] (circular; no wrap for lags 0..sw-rw because
+ * pw >= sw). */
+GG_KERNEL2(gg_k_xc_xspec, gg_xc_params, p, const float, z, float, out)
+{
+    const int x = GG_X, Y = GG_Y;
+    if (x >= gg_nx || Y >= gg_ny)
+        return;
+    const int w = Y / p.ph, y = Y % p.ph;
+    const int xm = (p.pw - x) % p.pw, ym = (p.ph - y) % p.ph;
+    const size_t base = (size_t)w * p.ph * p.pw;
+    const size_t k = base + (size_t)y * p.pw + x, km = base + (size_t)ym * p.pw + xm;
+    const float ar = z[2 * k], ai = z[2 * k + 1];
+    const float br = z[2 * km], bi = -z[2 * km + 1]; /* conj Z[-k] */
+    const float rr = 0.5f * (ar + br), ri = 0.5f * (ai + bi);         /* FR */
+    const float sr = 0.5f * (ai - bi), si = -0.5f * (ar - br);        /* FS = (A-B)/(2i) */
+    out[2 * k] = rr * sr + ri * si; /* conj(FR) * FS */
+    out[2 * k + 1] = rr * si - ri * sr;
+}
+
+/* Time-domain NCC at the integer peak (GMTSAR's quality value), one item
+ * per window: 100 |sum a b| / sqrt(sum a^2 sum b^2) over the template
+ * (tw x th at tox, toy of ref) against the chip at lag (PY, PX), a and b
+ * the amplitudes less their whole-patch means (in float: GMTSAR truncates
+ * them to integers, which gives 0 for small float data). */
+GG_KERNEL3(gg_k_xc_tcorr, gg_xc_params, p, const float, ref, const float, sec, float, ws)
+{
+    const int w = GG_X;
+    if (w >= gg_nx || GG_Y >= gg_ny)
+        return;
+    GG_GLOBAL float *s = ws + (size_t)w * GG_XC_WS;
+    const int py = (int)s[GG_XC_PY], px = (int)s[GG_XC_PX];
+    double ab = 0.0, aa = 0.0, bb = 0.0;
+    for (int y = 0; y < p.th; y++)
+        for (int x = 0; x < p.tw; x++) {
+            const size_t k = ((size_t)w * p.rh + y + p.toy) * p.rw + x + p.tox;
+            const size_t q = ((size_t)w * p.sh + y + py) * p.sw + x + px;
+            const float va = gg_xc_amp(ref[2 * k], ref[2 * k + 1]);
+            const float vb = gg_xc_amp(sec[2 * q], sec[2 * q + 1]);
+            const double a = isfinite(va) ? va - s[GG_XC_RMEAN] : 0.0;
+            const double b = isfinite(vb) ? vb - s[GG_XC_SMEAN] : 0.0;
+            ab += a * b;
+            aa += a * a;
+            bb += b * b;
+        }
+    s[GG_XC_NCC] = aa > 0.0 && bb > 0.0 ? (float)(100.0 * fabs(ab) / sqrt(aa * bb)) : 0.0f;
+}
+
+/* Row sums for the normalisation: for chip row y and lag l, the sum of S'
+ * and of S'^2 over the rw samples from column l.  Grid (lx, sh*nwin). */
+GG_KERNEL4(gg_k_xc_rowsum, gg_xc_params, p, const float, sec, const float, ws, float, rs1,
+           float, rs2)
+{
+    const int l = GG_X, Y = GG_Y;
+    if (l >= gg_nx || Y >= gg_ny)
+        return;
+    const int w = Y / p.sh, y = Y % p.sh;
+    const float m = ws[(size_t)w * GG_XC_WS + GG_XC_SMEAN];
+    GG_GLOBAL const float *row = sec + (((size_t)w * p.sh + y) * p.sw + l) * 2;
+    float a = 0.0f, b = 0.0f;
+    for (int v = 0; v < p.rw; v++) {
+        const float amp = gg_xc_amp(row[2 * v], row[2 * v + 1]);
+        const float d = isfinite(amp) ? amp - m : 0.0f;
+        a += d;
+        b += d * d;
+    }
+    const size_t o = ((size_t)w * p.sh + y) * p.lx + l;
+    rs1[o] = a;
+    rs2[o] = b;
+}
+
+/* Normalised cross-correlation at lag (k, l) (grid (lx, ly*nwin)):
+ * c / sqrt(sum R'^2 * (sum S'^2 - (sum S')^2 / n)) with the chip sums over
+ * the rw x rh block at that lag; normalise 0 writes the raw c. */
+GG_KERNEL5(gg_k_xc_norm, gg_xc_params, p, const float, corr, const float, rs1, const float, rs2,
+           const float, ws, float, out)
+{
+    const int l = GG_X, Y = GG_Y;
+    if (l >= gg_nx || Y >= gg_ny)
+        return;
+    const int w = Y / p.ly, k = Y % p.ly;
+    const float c = corr[2 * (((size_t)w * p.ph + k) * p.pw + l)] / ((float)p.pw * (float)p.ph);
+    const size_t o = ((size_t)w * p.ly + k) * p.lx + l;
+    if (!p.normalise) {
+        out[o] = c;
+        return;
+    }
+    double s1 = 0.0, s2 = 0.0;
+    for (int u = 0; u < p.rh; u++) {
+        const size_t q = ((size_t)w * p.sh + k + u) * p.lx + l;
+        s1 += rs1[q];
+        s2 += rs2[q];
+    }
+    const double n = (double)p.rw * (double)p.rh;
+    const double var = s2 - s1 * s1 / n;
+    const double den = sqrt((double)ws[(size_t)w * GG_XC_WS + GG_XC_RSS] * (var > 0.0 ? var : 0.0));
+    out[o] = den > 0.0 ? (float)(c / den) : 0.0f;
+}
+
+/* Peak of a surface (lx x ly per window), one item per window.
+ *   stage 0: raw NCC surface: peak over ux x uy, SNR over the
+ *            (2 stat_half + 1)^2 neighbourhood, covariance from the
+ *            curvature, zoom start clamped into the surface;
+ *   stage 1: zoom surface: integer peak over [0, zw)^2 -> ZPY, ZPX;
+ *   stage 2: GMTSAR: peak of c (|c| when use_abs) over ux x uy. */
+GG_KERNEL2(gg_k_xc_peak, gg_xc_params, p, const float, surf, float, ws)
+{
+    const int w = GG_X;
+    if (w >= gg_nx || GG_Y >= gg_ny)
+        return;
+    GG_GLOBAL float *s = ws + (size_t)w * GG_XC_WS;
+    GG_GLOBAL const float *c = surf + (size_t)w * p.lx * p.ly;
+    const int ny = p.stage == 1 ? p.zw : p.uy, nx = p.stage == 1 ? p.zw : p.ux;
+    int py = 0, px = 0;
+    float best = -INFINITY;
+    for (int y = 0; y < ny; y++)
+        for (int x = 0; x < nx; x++) {
+            float v = c[y * p.lx + x];
+            if (p.use_abs)
+                v = fabs(v);
+            if (v > best) {
+                best = v;
+                py = y;
+                px = x;
+            }
+        }
+    if (p.stage == 1) {
+        s[GG_XC_ZPY] = (float)py;
+        s[GG_XC_ZPX] = (float)px;
+        return;
+    }
+    s[GG_XC_PY] = (float)py;
+    s[GG_XC_PX] = (float)px;
+    s[GG_XC_PV] = best;
+    if (p.stage != 0)
+        return;
+    /* SNR: peak^2 over the mean square of the other samples of the
+     * statistics window (clipped to the surface) */
+    double sq = 0.0;
+    int n = 0;
+    for (int y = gg_xc_imax(py - p.stat_half, 0); y <= gg_xc_imin(py + p.stat_half, p.ly - 1); y++)
+        for (int x = gg_xc_imax(px - p.stat_half, 0); x <= gg_xc_imin(px + p.stat_half, p.lx - 1);
+             x++) {
+            const float v = c[y * p.lx + x];
+            sq += (double)v * v;
+            n++;
+        }
+    const double pk2 = (double)best * best;
+    const double mean = n > 1 ? (sq - pk2) / (n - 1) : 0.0;
+    s[GG_XC_SNR] = mean > 0.0 ? (float)(pk2 / mean) : 0.0f;
+    /* covariance of the peak position from the surface curvature and a
+     * (1 - peak) noise term scaled by the template size (ROI_PAC ampcor's
+     * estimate); 99 when the peak is on the border or the surface flat */
+    float cyy = 99.0f, cxx = 99.0f, cyx = 0.0f;
+    if (py >= 1 && px >= 1 && py + 1 < p.ly && px + 1 < p.lx) {
+        const float t = (float)p.rw * (float)p.rh;
+        const float c11 = c[py * p.lx + px];
+        const float dyy = -(c[(py + 1) * p.lx + px] + c[(py - 1) * p.lx + px] - 2.0f * c11) * t;
+        const float dxx = -(c[py * p.lx + px + 1] + c[py * p.lx + px - 1] - 2.0f * c11) * t;
+        const float dyx = (c[(py + 1) * p.lx + px + 1] + c[(py - 1) * p.lx + px - 1] -
+                           c[(py + 1) * p.lx + px - 1] - c[(py - 1) * p.lx + px + 1]) * 0.25f * t;
+        const float e = fmax(1.0f - best, 0.0f);
+        const float n2 = 2.0f * e, n4 = 0.5f * e * e * t;
+        const float u = dyx * dyx - dyy * dxx;
+        if (fabs(u) >= 1e-2f) {
+            const float u2 = u * u;
+            cyy = (-n2 * u * dxx + n4 * (dxx * dxx + dyx * dyx)) / u2;
+            cxx = (-n2 * u * dyy + n4 * (dyy * dyy + dyx * dyx)) / u2;
+            cyx = (n2 * u * dyx - n4 * (dyy + dxx) * dyx) / u2;
+        }
+    }
+    s[GG_XC_COV] = cyy;
+    s[GG_XC_COV + 1] = cxx;
+    s[GG_XC_COV + 2] = cyx;
+    /* zoom sub-chip start: hz either side of the peak, kept inside the
+     * surface (a peak near the border is then off-centre in the zoom) */
+    const int my = p.ly - 1 - 2 * p.hz, mx = p.lx - 1 - 2 * p.hz;
+    s[GG_XC_STY] = (float)gg_xc_imin(gg_xc_imax(py - p.hz, 0), my);
+    s[GG_XC_STX] = (float)gg_xc_imin(gg_xc_imax(px - p.hz, 0), mx);
+}
+
+/* Zoom sub-chip (bw x bh) of each search chip (sw x sh) from the zoom
+ * start; invalid samples become 0.  Grid (bw, bh*nwin). */
+GG_KERNEL3(gg_k_xc_zextract, gg_xc_params, p, const float, sec, const float, ws, float, zc)
+{
+    const int x = GG_X, Y = GG_Y;
+    if (x >= gg_nx || Y >= gg_ny)
+        return;
+    const int w = Y / p.bh, y = Y % p.bh;
+    GG_GLOBAL const float *s = ws + (size_t)w * GG_XC_WS;
+    const int sy = (int)s[GG_XC_STY] + y, sx = (int)s[GG_XC_STX] + x;
+    const size_t k = ((size_t)w * p.sh + sy) * p.sw + sx;
+    float re = sec[2 * k], im = sec[2 * k + 1];
+    if (!isfinite(re) || !isfinite(im))
+        re = im = 0.0f;
+    const size_t o = ((size_t)w * p.bh + y) * p.bw + x;
+    zc[2 * o] = re;
+    zc[2 * o + 1] = im;
+}
+
+/* Mean phase step along y and x of each complex image (bw x bh), one
+ * item per window, amplitude-weighted (arg of sum c[i] conj c[i+1]):
+ * the carrier that deramping removes so that the spectrum is centred
+ * before FFT oversampling.  Writes ws[slot], ws[slot+1]. */
+GG_KERNEL2(gg_k_xc_ramp, gg_xc_params, p, const float, img, float, ws)
+{
+    const int w = GG_X;
+    if (w >= gg_nx || GG_Y >= gg_ny)
+        return;
+    GG_GLOBAL const float *c = img + (size_t)w * p.bw * p.bh * 2;
+    double yr = 0.0, yi = 0.0, xr = 0.0, xi = 0.0;
+    if (p.deramp) {
+        for (int y = 0; y < p.bh; y++)
+            for (int x = 0; x < p.bw; x++) {
+                const size_t k = (size_t)y * p.bw + x;
+                const float ar = c[2 * k], ai = c[2 * k + 1];
+                if (!isfinite(ar) || !isfinite(ai))
+                    continue;
+                if (x + 1 < p.bw) {
+                    const float br = c[2 * (k + 1)], bi = c[2 * (k + 1) + 1];
+                    if (isfinite(br) && isfinite(bi)) {
+                        xr += (double)ar * br + (double)ai * bi;
+                        xi += (double)ai * br - (double)ar * bi;
+                    }
+                }
+                if (y + 1 < p.bh) {
+                    const float br = c[2 * (k + p.bw)], bi = c[2 * (k + p.bw) + 1];
+                    if (isfinite(br) && isfinite(bi)) {
+                        yr += (double)ar * br + (double)ai * bi;
+                        yi += (double)ai * br - (double)ar * bi;
+                    }
+                }
+            }
+    }
+    GG_GLOBAL float *s = ws + (size_t)w * GG_XC_WS;
+    s[p.slot] = (yr != 0.0 || yi != 0.0) ? (float)atan2(yi, yr) : 0.0f;
+    s[p.slot + 1] = (xr != 0.0 || xi != 0.0) ? (float)atan2(xi, xr) : 0.0f;
+}
+
+/* Deramp in place: c * exp(i (phase_y y + phase_x x)), invalid -> 0.
+ * Grid (bw, bh*nwin). */
+GG_KERNEL2(gg_k_xc_deramp, gg_xc_params, p, const float, ws, float, img)
+{
+    const int x = GG_X, Y = GG_Y;
+    if (x >= gg_nx || Y >= gg_ny)
+        return;
+    const int w = Y / p.bh, y = Y % p.bh;
+    GG_GLOBAL const float *s = ws + (size_t)w * GG_XC_WS;
+    const size_t k = ((size_t)w * p.bh + y) * p.bw + x;
+    const float re = img[2 * k], im = img[2 * k + 1];
+    if (!isfinite(re) || !isfinite(im)) {
+        img[2 * k] = img[2 * k + 1] = 0.0f;
+        return;
+    }
+    const double ph = (double)s[p.slot] * y + (double)s[p.slot + 1] * x;
+    if (ph == 0.0)
+        return;
+    const double cs = cos(ph), sn = sin(ph);
+    img[2 * k] = (float)(re * cs - im * sn);
+    img[2 * k + 1] = (float)(re * sn + im * cs);
+}
+
+/* Index and weight of input frequency for output bin o of a zero-padded
+ * spectrum (input n bins, output m >= n bins): positive frequencies stay
+ * at the start, negative ones move to the end, and an even n's Nyquist
+ * bin is split in halves between +n/2 and -n/2 (so real signals stay
+ * real).  Returns -1 for the new zero bins. */
+GG_DEVICE_FN int gg_xc_padmap(int o, int n, int m, float *wt)
+{
+    *wt = 1.0f;
+    if (m == n)
+        return o;
+    const int h = n / 2;
+    if (n % 2 == 0) {
+        if (o < h)
+            return o;
+        if (o == h || o == m - h) {
+            *wt = 0.5f;
+            return h;
+        }
+        if (o > m - h)
+            return o - m + n;
+        return -1;
+    }
+    if (o <= h)
+        return o;
+    if (o >= m - h)
+        return o - m + n;
+    return -1;
+}
+
+/* Zero-pad spectra (bw x bh -> ow x oh) times scale.  Grid (ow, oh*nwin). */
+GG_KERNEL2(gg_k_xc_pad, gg_xc_params, p, const float, in, float, out)
+{
+    const int x = GG_X, Y = GG_Y;
+    if (x >= gg_nx || Y >= gg_ny)
+        return;
+    const int w = Y / p.oh, y = Y % p.oh;
+    float wy, wx;
+    const int iy = gg_xc_padmap(y, p.bh, p.oh, &wy), ix = gg_xc_padmap(x, p.bw, p.ow, &wx);
+    const size_t o = ((size_t)w * p.oh + y) * p.ow + x;
+    if (iy < 0 || ix < 0) {
+        out[2 * o] = out[2 * o + 1] = 0.0f;
+        return;
+    }
+    const size_t k = ((size_t)w * p.bh + iy) * p.bw + ix;
+    const float f = wy * wx * p.scale;
+    out[2 * o] = in[2 * k] * f;
+    out[2 * o + 1] = in[2 * k + 1] * f;
+}
+
+/* DFT of the zw x zw zoom surface of each window: F[k][l] =
+ * sum_y sum_x v[y][x] exp(-2 pi i (k y + l x) / zw), the twiddles read from
+ * tw (tw[f][ovs*y] = exp(+2 pi i f y / zw)).  The surface block starts at
+ * (0, 0) of the lx x ly surface (stage 0) or at the integer peak - zw/2
+ * (stage 1, GMTSAR; samples outside the ux x uy lags count as 0).
+ * power != 1 raises the (non-negative) values to it first.
+ * Grid (zw, zw*nwin). */
+GG_KERNEL4(gg_k_xc_dft, gg_xc_params, p, const float, surf, const float, tw, const float, ws,
+           float, F)
+{
+    const int l = GG_X, Y = GG_Y;
+    if (l >= gg_nx || Y >= gg_ny)
+        return;
+    const int w = Y / p.zw, k = Y % p.zw;
+    GG_GLOBAL const float *c = surf + (size_t)w * p.lx * p.ly;
+    GG_GLOBAL const float *s = ws + (size_t)w * GG_XC_WS;
+    int oy = 0, ox = 0;
+    if (p.stage == 1) {
+        oy = (int)s[GG_XC_PY] - p.zw / 2;
+        ox = (int)s[GG_XC_PX] - p.zw / 2;
+    }
+    const int M = p.zw * p.ovs;
+    float fr = 0.0f, fi = 0.0f;
+    for (int y = 0; y < p.zw; y++) {
+        const int sy = oy + y;
+        for (int x = 0; x < p.zw; x++) {
+            const int sx = ox + x;
+            float v = 0.0f;
+            if (sy >= 0 && sx >= 0 && sy < (p.stage == 1 ? p.uy : p.ly) &&
+                sx < (p.stage == 1 ? p.ux : p.lx))
+                v = c[sy * p.lx + sx];
+            if (p.use_abs)
+                v = fabs(v);
+            if (p.power != 1.0f)
+                v = v > 0.0f ? pow(v, p.power) : 0.0f;
+            /* exp(-i a) exp(-i b) = conj(tw[k][y] tw[l][x]) */
+            const size_t ty = 2 * ((size_t)k * M + (size_t)y * p.ovs);
+            const size_t tx = 2 * ((size_t)l * M + (size_t)x * p.ovs);
+            const float er = tw[ty] * tw[tx] - tw[ty + 1] * tw[tx + 1];
+            const float ei = tw[ty] * tw[tx + 1] + tw[ty + 1] * tw[tx];
+            fr += v * er;
+            fi -= v * ei;
+        }
+    }
+    const size_t o = ((size_t)w * p.zw + k) * p.zw + l;
+    F[2 * o] = fr;
+    F[2 * o + 1] = fi;
+}
+
+/* First sample (in 1/ovs zoom-sample units) of the searched region of the
+ * interpolated surface: the whole period when nreg covers it, else
+ * centred on the integer zoom peak. */
+GG_DEVICE_FN int gg_xc_region0(int peak, gg_xc_params p)
+{
+    return p.nreg >= p.zw * p.ovs ? 0 : peak * p.ovs - (p.nreg - 1) / 2;
+}
+
+/* Band-limited interpolation of the zoom surface, separable, step 1 (along
+ * x): G[k][j] = sum_l F[k][l] tw[l][m0x + j].  Grid (nreg, zw*nwin). */
+GG_KERNEL4(gg_k_xc_zeval1, gg_xc_params, p, const float, F, const float, tw, const float, ws,
+           float, G)
+{
+    const int j = GG_X, Y = GG_Y;
+    if (j >= gg_nx || Y >= gg_ny)
+        return;
+    const int w = Y / p.zw, k = Y % p.zw;
+    const int M = p.zw * p.ovs;
+    const int peak = p.stage == 1 ? p.zw / 2 : (int)ws[(size_t)w * GG_XC_WS + GG_XC_ZPX];
+    const int m = ((gg_xc_region0(peak, p) + j) % M + M) % M;
+    GG_GLOBAL const float *f = F + ((size_t)w * p.zw + k) * p.zw * 2;
+    float gr = 0.0f, gi = 0.0f;
+    for (int l = 0; l < p.zw; l++) {
+        const float ar = f[2 * l], ai = f[2 * l + 1];
+        const float br = tw[2 * ((size_t)l * M + m)], bi = tw[2 * ((size_t)l * M + m) + 1];
+        gr += ar * br - ai * bi;
+        gi += ar * bi + ai * br;
+    }
+    const size_t o = ((size_t)w * p.zw + k) * p.nreg + j;
+    G[2 * o] = gr;
+    G[2 * o + 1] = gi;
+}
+
+/* Step 2 (along y): V[i][j] = Re sum_k G[k][j] tw[k][m0y + i] / zw^2.
+ * Grid (nreg, nreg*nwin). */
+GG_KERNEL4(gg_k_xc_zeval2, gg_xc_params, p, const float, G, const float, tw, const float, ws,
+           float, V)
+{
+    const int j = GG_X, Y = GG_Y;
+    if (j >= gg_nx || Y >= gg_ny)
+        return;
+    const int w = Y / p.nreg, i = Y % p.nreg;
+    const int M = p.zw * p.ovs;
+    const int peak = p.stage == 1 ? p.zw / 2 : (int)ws[(size_t)w * GG_XC_WS + GG_XC_ZPY];
+    const int m = ((gg_xc_region0(peak, p) + i) % M + M) % M;
+    float v = 0.0f;
+    for (int k = 0; k < p.zw; k++) {
+        const size_t q = ((size_t)w * p.zw + k) * p.nreg + j;
+        v += G[2 * q] * tw[2 * ((size_t)k * M + m)] - G[2 * q + 1] * tw[2 * ((size_t)k * M + m) + 1];
+    }
+    V[((size_t)w * p.nreg + i) * p.nreg + j] = v / ((float)p.zw * (float)p.zw);
+}
+
+/* Final step, one item per window: argmax of the interpolated region.
+ *   stage 0 (quality): offsets = zoom start + position / osf - half search
+ *            + gross, written with snr, covariance and peak value as
+ *            GG_XC_NBANDS floats per window (dst_nodata when invalid);
+ *   stage 1 (GMTSAR): the refined lag (integer peak - zw/2 + position) in
+ *            OUT_Y, OUT_X and the interpolated peak in OUT_V. */
+GG_KERNEL3(gg_k_xc_final, gg_xc_params, p, const float, V, float, ws, float, out)
+{
+    const int w = GG_X;
+    if (w >= gg_nx || GG_Y >= gg_ny)
+        return;
+    GG_GLOBAL float *s = ws + (size_t)w * GG_XC_WS;
+    GG_GLOBAL const float *v = V + (size_t)w * p.nreg * p.nreg;
+    int bi = 0, bj = 0;
+    float best = -INFINITY;
+    for (int i = 0; i < p.nreg; i++)
+        for (int j = 0; j < p.nreg; j++)
+            if (v[i * p.nreg + j] > best) {
+                best = v[i * p.nreg + j];
+                bi = i;
+                bj = j;
+            }
+    if (p.stage == 1) {
+        const float fy = (float)(gg_xc_region0(p.zw / 2, p) + bi) / p.ovs;
+        const float fx = (float)(gg_xc_region0(p.zw / 2, p) + bj) / p.ovs;
+        s[GG_XC_OUT_Y] = s[GG_XC_PY] - p.zw / 2 + fy;
+        s[GG_XC_OUT_X] = s[GG_XC_PX] - p.zw / 2 + fx;
+        s[GG_XC_OUT_V] = best;
+        return;
+    }
+    const float my = (float)(gg_xc_region0((int)s[GG_XC_ZPY], p) + bi) / p.ovs;
+    const float mx = (float)(gg_xc_region0((int)s[GG_XC_ZPX], p) + bj) / p.ovs;
+    const float dy = s[GG_XC_STY] + my / p.osf - p.hsy + p.gross_y;
+    const float dx = s[GG_XC_STX] + mx / p.osf - p.hsx + p.gross_x;
+    const int ok = s[GG_XC_VALID] > 0.5f;
+    GG_GLOBAL float *o = out + (size_t)w * GG_XC_NBANDS;
+    o[0] = ok ? dy : p.dst_nodata;
+    o[1] = ok ? dx : p.dst_nodata;
+    o[2] = ok ? s[GG_XC_SNR] : p.dst_nodata;
+    o[3] = ok ? s[GG_XC_COV] : p.dst_nodata;
+    o[4] = ok ? s[GG_XC_COV + 1] : p.dst_nodata;
+    o[5] = ok ? s[GG_XC_COV + 2] : p.dst_nodata;
+    o[6] = ok ? best : p.dst_nodata;
+    s[GG_XC_OUT_Y] = dy;
+    s[GG_XC_OUT_X] = dx;
+    s[GG_XC_OUT_V] = best;
+}

@@ -1,0 +1,349 @@
+/*
+ * gdal_xcorr.c -- sub-pixel offsets between two SLCs.
+ *
+ * Default (quality) mode: the xcorr op through gg_app (dense grid of
+ * windows, one output pixel per window, 7 Float32 bands), plus an optional
+ * window table (-table, any OGR vector format, written after the raster).
+ *
+ * MIT licence.
+ */
+#include "gg_app.h"
+
+#include "cpl_conv.h"
+#include "cpl_port.h"
+#include "cpl_string.h"
+#include "cpl_vsi.h"
+#include "gdal.h"
+#include "ogr_api.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "geogpu.h"
+
+static const char *table_path;
+
+static int parse_flag(gg_app *app, int argc, char **argv, int *pi)
+{
+    const char *v[2];
+    static const char *const pairs[][2] = {{"-window", "window"}, {"-search", "search"},
+                                           {"-skip", "skip"},     {"-start", "start"},
+                                           {"-count", "count"}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        if (EQUAL(argv[*pi], pairs[i][0])) {
+            if (gg_app_values(app, argc, argv, pi, 2, v) < 0)
+                return -1;
+            if (EQUAL(pairs[i][0], "-start")) /* 0 is a valid start */
+                return gg_app_set(app, "start", CPLSPrintf("%sx%s", v[0], v[1]));
+            return gg_app_set_pair(app, pairs[i][0], pairs[i][1], v[0], v[1]);
+        }
+    if (EQUAL(argv[*pi], "-gross")) {
+        if (gg_app_values(app, argc, argv, pi, 2, v) < 0)
+            return -1;
+        return gg_app_set(app, "gross", CPLSPrintf("%sx%s", v[0], v[1]));
+    }
+    static const char *const singles[][2] = {{"-zoom", "zoom"}, {"-ovs", "ovs"},
+                                             {"-snr_window", "snrwindow"}, {"-minvalid", "minvalid"}};
+    for (size_t i = 0; i < sizeof singles / sizeof singles[0]; i++)
+        if (EQUAL(argv[*pi], singles[i][0])) {
+            if (gg_app_values(app, argc, argv, pi, 1, v) < 0)
+                return -1;
+            return gg_app_set(app, singles[i][1], v[0]);
+        }
+    if (EQUAL(argv[*pi], "-noderamp"))
+        return gg_app_set(app, "deramp", "no");
+    if (EQUAL(argv[*pi], "-table")) {
+        if (gg_app_values(app, argc, argv, pi, 1, v) < 0)
+            return -1;
+        table_path = CPLStrdup(v[0]);
+        return 1;
+    }
+    if (EQUAL(argv[*pi], "-mode")) {
+        if (gg_app_values(app, argc, argv, pi, 1, v) < 0)
+            return -1;
+        if (!EQUAL(v[0], "quality"))
+            return gg_app_usage_error(app, "-mode gmtsar must be the first argument (got -mode %s)",
+                                      v[0]);
+        return 1;
+    }
+    return 0;
+}
+
+/* The window table: one point per window (template centre, input pixel
+ * and line) with the seven bands as fields; written to a temporary name
+ * and renamed, like the raster. */
+static int write_table(const char *raster, const char *path)
+{
+    GDALDatasetH ds = GDALOpen(raster, GA_ReadOnly);
+    if (!ds) {
+        fprintf(stderr, "ERROR 1: gdal_xcorr: cannot reopen '%s' for -table\n", raster);
+        return 1;
+    }
+    const int nx = GDALGetRasterXSize(ds), ny = GDALGetRasterYSize(ds), nb = GDALGetRasterCount(ds);
+    double gt[6];
+    GDALGetGeoTransform(ds, gt);
+    float *vals = CPLMalloc(sizeof(float) * (size_t)nx * ny * nb);
+    int ok = nb == 7;
+    for (int b = 0; ok && b < nb; b++)
+        ok = GDALRasterIO(GDALGetRasterBand(ds, b + 1), GF_Read, 0, 0, nx, ny,
+                          vals + (size_t)b * nx * ny, nx, ny, GDT_Float32, 0, 0) == CE_None;
+    const char *names[7];
+    for (int b = 0; ok && b < nb; b++)
+        names[b] = GDALGetDescription(GDALGetRasterBand(ds, b + 1));
+    /* the driver: from the extension, CSV when unknown */
+    const char *ext = CPLGetExtension(path);
+    OGRSFDriverH drv = NULL;
+    for (int i = 0; i < GDALGetDriverCount() && !drv && *ext; i++) {
+        GDALDriverH d = GDALGetDriver(i);
+        const char *exts = GDALGetMetadataItem(d, GDAL_DMD_EXTENSIONS, NULL);
+        if (GDALGetMetadataItem(d, GDAL_DCAP_VECTOR, NULL) &&
+            GDALGetMetadataItem(d, GDAL_DCAP_CREATE, NULL) && exts) {
+            char **l = CSLTokenizeString(exts);
+            if (CSLFindString(l, ext) >= 0)
+                drv = (OGRSFDriverH)d;
+            CSLDestroy(l);
+        }
+    }
+    if (!drv)
+        drv = (OGRSFDriverH)GDALGetDriverByName("CSV");
+    char *tmp = CPLStrdup(CPLSPrintf("%s/.%s.tmp%d.%s", CPLGetPath(path), CPLGetBasename(path),
+                                     (int)getpid(), ext && *ext ? ext : "csv"));
+    if (!*CPLGetPath(path)) {
+        CPLFree(tmp);
+        tmp = CPLStrdup(CPLSPrintf(".%s.tmp%d.%s", CPLGetBasename(path), (int)getpid(),
+                                   ext && *ext ? ext : "csv"));
+    }
+    GDALDatasetH out = ok ? GDALCreate((GDALDriverH)drv, tmp, 0, 0, 0, GDT_Unknown, NULL) : NULL;
+    OGRLayerH lyr = out ? GDALDatasetCreateLayer(out, "offsets", NULL, wkbPoint, NULL) : NULL;
+    ok = ok && lyr;
+    const char *cols[] = {"x", "y"};
+    for (int i = 0; ok && i < 2; i++) {
+        OGRFieldDefnH f = OGR_Fld_Create(cols[i], OFTReal);
+        ok = OGR_L_CreateField(lyr, f, 1) == OGRERR_NONE;
+        OGR_Fld_Destroy(f);
+    }
+    for (int b = 0; ok && b < nb; b++) {
+        OGRFieldDefnH f = OGR_Fld_Create(names[b], OFTReal);
+        ok = OGR_L_CreateField(lyr, f, 1) == OGRERR_NONE;
+        OGR_Fld_Destroy(f);
+    }
+    for (int y = 0; ok && y < ny; y++)
+        for (int x = 0; ok && x < nx; x++) {
+            OGRFeatureH ft = OGR_F_Create(OGR_L_GetLayerDefn(lyr));
+            const double px = gt[0] + gt[1] * (x + 0.5) + gt[2] * (y + 0.5);
+            const double py = gt[3] + gt[4] * (x + 0.5) + gt[5] * (y + 0.5);
+            OGR_F_SetFieldDouble(ft, 0, px);
+            OGR_F_SetFieldDouble(ft, 1, py);
+            for (int b = 0; b < nb; b++) {
+                const float v = vals[(size_t)b * nx * ny + (size_t)y * nx + x];
+                if (isfinite(v))
+                    OGR_F_SetFieldDouble(ft, 2 + b, v);
+                else
+                    OGR_F_SetFieldNull(ft, 2 + b);
+            }
+            OGRGeometryH g = OGR_G_CreateGeometry(wkbPoint);
+            OGR_G_SetPoint_2D(g, 0, px, py);
+            OGR_F_SetGeometryDirectly(ft, g);
+            ok = OGR_L_CreateFeature(lyr, ft) == OGRERR_NONE;
+            OGR_F_Destroy(ft);
+        }
+    if (out)
+        GDALClose(out);
+    GDALClose(ds);
+    CPLFree(vals);
+    if (ok && VSIRename(tmp, path) != 0)
+        ok = 0;
+    if (!ok) {
+        VSIUnlink(tmp);
+        fprintf(stderr, "ERROR 1: gdal_xcorr: cannot write the table '%s'\n", path);
+    }
+    CPLFree(tmp);
+    return ok ? 0 : 1;
+}
+
+static const gg_app_spec spec = {
+    .name = "gdal_xcorr",
+    .operation = "xcorr",
+    .purpose = "Sub-pixel offsets of a secondary SLC against a primary on a grid of windows:\n"
+               "normalised cross-correlation of amplitudes, x2 oversampling of both axes,\n"
+               "a zoomed peak, SNR and covariance (PyCuAmpcor's estimator).  One output pixel\n"
+               "per window, 7 Float32 bands: offset_down offset_across snr cov_down cov_across\n"
+               "cov_down_across peak (secondary = primary + offset).  For GMTSAR's xcorr\n"
+               "interface: gdal_xcorr -mode gmtsar master.PRM aligned.PRM ... (see --help there).",
+    .synopsis = "[-window <w> <h>] [-search <sx> <sy>] [-skip <x> <y>] [-start <x> <y>]\n"
+                "    [-count <nx> <ny>] [-gross <dx> <dy>] [-zoom <n>] [-ovs <n>] [-noderamp]\n"
+                "    [-snr_window <n>] [-minvalid <f>] [-table <offsets.csv>]",
+    .help = "  -window <w> <h>    template size across, down (default 64 64)\n"
+            "  -search <sx> <sy>  half search range across, down (default 20 20)\n"
+            "  -skip <x> <y>      window spacing across, down (default 64 64)\n"
+            "  -start <x> <y>     first template's top-left pixel (default search - gross)\n"
+            "  -count <nx> <ny>   windows across, down (default: all whose search chip fits)\n"
+            "  -gross <dx> <dy>   integer gross offset across, down (default 0 0)\n"
+            "  -zoom <n>          zoom window, samples of the x2 surface (default 16)\n"
+            "  -ovs <n>           oversampling of the zoom surface (default 64)\n"
+            "  -noderamp          do not remove the phase ramp before oversampling\n"
+            "  -snr_window <n>    SNR statistics window, odd (default 21)\n"
+            "  -minvalid <f>      least valid fraction of a window, else nodata (default 0.9)\n"
+            "  -table <file>      also write the windows as points (CSV or any OGR format)\n",
+    .operands = "<primary> <secondary> <dst_dataset>",
+    .required = NULL,
+    .parse_flag = parse_flag,
+};
+
+/* ------------------------------------------------------- -mode gmtsar */
+
+static int gmtsar_usage(const char *msg)
+{
+    if (msg)
+        fprintf(stderr, "ERROR 1: gdal_xcorr: %s (see --help)\n", msg);
+    else
+        printf("Usage: gdal_xcorr -mode gmtsar <master.PRM> <aligned.PRM> [-nx <n>] [-ny <n>]\n"
+               "    [-xsearch <n>] [-ysearch <n>] [-range_interp <n> | -norange] [-interp <n> |\n"
+               "    -nointerp] [-noshift] [-device <dev>] [-o <freq_xcorr.dat>] [-q]\n\n"
+               "GMTSAR xcorr's algorithm and interface (defects fixed: docs/gdal_xcorr.md).\n"
+               "Writes freq_xcorr.dat: x xoff y yoff corr, one line per patch.\n");
+    return msg ? 1 : 0;
+}
+
+static int gm_progress(double f, const char *m, void *u)
+{
+    (void)u;
+    return GDALTermProgress(f, m, NULL);
+}
+
+static int gg_xcorr_gmtsar_main(int argc, char **argv)
+{
+    gg_xcorr_gmtsar_options o = {.nx = 16, .ny = 32, .xsearch = 64, .ysearch = 64,
+                                 .range_interp = 2, .interp = 16, .noshift = 0};
+    const char *prm[2] = {NULL, NULL}, *device = NULL, *outname = "freq_xcorr.dat";
+    int np = 0, quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int *target = NULL;
+        if (EQUAL(a, "--help") || EQUAL(a, "-h"))
+            return gmtsar_usage(NULL);
+        if (EQUAL(a, "-nx")) target = &o.nx;
+        else if (EQUAL(a, "-ny")) target = &o.ny;
+        else if (EQUAL(a, "-xsearch")) target = &o.xsearch;
+        else if (EQUAL(a, "-ysearch")) target = &o.ysearch;
+        else if (EQUAL(a, "-range_interp")) target = &o.range_interp;
+        else if (EQUAL(a, "-interp")) target = &o.interp;
+        if (target) {
+            char *end;
+            if (i + 1 >= argc)
+                return gmtsar_usage(CPLSPrintf("%s needs a value", a));
+            const long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > 65536)
+                return gmtsar_usage(CPLSPrintf("%s must be a positive integer, not '%s'", a, argv[i]));
+            *target = (int)v;
+        } else if (EQUAL(a, "-norange")) {
+            o.range_interp = 1;
+        } else if (EQUAL(a, "-nointerp")) {
+            o.interp = 1;
+        } else if (EQUAL(a, "-noshift")) {
+            o.noshift = 1;
+        } else if (EQUAL(a, "-q")) {
+            quiet = 1;
+        } else if (EQUAL(a, "-device") || EQUAL(a, "-o")) {
+            if (i + 1 >= argc)
+                return gmtsar_usage(CPLSPrintf("%s needs a value", a));
+            *(EQUAL(a, "-o") ? &outname : &device) = argv[++i];
+        } else if (EQUAL(a, "-freq")) {
+            /* the default (and only) correlation mode */
+        } else if (a[0] == '-') {
+            return gmtsar_usage(CPLSPrintf("unknown option %s", a));
+        } else if (np < 2) {
+            prm[np++] = a;
+        } else {
+            return gmtsar_usage(CPLSPrintf("unexpected argument '%s'", a));
+        }
+    }
+    if (np < 2)
+        return gmtsar_usage("needs <master.PRM> <aligned.PRM>");
+    if (o.xsearch & (o.xsearch - 1) || o.ysearch & (o.ysearch - 1))
+        return gmtsar_usage(CPLSPrintf("-xsearch %d and -ysearch %d must be powers of 2", o.xsearch,
+                                       o.ysearch));
+    gg_xcorr_prm m, al;
+    char err[1024];
+    if (gg_xcorr_prm_read(prm[0], &m, err, sizeof err) != GG_OK ||
+        gg_xcorr_prm_read(prm[1], &al, err, sizeof err) != GG_OK) {
+        fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", err);
+        return 1;
+    }
+    if (!al.has_shift && !o.noshift)
+        fprintf(stderr, "Warning 1: gdal_xcorr: %s has no rshift/ashift: using 0 (as -noshift)\n",
+                prm[1]);
+    gg_context *ctx = NULL;
+    if (gg_context_create(device, &ctx, err, sizeof err) != GG_OK) {
+        fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", err);
+        return 1;
+    }
+    gg_xcorr_gmtsar_row *rows = NULL;
+    int n = 0;
+    gg_status st = gg_xcorr_gmtsar(ctx, &m, &al, &o, &rows, &n, quiet ? NULL : gm_progress, NULL);
+    if (st != GG_OK) {
+        fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", gg_context_last_error(ctx));
+        gg_context_destroy(ctx);
+        return 1;
+    }
+    gg_context_destroy(ctx);
+    /* temporary name in the destination folder, renamed when complete */
+    const char *tmp = CPLSPrintf("%s.tmp%d", outname, (int)getpid());
+    char *tmpc = CPLStrdup(tmp);
+    FILE *f = fopen(tmpc, "w");
+    int ok = f != NULL;
+    for (int i = 0; ok && i < n; i++)
+        ok = fprintf(f, " %d %6.3f %d %6.3f %6.2f\n", (int)rows[i].x, rows[i].xoff, (int)rows[i].y,
+                     rows[i].yoff, rows[i].corr) > 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (ok && rename(tmpc, outname) != 0)
+        ok = 0;
+    if (!ok) {
+        unlink(tmpc);
+        fprintf(stderr, "ERROR 1: gdal_xcorr: cannot write '%s'\n", outname);
+    }
+    CPLFree(tmpc);
+    gg_xcorr_free(rows);
+    return ok ? 0 : 1;
+}
+
+/* flags of gdal_xcorr and gg_app that take values, to find the
+ * destination (the last operand) for -table */
+static int flag_values(const char *a)
+{
+    static const char *const two[] = {"-window", "-search", "-skip", "-start", "-count", "-gross",
+                                      "--config"};
+    static const char *const one[] = {"-zoom", "-ovs", "-snr_window", "-minvalid", "-table",
+                                      "-mode", "-of", "-ot", "-co", "-srcnodata", "-dstnodata",
+                                      "-device", "-oo", "-if"};
+    for (size_t i = 0; i < sizeof two / sizeof two[0]; i++)
+        if (EQUAL(a, two[i]))
+            return 2;
+    for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
+        if (EQUAL(a, one[i]))
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 2 && EQUAL(argv[1], "-mode") && EQUAL(argv[2], "gmtsar"))
+        return gg_xcorr_gmtsar_main(argc - 2, argv + 2);
+    const int rc = gg_app_main(&spec, argc, argv);
+    if (rc != 0 || !table_path)
+        return rc;
+    /* the raster is complete: the destination is the last positional */
+    const char *dst = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1])
+            i += flag_values(argv[i]);
+        else
+            dst = argv[i];
+    }
+    GDALAllRegister();
+    return dst ? write_table(dst, table_path) : 1;
+}

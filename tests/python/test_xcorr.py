@@ -1,0 +1,267 @@
+"""gdal_xcorr end to end: the quality mode through GDAL (peer golden on the
+ampcor white-noise pair, the -table output, the GG: connection string), the
+GMTSAR mode on a synthetic int16 pair against a float64 numpy reference of the
+same algorithm, and bad input (one-line error, non-zero exit, no output).
+"""
+import math
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from osgeo import gdal
+
+from conftest import BIN, REPO
+
+AMPCOR = next((p for p in (REPO / "autotest_data" / "ampcor_whitenoise",
+                           REPO.parent / "shared" / "data" / "ampcor_whitenoise")
+               if (p / "img1_WN_512x512_1x1_128.vrt").exists()), None)
+GOLDEN_OPTS = ["-window", "64", "32", "-search", "20", "20", "-skip", "32", "32", "-start", "20", "20",
+               "-count", "12", "13", "-zoom", "8", "-ovs", "64"]
+
+
+def run(args, ok=True):
+    p = subprocess.run([str(BIN / "gdal_xcorr")] + [str(a) for a in args], capture_output=True,
+                       text=True)
+    if ok:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+# ----------------------------------------------------------- quality mode
+
+@pytest.mark.skipif(AMPCOR is None, reason="ampcor_whitenoise data absent")
+def test_golden_through_gdal(tmp_path, device):
+    dst = tmp_path / "off.tif"
+    run(GOLDEN_OPTS + ["-device", device, "-q", AMPCOR / "img1_WN_512x512_1x1_128.vrt",
+                       AMPCOR / "img2_WN_512x512_1x1_128.vrt", dst, "-table", tmp_path / "t.csv"])
+    ds = gdal.Open(str(dst))
+    assert (ds.RasterXSize, ds.RasterYSize, ds.RasterCount) == (12, 13, 7)
+    names = [ds.GetRasterBand(i + 1).GetDescription() for i in range(7)]
+    assert names == ["offset_down", "offset_across", "snr", "cov_down", "cov_across",
+                     "cov_down_across", "peak"]
+    off = np.stack([ds.GetRasterBand(i + 1).ReadAsArray() for i in range(2)], -1)
+    gold = np.fromfile(AMPCOR / "golden" / "dense_offsets", "<f4").reshape(13, 12, 2)
+    d = off - gold
+    keep = np.abs(gold) <= 0.1  # the golden's two values off the truth (0) by > 0.1 px
+    assert np.abs(d[keep]).max() <= 0.1
+    assert abs(d[..., 0].mean()) <= 0.02 and abs(d[..., 1].mean()) <= 0.02
+    snr = ds.GetRasterBand(3).ReadAsArray()
+    gsnr = np.fromfile(AMPCOR / "golden" / "snr", "<f4").reshape(13, 12)
+    assert np.abs(snr / gsnr - 1).max() <= 1 / 64
+    # geotransform: pixel centre = template centre (input pixel/line)
+    gt = ds.GetGeoTransform()
+    assert gt[0] + 0.5 * gt[1] == pytest.approx(20 + 32) and gt[1] == 32
+    # the table: one row per window, the same values
+    t = np.genfromtxt(tmp_path / "t.csv", delimiter=",", names=True)
+    assert len(t) == 12 * 13
+    assert t["x"][0] == 52 and t["y"][0] == 36
+    np.testing.assert_allclose(t["offset_across"], off[..., 1].ravel(), atol=1e-6)
+
+
+@pytest.mark.skipif(AMPCOR is None, reason="ampcor_whitenoise data absent")
+def test_gg_connection_string(tmp_path):
+    a = AMPCOR / "img1_WN_512x512_1x1_128.vrt"
+    b = AMPCOR / "img2_WN_512x512_1x1_128.vrt"
+    ds = gdal.Open(f"GG:xcorr:window=64x32:search=20x20:skip=32x32:start=20x20:count=12x13:zoom=8:{a},{b}")
+    assert ds.RasterCount == 7 and ds.RasterXSize == 12
+    v = ds.GetRasterBand(2).ReadAsArray()
+    run(GOLDEN_OPTS + ["-device", "cpu", "-q", a, b, tmp_path / "o.tif"])
+    o = gdal.Open(str(tmp_path / "o.tif"))  # kept: GDAL 3.6 frees a temporary dataset
+    w = o.GetRasterBand(2).ReadAsArray()
+    np.testing.assert_array_equal(v, w)
+
+
+# ------------------------------------------------------------ GMTSAR mode
+
+def speckle_pair(w, h, dx, dy, coh, seed=3, frac=0.8):
+    """Band-limited speckle; feature at x in s1 is at x + dx in s2."""
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(h, w)) + 1j * rng.normal(size=(h, w))
+    b = rng.normal(size=(h, w)) + 1j * rng.normal(size=(h, w))
+    A, Bf = np.fft.fft2(a), np.fft.fft2(b)
+    fy, fx = np.fft.fftfreq(h)[:, None], np.fft.fftfreq(w)[None, :]
+    keep = (np.abs(fy) < frac / 2) & (np.abs(fx) < frac / 2)
+    A *= keep
+    Bf *= keep
+    s1 = np.fft.ifft2(A)
+    s2 = np.fft.ifft2(coh * A * np.exp(-2j * np.pi * (fx * dx + fy * dy)) + math.sqrt(1 - coh ** 2) * Bf)
+    scale = 2000 / np.abs(s1).std()
+    return s1 * scale, s2 * scale
+
+
+def write_slc(folder, name, s, prf=1000.0, shift=True):
+    iq = np.empty(s.shape + (2,), "<i2")
+    iq[..., 0] = np.clip(np.round(s.real), -32767, 32767)
+    iq[..., 1] = np.clip(np.round(s.imag), -32767, 32767)
+    iq.tofile(folder / f"{name}.SLC")
+    lines = [f"SLC_file = {name}.SLC", f"num_rng_bins = {s.shape[1]}", f"num_valid_az = {s.shape[0]}",
+             "num_patches = 1", f"PRF = {prf}"]
+    if shift:
+        lines += ["rshift = 0", "ashift = 0"]
+    (folder / f"{name}.PRM").write_text("\n".join(lines) + "\n")
+    return iq[..., 0] + 1j * iq[..., 1]
+
+
+def gmtsar_reference(m, a, nx, ny, xs, ys, ri=2, interp=16):
+    """GMTSAR xcorr's algorithm in float64 (numpy), with the documented fixes
+    (float NCC, zero outside the surface, centred interpolation window)."""
+    H, W = m.shape
+    npx, npy, nxc, nyc = 4 * xs, 4 * ys, 2 * xs, 2 * ys
+    x_inc = (W - 2 * (xs + nxc)) // (nx + 3)
+    y_inc = (H - 2 * (ys + nyc)) // (ny + 1)
+    out = []
+
+    def rinterp(p):
+        if ri == 1:
+            return p
+        F = np.fft.fft(p, axis=1)
+        n = npx
+        G = np.zeros((npy, ri * n), complex)
+        h = n // 2
+        G[:, :h] = F[:, :h]
+        G[:, -h + 1:] = F[:, h + 1:]
+        G[:, h] = 0.5 * F[:, h]
+        G[:, ri * n - h] = 0.5 * F[:, h]
+        q = np.fft.ifft(G, axis=1) * ri
+        s0 = (ri - 1) * npx // 2
+        return q[:, s0:s0 + npx]
+
+    for j in range(1, ny + 1):
+        y = npy + j * y_inc
+        for i in range(2, nx + 2):
+            x = npx + i * x_inc
+            pm = m[y - npy // 2:y + npy // 2, x - npx // 2:x + npx // 2]
+            pa = a[y - npy // 2:y + npy // 2, x - npx // 2:x + npx // 2]
+            am = np.abs(rinterp(pm))
+            aa = np.abs(rinterp(pa))
+            am -= am.mean()
+            aa -= aa.mean()
+            t = aa[ys:ys + nyc, xs:xs + nxc]
+            # c[k, l] = sum t[u, v] am[u + k, v + l], lags [0, 2 search)
+            c = np.empty((nyc, nxc))
+            for k in range(nyc):
+                for l in range(nxc):
+                    c[k, l] = np.sum(t * am[k:k + nyc, l:l + nxc])
+            ac = np.abs(c)
+            py, px = np.unravel_index(np.argmax(ac), ac.shape)
+            b = am[py:py + nyc, px:px + nxc]
+            ncc = 100 * abs(np.sum(t * b)) / math.sqrt(np.sum(t * t) * np.sum(b * b))
+            # 8 x 8 of |c|^(1/4) from peak - 4, zero outside; band-limited x interp
+            blk = np.zeros((8, 8))
+            for u in range(8):
+                for v in range(8):
+                    yy, xx = py - 4 + u, px - 4 + v
+                    if 0 <= yy < nyc and 0 <= xx < nxc:
+                        blk[u, v] = ac[yy, xx] ** 0.25
+            Fb = np.fft.fft2(blk)
+            N = 8 * interp
+            G = np.zeros((N, N), complex)
+            for ky in range(8):
+                for kx in range(8):
+                    ty = [ky] if ky < 4 else ([ky - 8 + N] if ky > 4 else [4, N - 4])
+                    tx = [kx] if kx < 4 else ([kx - 8 + N] if kx > 4 else [4, N - 4])
+                    wgt = (0.5 if ky == 4 else 1) * (0.5 if kx == 4 else 1)
+                    for a_ in ty:
+                        for b_ in tx:
+                            G[a_, b_] += wgt * Fb[ky, kx]
+            up = np.real(np.fft.ifft2(G))
+            my, mx = np.unravel_index(np.argmax(up), up.shape)
+            ly = py - 4 + my / interp
+            lx = px - 4 + mx / interp
+            out.append((x, -(lx - xs) / ri, y, -(ly - ys), ncc))
+    return np.array(out)
+
+
+@pytest.fixture(scope="module")
+def gmtsar_pair(tmp_path_factory):
+    d = tmp_path_factory.mktemp("gmtsar")
+    s1, s2 = speckle_pair(512, 640, 3.3, -2.6, 0.8)
+    m = write_slc(d, "master", s1)
+    a = write_slc(d, "aligned", s2, prf=1000.0)
+    return d, m, a
+
+
+def read_dat(path):
+    return np.loadtxt(path, ndmin=2)
+
+
+def test_gmtsar_mode_against_reference(gmtsar_pair, device):
+    d, m, a = gmtsar_pair
+    out = d / f"freq_{device}.dat"
+    run(["-mode", "gmtsar", d / "master.PRM", d / "aligned.PRM", "-nx", 4, "-ny", 4,
+         "-xsearch", 16, "-ysearch", 16, "-device", device, "-o", out, "-q"])
+    got = read_dat(out)
+    ref = gmtsar_reference(m, a, 4, 4, 16, 16)
+    assert got.shape == ref.shape == (16, 5)
+    np.testing.assert_array_equal(got[:, 0], ref[:, 0])
+    np.testing.assert_array_equal(got[:, 2], ref[:, 2])
+    # printed precision: 3 decimals for offsets (one interpolated grid step
+    # 1/(16 ri) px allowed for a float/double argmax tie), 2 for corr
+    assert np.abs(got[:, 1] - ref[:, 1]).max() <= 1 / 32 + 1e-3
+    assert np.abs(got[:, 3] - ref[:, 3]).max() <= 1 / 16 + 1e-3
+    assert np.abs(got[:, 4] - ref[:, 4]).max() <= 0.02
+    # and the truth (3.3, -2.6) within GMTSAR's accuracy
+    assert abs(np.median(got[:, 1]) - 3.3) < 0.1 and abs(np.median(got[:, 3]) + 2.6) < 0.15
+
+
+def test_gmtsar_nan_no_abort(tmp_path):
+    s1, s2 = speckle_pair(512, 640, 1.0, 1.0, 0.8)
+    write_slc(tmp_path, "master", s1)
+    write_slc(tmp_path, "aligned", s2)
+    # a float NaN cannot be in int16 data: GMTSAR's abort (B3) is for float
+    # input; the int16 path's equivalent is a truncated/short read, tested
+    # below.  Here: a shift pushing patches off the file (B2) -> corr 0, no abort.
+    prm = (tmp_path / "aligned.PRM").read_text().replace("ashift = 0", "ashift = 200")
+    (tmp_path / "aligned.PRM").write_text(prm)
+    run(["-mode", "gmtsar", tmp_path / "master.PRM", tmp_path / "aligned.PRM", "-nx", 4, "-ny", 4,
+         "-xsearch", 16, "-ysearch", 16, "-device", "cpu", "-o", tmp_path / "f.dat", "-q"])
+    got = read_dat(tmp_path / "f.dat")
+    assert got.shape == (16, 5)
+    assert (got[:, 4] == 0).sum() >= 4  # the last rows run off the file
+
+
+# -------------------------------------------------------------- bad input
+
+def assert_fails(p, words, outputs=()):
+    assert p.returncode != 0
+    err = p.stderr.strip().splitlines()
+    assert err and "gdal_xcorr" in err[-1], p.stderr
+    assert any(w in p.stderr for w in words), p.stderr
+    for o in outputs:
+        assert not Path(o).exists()
+
+
+def test_bad_inputs(tmp_path, gmtsar_pair):
+    d, m, a = gmtsar_pair
+    drv = gdal.GetDriverByName("GTiff")
+    for name, w, h, t in (("a.tif", 300, 300, gdal.GDT_CFloat32), ("b.tif", 300, 280, gdal.GDT_CFloat32),
+                          ("r.tif", 300, 300, gdal.GDT_Float32), ("c.tif", 300, 300, gdal.GDT_CFloat32)):
+        ds = drv.Create(str(tmp_path / name), w, h, 1, t)
+        ds.GetRasterBand(1).WriteArray(np.random.default_rng(1).normal(size=(h, w)).astype(np.float32))
+        ds = None
+    out = tmp_path / "o.tif"
+    p = run([tmp_path / "a.tif", tmp_path / "b.tif", out], ok=False)
+    assert_fails(p, ["size", "differ", "same"], [out])
+    p = run([tmp_path / "r.tif", tmp_path / "r.tif", out], ok=False)
+    assert_fails(p, ["complex"], [out])
+    p = run(["-window", "256", "256", "-search", "64", "64", tmp_path / "a.tif", tmp_path / "c.tif", out],
+            ok=False)
+    assert_fails(p, ["larger than"], [out])
+    p = run(["-zoom", "6", tmp_path / "a.tif", tmp_path / "c.tif", out], ok=False)
+    assert_fails(p, ["zoom"], [out])
+    # GMTSAR mode
+    (tmp_path / "noslc.PRM").write_text("num_rng_bins = 100\nnum_valid_az = 100\n")
+    dat = tmp_path / "f.dat"
+    p = run(["-mode", "gmtsar", tmp_path / "noslc.PRM", d / "aligned.PRM", "-o", dat], ok=False)
+    assert_fails(p, ["SLC_file"], [dat])
+    (tmp_path / "short.SLC").write_bytes(b"\0" * 1000)
+    (tmp_path / "short.PRM").write_text("SLC_file = short.SLC\nnum_rng_bins = 512\nnum_valid_az = 640\n")
+    p = run(["-mode", "gmtsar", d / "master.PRM", tmp_path / "short.PRM", "-o", dat], ok=False)
+    assert_fails(p, ["truncated"], [dat])
+    p = run(["-mode", "gmtsar", d / "master.PRM", d / "aligned.PRM", "-xsearch", 24, "-o", dat], ok=False)
+    assert_fails(p, ["powers of 2"], [dat])
+    p = run(["-mode", "gmtsar", d / "master.PRM", d / "aligned.PRM", "-xsearch", 512, "-o", dat],
+            ok=False)
+    assert_fails(p, ["do not fit"], [dat])
