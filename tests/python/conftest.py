@@ -97,6 +97,24 @@ def _product_problem():
     return _check_product()
 
 
+def _autotest_files():
+    return {str(p.relative_to(DATA)): p.stat().st_size for p in DATA.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _autotest_data_untouched():
+    """Inputs are never modified: no test may write into autotest_data/
+    (e.g. a .aux.xml that GDAL's PAM writes next to an input whose
+    statistics were computed).  Copy the data to tmp_path first."""
+    before = _autotest_files()
+    yield
+    after = _autotest_files()
+    added = sorted(set(after) - set(before))
+    changed = sorted(k for k in before if k in after and after[k] != before[k])
+    assert not added and not changed, (
+        f"tests wrote into autotest_data/: added {added}, changed {changed}")
+
+
 @pytest.fixture(autouse=True)
 def _require_product(_product_problem):
     """The product must be built: its absence fails tests (it does not skip them)."""
