@@ -895,8 +895,15 @@ static int print_version(const gg_app_spec *spec)
 int gg_app_main(const gg_app_spec *spec, int argc, char **argv)
 {
     /* ours, before GDALGeneralCmdLineProcessor answers --version with
-     * GDAL's version alone */
+     * GDAL's version alone; and --config options set before the drivers
+     * register (as gdal_translate does): some read options such as
+     * GDAL_CACHEMAX once, at registration */
     for (int i = 1; i < argc; i++) {
+        if (EQUAL(argv[i], "--config") && i + 2 < argc) {
+            CPLSetConfigOption(argv[i + 1], argv[i + 2]);
+            i += 2;
+            continue;
+        }
         if (EQUAL(argv[i], "--config") || EQUAL(argv[i], "--optfile")) {
             i += EQUAL(argv[i], "--config") ? 2 : 1;
             continue;
