@@ -13,6 +13,8 @@
 #include "insar/ptsel_kernels.h"
 #include "insar/coherence_params.h"
 #include "insar/coherence_kernels.h"
+#include "radar/fmcw_params.h"
+#include "radar/fmcw_kernels.h"
 #include "ortho/ortho_params.h"
 #include "ortho/ortho_kernels.h"
 #include "coreg/coreg_params.h"

@@ -7,6 +7,7 @@
  * MIT licence.
  */
 #include "gg_driver.h"
+#include "fmcw_driver.h"
 
 extern "C" __attribute__((visibility("default"))) void GDALRegister_GeoGPU(void);
 
@@ -16,4 +17,5 @@ void GDALRegister_GeoGPU(void)
     if (!GDAL_CHECK_VERSION("gdal_GeoGPU"))
         return;
     GGRegisterDriver();
+    FMCWRegisterDriver();
 }

@@ -262,6 +262,207 @@ GG_API gg_status gg_op_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src,
 /* Device bytes an op needs per output pixel (for gg_plan_rows). */
 GG_API double gg_op_bytes_per_pixel(const gg_op *op);
 
+/* ======================================================= FMCW weather radar
+ * gg_fmcw_*: dual-polarisation FMCW weather-radar processing with a push
+ * API (a live receiver or a file feeds sectors one by one).  Not an op: a
+ * sector (three channels HH, VV, HV of n_sweeps x n_samples int16 I/Q) goes
+ * in, one row per product (n_gates range bins) comes out.  Chain (see
+ * docs/fmcw_format.md): range window, range FFT, corner turn, Doppler FFT,
+ * clutter suppression (slow-time mean = zero-Doppler bin; optional notch),
+ * Doppler window (as its exact 3-tap spectral convolution), power and
+ * HH.VV* spectra, Hildebrand-Sekhon noise per gate, spectral moments,
+ * products.  Velocity is positive away from the radar (CfRadial VEL). */
+
+#define GG_FMCW_NODATA (-9999.0f)
+#define GG_FMCW_MAX_SWEEPS 1024   /* a gate's spectrum is sorted in a private array */
+
+typedef enum gg_fmcw_window {
+    GG_FMCW_WINDOW_HAMMING = 0,   /* periodic 0.54 - 0.46 cos */
+    GG_FMCW_WINDOW_HANN = 1,      /* periodic 0.5 - 0.5 cos */
+    GG_FMCW_WINDOW_RECT = 2
+} gg_fmcw_window;
+
+/* Products, in the canonical order (CfRadial short names). */
+typedef enum gg_fmcw_product {
+    GG_FMCW_DBZ = 0,   /* dBZ   equivalent reflectivity (H) */
+    GG_FMCW_ZDR,       /* dB    differential reflectivity */
+    GG_FMCW_LDR,       /* dB    linear depolarisation ratio HV/HH */
+    GG_FMCW_VEL,       /* m/s   mean Doppler velocity, + away */
+    GG_FMCW_WIDTH,     /* m/s   Doppler spectrum width */
+    GG_FMCW_RHOHV,     /* 1     co-polar correlation coefficient */
+    GG_FMCW_PHIDP,     /* deg   differential phase arg(sum HH.VV*) */
+    GG_FMCW_SNR,       /* dB    signal-to-noise ratio, H co-polar (SNRHC) */
+    GG_FMCW_SNRVC,     /* dB    V co-polar */
+    GG_FMCW_SNRHX,     /* dB    cross-polar */
+    GG_FMCW_NPRODUCTS
+} gg_fmcw_product;
+
+GG_API const char *gg_fmcw_product_name(int product);        /* "DBZ" */
+GG_API const char *gg_fmcw_product_units(int product);       /* "dBZ" */
+GG_API const char *gg_fmcw_product_standard_name(int product);
+/* Product index by (case-insensitive) short name, -1 if unknown. */
+GG_API int gg_fmcw_product_index(const char *name);
+/* Parses "DBZ,ZDR,VEL" into list[] (at most GG_FMCW_NPRODUCTS, no
+ * repeats); "" or NULL means all.  GG_ERR_ARGUMENT with the reason in err. */
+GG_API gg_status gg_fmcw_parse_products(const char *csv, int *list, int *n,
+                                        char *err, size_t errlen);
+
+typedef struct gg_fmcw_params {
+    int n_samples;            /* N: fast-time samples per sweep */
+    int n_sweeps;             /* M: sweeps (slow time) per sector */
+    int n_gates;              /* range bins kept, 1..N (FFT bins 0..n_gates-1) */
+    double carrier_hz;        /* carrier frequency (wavelength c/f) */
+    double bandwidth_hz;      /* sweep bandwidth B: range bin c/(2B) */
+    double sweep_time_s;      /* sweep repetition time T */
+    double sample_rate_hz;    /* fast-time sample rate (metadata) */
+    double radar_constant_h_db; /* dBZ = 10lg P_h + C_h + 20lg r_km (P in counts^2) */
+    double zdr_offset_db;     /* added to ZDR */
+    double ldr_offset_db;     /* added to LDR */
+    double range_offset_m;    /* range of FFT bin 0 (gate k: offset + k dR) */
+    int window_range;         /* gg_fmcw_window */
+    int window_doppler;       /* gg_fmcw_window */
+    int clutter_mean;         /* 1: subtract the slow-time mean (zero Doppler) */
+    int notch_bins;           /* also zero Doppler bins 0 < |j| <= notch_bins */
+    double min_snr_db;        /* gates with SNR(H) below are nodata */
+    int n_avg;                /* spectra averaged (Hildebrand-Sekhon), >= 1 */
+    double max_clipped_fraction; /* a sector with more full-scale samples is bad */
+} gg_fmcw_params;
+
+/* Defaults: the paper's geometry (N 1024, M 512, 512 gates of 30 m:
+ * B = 5 MHz), X band 9.4 GHz, T = 1 ms, Hamming windows, mean removal on,
+ * no notch, min_snr_db -20, n_avg 1, max_clipped_fraction 0.001. */
+GG_API void gg_fmcw_params_default(gg_fmcw_params *p);
+/* Checks a parameter set; GG_ERR_ARGUMENT naming the bad member. */
+GG_API gg_status gg_fmcw_params_check(const gg_fmcw_params *p, char *err, size_t errlen);
+/* Derived: range bin (m), wavelength (m), Nyquist velocity (m/s), and the
+ * range of gate k (m). */
+GG_API double gg_fmcw_range_resolution(const gg_fmcw_params *p);
+GG_API double gg_fmcw_wavelength(const gg_fmcw_params *p);
+GG_API double gg_fmcw_nyquist_velocity(const gg_fmcw_params *p);
+GG_API double gg_fmcw_gate_range(const gg_fmcw_params *p, int gate);
+
+typedef struct gg_fmcw gg_fmcw;
+
+/* A processor on ctx (not owned) for products[0..nproducts) (NULL: all),
+ * taking up to max_batch sectors per push.  Device buffers are allocated
+ * here, once. */
+GG_API gg_status gg_fmcw_create(gg_context *ctx, const gg_fmcw_params *p,
+                                const int *products, int nproducts, int max_batch,
+                                gg_fmcw **out);
+GG_API void gg_fmcw_destroy(gg_fmcw *f);
+GG_API const char *gg_fmcw_last_error(const gg_fmcw *f);
+
+/* Host layout of one sector (int16, native endian):
+ *   [channel HH, VV, HV][component I, Q][sweep][sample]
+ * i.e. 6 planes of n_sweeps x n_samples; sectors back to back. */
+GG_API size_t gg_fmcw_sector_values(const gg_fmcw_params *p);
+
+/* Processes n (1..max_batch) sectors; the products are then available from
+ * gg_fmcw_products until the next push.  A sector whose channel is all zero
+ * or has more clipped (full-scale) samples than allowed gets nodata in every
+ * product and a non-zero flag (gg_fmcw_sector_flags). */
+GG_API gg_status gg_fmcw_push(gg_fmcw *f, const int16_t *sectors, int n);
+/* out: [sector][product (in the order asked)][gate] floats, for the n
+ * sectors of the last push. */
+GG_API gg_status gg_fmcw_products(gg_fmcw *f, float *out);
+/* Per-sector flags of the last push: 0 good, 1 a channel all zero,
+ * 2 too many clipped samples. */
+GG_API int gg_fmcw_sector_flags(const gg_fmcw *f, int sector);
+
+/* Per-stage device times of the last push, in seconds (synchronising after
+ * every stage when timing is on; off by default). */
+typedef struct gg_fmcw_timing {
+    double upload, convert, range_fft, corner_turn, doppler_fft, spectra, moments,
+        download;
+} gg_fmcw_timing;
+GG_API void gg_fmcw_set_timing(gg_fmcw *f, int on);
+GG_API void gg_fmcw_get_timing(const gg_fmcw *f, gg_fmcw_timing *t);
+
+/* ---- spectral stage alone (e.g. Metek MRR-2 spectra) ----
+ * Power spectra in [row][gate][bin] (n_bins bins, velocity of bin j is
+ * v0 + j*dv, aliasing interval n_bins*dv) -> per gate: noise (per bin), power
+ * (noise removed, summed over bins), SNR (dB), mean velocity, width
+ * (Hildebrand-Sekhon noise, the same moment code as the chain).
+ * out: [row][5][gate]: NOISE, POWER, SNR, VEL, WIDTH; nodata where no
+ * signal. */
+GG_API gg_status gg_fmcw_spectral_moments(gg_context *ctx, const float *spectra, int rows,
+                                          int n_gates, int n_bins, double v0, double dv,
+                                          int n_avg, float *out);
+
+/* ---- simulator (the oracle of the tests) ----
+ * Fields of one sector, each [n_gates] (truth at FFT bin k); power as the
+ * reflectivity the processor must give back. */
+typedef struct gg_fmcw_field {
+    const float *dbz;     /* dBZ (H) */
+    const float *zdr;     /* dB */
+    const float *ldr;     /* dB */
+    const float *vel;     /* m/s, + away */
+    const float *width;   /* m/s */
+    const float *rhohv;   /* 0..1 */
+    const float *phidp;   /* deg */
+    const float *clutter_db; /* zero-Doppler clutter power rel. the noise per
+                                gate (dB, H and V; NULL: none) */
+} gg_fmcw_field;
+
+typedef struct gg_fmcw_sim {
+    double noise_counts;   /* std of I and of Q of the receiver noise (counts) */
+    int exponential;       /* 1: exponential spectral amplitudes (realistic);
+                              0: exact Gaussian amplitudes, random phases */
+    unsigned long long seed;
+} gg_fmcw_sim;
+
+/* Writes one sector (gg_fmcw_sector_values int16) from the fields:
+ * Gaussian Doppler spectra of the given power, velocity, width, ZDR, LDR,
+ * rho_hv and phi_dp per gate, put at the gate's beat frequency, plus
+ * complex white noise and steady clutter, rounded (and clipped) to int16.
+ * GG_ERR_ARGUMENT when a field value is out of range. */
+GG_API gg_status gg_fmcw_simulate(const gg_fmcw_params *p, const gg_fmcw_sim *sim,
+                                  const gg_fmcw_field *field, int16_t *sector,
+                                  char *err, size_t errlen);
+/* The SNR (dB, H channel) a gate of this dBZ has in the simulator. */
+GG_API double gg_fmcw_sim_snr_db(const gg_fmcw_params *p, const gg_fmcw_sim *sim, int gate,
+                                 double dbz);
+
+/* ---- PPI gridding ----
+ * Nearest-gate polar -> azimuthal-equidistant grid (4/3-Earth beam model).
+ * polar: [n_az][n_gates] floats, ray i centred at azimuth az_deg[i]
+ * (clockwise from north), beam width dazimuth; grid width x height cells
+ * of res_m, centred on the radar (x right = east, y up = north, row 0 is
+ * the northernmost).  Cells beyond max_range_m or between rays are nodata. */
+GG_API gg_status gg_fmcw_grid_ppi(const gg_fmcw_params *p, const float *polar, int n_az,
+                                  const double *az_deg, double beam_width_deg,
+                                  double elevation_deg, double res_m, double max_range_m,
+                                  int size, float *grid);
+/* Ground distance and height of a gate (4/3 Earth, radius 6371 km). */
+GG_API void gg_fmcw_beam(double range_m, double elevation_deg, double *ground_m,
+                         double *height_m);
+
+/* ---- Metek MRR-2 raw spectra (24 GHz FMCW, vertically pointing) ----
+ * The text format of its .raw files (decompressed): per record an "MRR"
+ * header line (time yymmddhhmmss, CC calibration constant), "H" gate
+ * heights, "TF" transfer function per gate, "F00".."F63" spectral lines,
+ * 32 fixed-width (9 character) fields after a 3-character tag; blank
+ * fields are missing (NaN). */
+typedef struct gg_mrr2 {
+    int n_records, n_gates, n_bins;
+    double cc;              /* calibration constant of the first record */
+    double *height;         /* [n_gates] m */
+    double *tf;             /* [n_gates] */
+    float *spectra;         /* [record][gate][bin] raw F values */
+    char (*time)[16];       /* [record] "yymmddhhmmss" */
+} gg_mrr2;
+
+GG_API gg_status gg_mrr2_parse(const char *text, size_t len, gg_mrr2 **out, char *err,
+                               size_t errlen);
+GG_API void gg_mrr2_free(gg_mrr2 *m);
+/* The spectral stage on ctx: eta = F i^2 dH / (CC TF(i)) per gate i (Metek's
+ * range and transfer-function correction; gates with a missing value or
+ * TF <= 0 are nodata), then gg_fmcw_spectral_moments with fall velocity
+ * v_j = j * 0.1887 m/s (positive downward, the MRR convention).
+ * out: [record][NOISE, POWER, SNR, VEL, WIDTH][gate]. */
+#define GG_MRR2_DV 0.1887
+GG_API gg_status gg_mrr2_moments(gg_context *ctx, const gg_mrr2 *m, int n_avg, float *out);
+
 /* ============================================================ ortho (gg_ortho_*)
  * RPC + DEM orthorectification (gdal_ortho), the indirect method of
  * gdalwarp -rpc -to RPC_DEM=... with its conventions (see

@@ -39,6 +39,7 @@ struct gg_app {
     char **creation_options; /* -co, repeatable */
     char **flags_given;   /* the utility's own flags seen, for "required" */
     int quiet, verbose;
+    int per_band_files;   /* gg_app_per_band_files */
     /* The first failure GDAL reported during the run; printed once, as the
      * run's one error line. */
     int failures;
@@ -74,7 +75,9 @@ static const char *strip_prefixes(const gg_app *app, const char *msg)
 {
     if (!strncmp(msg, "GG: ", 4))
         msg += 4;
-    const size_t n = strlen(app->spec->operation);
+    const size_t n = app->spec->operation ? strlen(app->spec->operation) : 0;
+    if (!n)
+        return msg;
     if (!strncmp(msg, app->spec->operation, n) && !strncmp(msg + n, ": ", 2))
         msg += n + 2;
     return msg;
@@ -138,8 +141,12 @@ int gg_app_band_folder(gg_app *app, const char *prefix, const char *folder)
     return 1;
 }
 
+void gg_app_per_band_files(gg_app *app) { app->per_band_files = 1; }
+
 int gg_app_set(gg_app *app, const char *key, const char *value)
 {
+    if (!app->op)
+        return gg_app_usage_error(app, "-%s does not apply to this utility", key);
     if (gg_op_set(app->op, key, value) != GG_OK) {
         print_error(app, CPLE_IllegalArg, gg_op_last_error(app->op));
         return -1;
@@ -253,7 +260,7 @@ static int parse_arguments(gg_app *app, int argc, char **argv)
     app->dst = app->positional[npos - 1];
     for (int k = 0; k < npos - 1; k++)
         app->srcs = CSLAddString(app->srcs, app->positional[k]);
-    const int wanted = gg_op_input_count(spec->operation), nsrc = npos - 1;
+    const int wanted = spec->operation ? gg_op_input_count(spec->operation) : 1, nsrc = npos - 1;
     if (wanted > 0 && nsrc != wanted)
         return gg_app_usage_error(app, "takes %d source dataset%s, got %d", wanted,
                                   wanted == 1 ? "" : "s", nsrc) < 0;
@@ -710,6 +717,8 @@ static int run(gg_app *app)
     const int ggvrt = app->format ? (EQUAL(app->format, "GGVRT") || EQUAL(app->format, "GG"))
                                   : EQUAL(ext, "ggvrt");
     GDALDriverH drv = NULL;
+    if (ggvrt && app->spec->open_source)
+        return fail(app, "-of GGVRT does not apply to %s", app->spec->name);
     if (ggvrt) {
         if (app->type || app->creation_options)
             return fail(app, "-ot and -co do not apply to -of GGVRT");
@@ -743,9 +752,19 @@ static int run(gg_app *app)
     if (!devices)
         return 1;
     /* several devices compute pixels only: a virtual output needs one */
-    int ndev = ggvrt || EQUAL(GDALGetDriverShortName(drv), "VRT") ? 1 : CSLCount(devices);
+    int ndev = ggvrt || EQUAL(GDALGetDriverShortName(drv), "VRT") || app->spec->open_source
+                   ? 1 : CSLCount(devices);
     GDALDatasetH *dss = CPLCalloc((size_t)ndev, sizeof *dss);
     for (int k = ndev - 1; k >= 0; k--) { /* the copies first: app->op goes to device 0 */
+        if (app->spec->open_source) {   /* not an op: the utility opens its product */
+            dss[k] = app->spec->open_source(app, app->srcs[0], devices[k]);
+            if (!dss[k]) {
+                CPLFree(dss);
+                CSLDestroy(devices);
+                return fail(app, "cannot open '%s'", app->srcs[0]);
+            }
+            continue;
+        }
         gg_op *op = k ? copy_op(app->op) : app->op;
         if (!k)
             app->op = NULL; /* the dataset owns it from here, also on failure */
@@ -793,20 +812,20 @@ static int run(gg_app *app)
         goto done;
     }
 
-    for (int k = 0; k < ndev; k++) {
+    for (int k = 0; k < ndev && !app->spec->open_source; k++) {
         if (GGDatasetStart(dss[k]) != CE_None) {
             fail(app, "cannot start the device");
             goto done;
         }
         report_device(app, dss[k]);
     }
-    if (add_gpu_workers(app, drv, &dss, &ndev))
+    if (!app->spec->open_source && add_gpu_workers(app, drv, &dss, &ndev))
         goto done;
 
     /* Statistics pass (radnorm) and writing share the one progress line;
      * with several devices each computes the statistics itself. */
-    const int two_passes = gg_op_needs_stats(GGDatasetOperation(ds));
-    for (int k = 0; k < ndev; k++) {
+    const int two_passes = app->spec->open_source ? 0 : gg_op_needs_stats(GGDatasetOperation(ds));
+    for (int k = 0; k < ndev && !app->spec->open_source; k++) {
         void *stats_progress = GDALCreateScaledProgress(0.5 * k / ndev, two_passes ? 0.5 * (k + 1) / ndev : 0.0,
                                                         progress, NULL);
         const CPLErr stats_err = GGDatasetComputeStatistics(
@@ -818,7 +837,7 @@ static int run(gg_app *app)
         }
     }
 
-    const int per_band = mixed && !EQUAL(GDALGetDriverShortName(drv), "VRT");
+    const int per_band = (mixed || app->per_band_files) && !EQUAL(GDALGetDriverShortName(drv), "VRT");
     if (per_band || ndev > 1) {
         /* the strip writer: one file per band (no format but VRT keeps
          * mixed band types) and/or several devices at once */
@@ -935,7 +954,7 @@ int gg_app_main(const gg_app_spec *spec, int argc, char **argv)
     app.spec = spec;
     int status = 1;
     char err[512] = "";
-    if (gg_op_new(spec->operation, &app.op, err, sizeof err) != GG_OK) {
+    if (spec->operation && gg_op_new(spec->operation, &app.op, err, sizeof err) != GG_OK) {
         print_error(&app, CPLE_AppDefined, err);
     } else {
         CPLPushErrorHandlerEx(collect_errors, &app);

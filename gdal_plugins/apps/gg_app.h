@@ -30,6 +30,10 @@ typedef struct gg_app_spec {
      * when consumed (with *pi moved to its last value), 0 when it is not
      * the utility's flag, -1 after reporting an error. */
     int (*parse_flag)(gg_app *app, int argc, char **argv, int *pi);
+    /* Utilities whose product is not an op (operation NULL, e.g.
+     * gdal_fmcw): opens the product of the one source on a device as a
+     * GDALDatasetH (NULL after a CPLError); gg_app writes it as usual. */
+    void *(*open_source)(gg_app *app, const char *src, const char *device);
 } gg_app_spec;
 
 /* The whole program: returns the exit status (0 success, 1 failure). */
@@ -48,6 +52,8 @@ int gg_app_set_pair(gg_app *app, const char *flag, const char *key, const char *
 /* Per-band outputs whose band name starts with prefix go into folder
  * (which must exist) instead of the destination's folder. */
 int gg_app_band_folder(gg_app *app, const char *prefix, const char *folder);
+/* Writes each band to its own file, <dst stem>_<band description><ext>. */
+void gg_app_per_band_files(gg_app *app);
 /* Reports a usage error: "ERROR 1: <utility>: <message> (see --help)". */
 int gg_app_usage_error(gg_app *app, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -1,0 +1,540 @@
+/*
+ * fmcw.c -- the FMCW weather-radar processor (gg_fmcw_*): parameters,
+ * product names, device buffers and the per-push chain
+ *   census (bad samples) -> convert (range window) -> range FFT ->
+ *   corner turn -> Doppler FFT -> spectra (clutter filter, Doppler window,
+ *   HH/VV/HV power and HH.VV*) -> moments (Hildebrand-Sekhon, products).
+ * Kernels: fmcw_kernels.h.  Both FFTs are batched contiguous transforms
+ * through gg_fmcw's context (gg_fft).
+ *
+ * MIT licence.
+ */
+#define _GNU_SOURCE
+#include "../../gpu/runtime.h"
+#include "../kernel_ids.h"
+#include "fmcw_params.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define C_LIGHT 299792458.0
+#define CHECK_LANES_MAX 4096
+
+static const char *const names[GG_FMCW_NPRODUCTS] = {
+    "DBZ", "ZDR", "LDR", "VEL", "WIDTH", "RHOHV", "PHIDP", "SNR", "SNRVC", "SNRHX"};
+static const char *const units[GG_FMCW_NPRODUCTS] = {
+    "dBZ", "dB", "dB", "m/s", "m/s", "1", "degrees", "dB", "dB", "dB"};
+static const char *const standard[GG_FMCW_NPRODUCTS] = {
+    "equivalent_reflectivity_factor",
+    "log_differential_reflectivity_hv",
+    "log_linear_depolarization_ratio_h",
+    "radial_velocity_of_scatterers_away_from_instrument",
+    "doppler_spectrum_width",
+    "cross_correlation_ratio_hv",
+    "differential_phase_hv",
+    "signal_to_noise_ratio_copolar_h",
+    "signal_to_noise_ratio_copolar_v",
+    "signal_to_noise_ratio_crosspolar_h"};
+
+const char *gg_fmcw_product_name(int k) { return k >= 0 && k < GG_FMCW_NPRODUCTS ? names[k] : ""; }
+const char *gg_fmcw_product_units(int k) { return k >= 0 && k < GG_FMCW_NPRODUCTS ? units[k] : ""; }
+const char *gg_fmcw_product_standard_name(int k)
+{
+    return k >= 0 && k < GG_FMCW_NPRODUCTS ? standard[k] : "";
+}
+
+int gg_fmcw_product_index(const char *name)
+{
+    for (int k = 0; name && k < GG_FMCW_NPRODUCTS; k++)
+        if (!strcasecmp(name, names[k]))
+            return k;
+    /* CfRadial spelling of the H co-polar SNR */
+    if (name && !strcasecmp(name, "SNRHC"))
+        return GG_FMCW_SNR;
+    return -1;
+}
+
+gg_status gg_fmcw_parse_products(const char *csv, int *list, int *n, char *err, size_t errlen)
+{
+    *n = 0;
+    if (!csv || !*csv) {
+        for (int k = 0; k < GG_FMCW_NPRODUCTS; k++)
+            list[(*n)++] = k;
+        return GG_OK;
+    }
+    const char *p = csv;
+    for (;;) {
+        while (*p == ' ')
+            p++;
+        size_t len = strcspn(p, ",");
+        size_t t = len;
+        while (t > 0 && p[t - 1] == ' ')
+            t--;
+        char name[32];
+        snprintf(name, sizeof name, "%.*s", (int)(t < 31 ? t : 31), p);
+        const int k = t < 31 ? gg_fmcw_product_index(name) : -1;
+        if (k < 0) {
+            if (err)
+                snprintf(err, errlen,
+                         "unknown product '%.*s' (known: DBZ, ZDR, LDR, VEL, WIDTH, RHOHV, PHIDP, "
+                         "SNR, SNRVC, SNRHX)",
+                         (int)(t < 64 ? t : 64), p);
+            return GG_ERR_ARGUMENT;
+        }
+        for (int i = 0; i < *n; i++)
+            if (list[i] == k) {
+                if (err)
+                    snprintf(err, errlen, "product '%s' listed twice", names[k]);
+                return GG_ERR_ARGUMENT;
+            }
+        list[(*n)++] = k;
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    return GG_OK;
+}
+
+/* ------------------------------------------------------------ parameters */
+
+void gg_fmcw_params_default(gg_fmcw_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->n_samples = 1024;
+    p->n_sweeps = 512;
+    p->n_gates = 512;
+    p->carrier_hz = 9.4e9;
+    p->bandwidth_hz = 5e6;       /* 30 m bins, as the paper */
+    p->sweep_time_s = 1e-3;
+    p->sample_rate_hz = 1024.0 / 1e-3;
+    p->radar_constant_h_db = -7.0;
+    p->window_range = GG_FMCW_WINDOW_HAMMING;
+    p->window_doppler = GG_FMCW_WINDOW_HAMMING;
+    p->clutter_mean = 1;
+    p->notch_bins = 0;
+    p->min_snr_db = -20.0;
+    p->n_avg = 1;
+    p->max_clipped_fraction = 0.001;
+}
+
+static int bad(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return 1;
+}
+
+gg_status gg_fmcw_params_check(const gg_fmcw_params *p, char *err, size_t errlen)
+{
+    if (!p)
+        return bad(err, errlen, "no radar parameters"), GG_ERR_ARGUMENT;
+    if (p->n_samples < 2 || p->n_samples > (1 << 20))
+        return bad(err, errlen, "n_samples %d out of range (2..1048576)", p->n_samples), GG_ERR_ARGUMENT;
+    if (p->n_sweeps < 4 || p->n_sweeps > GG_FMCW_MAX_SWEEPS)
+        return bad(err, errlen, "n_sweeps %d out of range (4..%d)", p->n_sweeps, GG_FMCW_MAX_SWEEPS),
+               GG_ERR_ARGUMENT;
+    if (p->n_gates < 1 || p->n_gates > p->n_samples)
+        return bad(err, errlen, "n_gates %d out of range (1..n_samples %d)", p->n_gates, p->n_samples),
+               GG_ERR_ARGUMENT;
+    if (!(p->carrier_hz > 0) || !isfinite(p->carrier_hz))
+        return bad(err, errlen, "carrier_frequency must be positive"), GG_ERR_ARGUMENT;
+    if (!(p->bandwidth_hz > 0) || !isfinite(p->bandwidth_hz))
+        return bad(err, errlen, "sweep_bandwidth must be positive"), GG_ERR_ARGUMENT;
+    if (!(p->sweep_time_s > 0) || !isfinite(p->sweep_time_s))
+        return bad(err, errlen, "sweep_time must be positive"), GG_ERR_ARGUMENT;
+    if (!isfinite(p->radar_constant_h_db) || !isfinite(p->zdr_offset_db) ||
+        !isfinite(p->ldr_offset_db) || !isfinite(p->range_offset_m) || !isfinite(p->min_snr_db))
+        return bad(err, errlen, "calibration constants must be finite"), GG_ERR_ARGUMENT;
+    if (p->window_range < 0 || p->window_range > 2 || p->window_doppler < 0 || p->window_doppler > 2)
+        return bad(err, errlen, "unknown window"), GG_ERR_ARGUMENT;
+    if (p->notch_bins < 0 || p->notch_bins >= p->n_sweeps / 2)
+        return bad(err, errlen, "notch_bins %d out of range (0..%d)", p->notch_bins,
+                   p->n_sweeps / 2 - 1),
+               GG_ERR_ARGUMENT;
+    if (p->n_avg < 1)
+        return bad(err, errlen, "n_avg must be at least 1"), GG_ERR_ARGUMENT;
+    if (!(p->max_clipped_fraction >= 0 && p->max_clipped_fraction <= 1))
+        return bad(err, errlen, "max_clipped_fraction must be in [0, 1]"), GG_ERR_ARGUMENT;
+    return GG_OK;
+}
+
+double gg_fmcw_range_resolution(const gg_fmcw_params *p) { return C_LIGHT / (2.0 * p->bandwidth_hz); }
+double gg_fmcw_wavelength(const gg_fmcw_params *p) { return C_LIGHT / p->carrier_hz; }
+double gg_fmcw_nyquist_velocity(const gg_fmcw_params *p)
+{
+    return gg_fmcw_wavelength(p) / (4.0 * p->sweep_time_s);
+}
+double gg_fmcw_gate_range(const gg_fmcw_params *p, int gate)
+{
+    return p->range_offset_m + gate * gg_fmcw_range_resolution(p);
+}
+size_t gg_fmcw_sector_values(const gg_fmcw_params *p)
+{
+    return (size_t)6 * (size_t)p->n_sweeps * (size_t)p->n_samples;
+}
+
+/* Taps of the periodic window a - 2b cos(2 pi n / N). */
+static void window_taps(int w, float *a, float *b)
+{
+    *a = w == GG_FMCW_WINDOW_HAMMING ? 0.54f : w == GG_FMCW_WINDOW_HANN ? 0.5f : 1.0f;
+    *b = w == GG_FMCW_WINDOW_HAMMING ? 0.23f : w == GG_FMCW_WINDOW_HANN ? 0.25f : 0.0f;
+}
+
+/* ------------------------------------------------------------ processor */
+
+struct gg_fmcw {
+    gg_context *ctx;
+    gg_fmcw_params p;
+    int products[GG_FMCW_NPRODUCTS], nproducts;
+    int max_batch, lanes;
+    int n;                 /* sectors of the last push */
+    gg_buffer *raw, *ws, *dop, *pw, *sorted, *xs, *out, *cnt;
+    float *host_out;       /* [max_batch][NPROD][G] */
+    int *host_cnt;         /* [max_batch * 3][lanes] */
+    int *flags;
+    int timing;
+    gg_fmcw_timing t;
+    char err[1024];
+};
+
+static gg_status ffail(gg_fmcw *f, gg_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static gg_status ffail(gg_fmcw *f, gg_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->err, sizeof f->err, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* A failed runtime call: keep the context's message. */
+static gg_status rfail(gg_fmcw *f, gg_status s)
+{
+    snprintf(f->err, sizeof f->err, "%s", gg_context_last_error(f->ctx));
+    return s;
+}
+
+const char *gg_fmcw_last_error(const gg_fmcw *f) { return f ? f->err : "no processor"; }
+
+gg_status gg_fmcw_create(gg_context *ctx, const gg_fmcw_params *p, const int *products,
+                         int nproducts, int max_batch, gg_fmcw **out)
+{
+    if (!out)
+        return GG_ERR_ARGUMENT;
+    *out = NULL;
+    char err[512];
+    if (!ctx)
+        return GG_ERR_ARGUMENT;
+    if (gg_fmcw_params_check(p, err, sizeof err) != GG_OK)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "fmcw: %s", err);
+    if (max_batch < 1 || max_batch > 4096)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "fmcw: max_batch %d out of range (1..4096)", max_batch);
+    gg_fmcw *f = calloc(1, sizeof *f);
+    if (!f)
+        return gg_rt_fail(ctx, GG_ERR_NOMEM, "fmcw: out of memory");
+    f->ctx = ctx;
+    f->p = *p;
+    f->max_batch = max_batch;
+    if (!products || nproducts <= 0) {
+        for (int k = 0; k < GG_FMCW_NPRODUCTS; k++)
+            f->products[f->nproducts++] = k;
+    } else {
+        if (nproducts > GG_FMCW_NPRODUCTS) {
+            free(f);
+            return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "fmcw: too many products");
+        }
+        for (int i = 0; i < nproducts; i++) {
+            if (products[i] < 0 || products[i] >= GG_FMCW_NPRODUCTS) {
+                free(f);
+                return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "fmcw: unknown product %d", products[i]);
+            }
+            f->products[f->nproducts++] = products[i];
+        }
+    }
+    const size_t M = (size_t)p->n_sweeps, N = (size_t)p->n_samples, G = (size_t)p->n_gates;
+    const size_t B = (size_t)max_batch, plane = M * N;
+    /* census lanes: enough that one lane's counts fit 15 bits */
+    size_t lanes = CHECK_LANES_MAX;
+    while (plane / lanes > 32000)
+        lanes *= 2;
+    if (lanes > plane)
+        lanes = plane;
+    f->lanes = (int)lanes;
+    gg_status s;
+    if ((s = gg_buffer_alloc(ctx, B * 6 * plane * 2, &f->raw)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, B * 3 * plane * 8, &f->ws)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, B * 3 * G * M * 8, &f->dop)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, B * 3 * G * M * 4, &f->pw)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, B * 3 * G * M * 4, &f->sorted)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, B * G * M * 8, &f->xs)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, B * GG_FMCW_NPRODUCTS * G * 4, &f->out)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, B * 3 * lanes * 4, &f->cnt)) != GG_OK) {
+        gg_fmcw_destroy(f);
+        return s;
+    }
+    f->host_out = malloc(B * GG_FMCW_NPRODUCTS * G * sizeof(float));
+    f->host_cnt = malloc(B * 3 * lanes * sizeof(int));
+    f->flags = calloc(B, sizeof(int));
+    if (!f->host_out || !f->host_cnt || !f->flags) {
+        gg_fmcw_destroy(f);
+        return gg_rt_fail(ctx, GG_ERR_NOMEM, "fmcw: out of host memory");
+    }
+    *out = f;
+    return GG_OK;
+}
+
+void gg_fmcw_destroy(gg_fmcw *f)
+{
+    if (!f)
+        return;
+    gg_buffer *b[] = {f->raw, f->ws, f->dop, f->pw, f->sorted, f->xs, f->out, f->cnt};
+    for (size_t i = 0; i < sizeof b / sizeof *b; i++)
+        gg_buffer_free(f->ctx, b[i]);
+    free(f->host_out);
+    free(f->host_cnt);
+    free(f->flags);
+    free(f);
+}
+
+void gg_fmcw_set_timing(gg_fmcw *f, int on) { f->timing = on; }
+void gg_fmcw_get_timing(const gg_fmcw *f, gg_fmcw_timing *t) { *t = f->t; }
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* With timing on, waits for the queue and adds the time since *t0 to acc. */
+static gg_status stage(gg_fmcw *f, double *acc, double *t0)
+{
+    if (!f->timing)
+        return GG_OK;
+    gg_status s = gg_rt_finish(f->ctx);
+    const double t = now();
+    *acc += t - *t0;
+    *t0 = t;
+    return s;
+}
+
+/* Fills the moments parameters of the chain (also used by the spectral
+ * stage with its own velocity axis). */
+static gg_fmcw_moments_params moments_params(const gg_fmcw_params *p)
+{
+    gg_fmcw_moments_params m;
+    memset(&m, 0, sizeof m);
+    float a, b;
+    window_taps(p->window_doppler, &a, &b);
+    const double va = gg_fmcw_nyquist_velocity(p);
+    m.mode = 0;
+    m.n_bins = p->n_sweeps;
+    m.n_gates = p->n_gates;
+    m.n_avg = p->n_avg;
+    m.dv = (float)(2.0 * va / p->n_sweeps);
+    m.v0 = (float)(-va);
+    /* the window's spectral kernel |a|^2, |b|^2, |b|^2 adds its variance */
+    m.width_corr = (float)(2.0 * b * b / (a * a + 2.0 * b * b));
+    m.min_snr_db = (float)p->min_snr_db;
+    m.radar_constant_db = (float)p->radar_constant_h_db;
+    m.zdr_offset_db = (float)p->zdr_offset_db;
+    m.ldr_offset_db = (float)p->ldr_offset_db;
+    m.range0_m = (float)p->range_offset_m;
+    m.dr_m = (float)gg_fmcw_range_resolution(p);
+    m.nodata = GG_FMCW_NODATA;
+    /* output bin M/2 is 0 m/s; the window spreads the filter's zeros by
+     * one bin */
+    if (p->clutter_mean || p->notch_bins > 0) {
+        const int e = p->notch_bins + (b > 0.0f ? 1 : 0);
+        m.notch_lo = p->n_sweeps / 2 - e;
+        m.notch_hi = p->n_sweeps / 2 + e;
+    } else {
+        m.notch_lo = 1;
+        m.notch_hi = 0;
+    }
+    return m;
+}
+
+gg_status gg_fmcw_push(gg_fmcw *f, const int16_t *sectors, int n)
+{
+    if (!f)
+        return GG_ERR_ARGUMENT;
+    if (!sectors || n < 1 || n > f->max_batch)
+        return ffail(f, GG_ERR_ARGUMENT, "fmcw: push of %d sectors (1..%d)", n, f->max_batch);
+    const gg_fmcw_params *p = &f->p;
+    const int M = p->n_sweeps, N = p->n_samples, G = p->n_gates;
+    gg_context *ctx = f->ctx;
+    gg_status s;
+    double t0 = now();
+    memset(&f->t, 0, sizeof f->t);
+    f->n = 0;
+    if ((s = gg_buffer_write(ctx, f->raw, 0, sectors, (size_t)n * gg_fmcw_sector_values(p) * 2)) != GG_OK)
+        return rfail(f, s);
+    if ((s = stage(f, &f->t.upload, &t0)) != GG_OK)
+        return rfail(f, s);
+
+    gg_fmcw_check_params cp = {M * N, f->lanes};
+    gg_buffer *b2[4];
+    b2[0] = f->raw;
+    b2[1] = f->cnt;
+    if ((s = gg_rt_launch(ctx, GG_K_FMCW_CHECK, f->lanes, n * 3, &cp, sizeof cp, b2, 2)) != GG_OK)
+        return rfail(f, s);
+    gg_fmcw_convert_params kp;
+    float a, b;
+    window_taps(p->window_range, &a, &b);
+    kp.n_samples = N;
+    kp.n_sweeps = M;
+    kp.win_a = a;
+    kp.win_b = b;
+    kp.scale = (float)(1.0 / ((double)N * sqrt((double)a * a + 2.0 * (double)b * b)));
+    b2[1] = f->ws;
+    if ((s = gg_rt_launch(ctx, GG_K_FMCW_CONVERT, N, n * 3 * M, &kp, sizeof kp, b2, 2)) != GG_OK)
+        return rfail(f, s);
+    if ((s = stage(f, &f->t.convert, &t0)) != GG_OK)
+        return rfail(f, s);
+    if ((s = gg_fft(ctx, f->ws, 1, &N, n * 3 * M, 0)) != GG_OK)
+        return rfail(f, s);
+    if ((s = stage(f, &f->t.range_fft, &t0)) != GG_OK)
+        return rfail(f, s);
+    gg_fmcw_corner_params cp2 = {N, M, G};
+    b2[0] = f->ws;
+    b2[1] = f->dop;
+    if ((s = gg_rt_launch(ctx, GG_K_FMCW_CORNER, M, n * 3 * G, &cp2, sizeof cp2, b2, 2)) != GG_OK)
+        return rfail(f, s);
+    if ((s = stage(f, &f->t.corner_turn, &t0)) != GG_OK)
+        return rfail(f, s);
+    if ((s = gg_fft(ctx, f->dop, 1, &M, n * 3 * G, 0)) != GG_OK)
+        return rfail(f, s);
+    if ((s = stage(f, &f->t.doppler_fft, &t0)) != GG_OK)
+        return rfail(f, s);
+    gg_fmcw_spectra_params sp;
+    window_taps(p->window_doppler, &a, &b);
+    sp.n_sweeps = M;
+    sp.n_gates = G;
+    sp.clutter_mean = p->clutter_mean;
+    sp.notch_bins = p->notch_bins;
+    sp.win_a = a;
+    sp.win_b = b;
+    sp.scale = (float)(1.0 / ((double)M * (double)M * ((double)a * a + 2.0 * (double)b * b)));
+    b2[0] = f->dop;
+    b2[1] = f->pw;
+    b2[2] = f->xs;
+    if ((s = gg_rt_launch(ctx, GG_K_FMCW_SPECTRA, M, n * G, &sp, sizeof sp, b2, 3)) != GG_OK)
+        return rfail(f, s);
+    if ((s = stage(f, &f->t.spectra, &t0)) != GG_OK)
+        return rfail(f, s);
+    gg_fmcw_moments_params mp = moments_params(p);
+    gg_fmcw_rank_params rp = {M, mp.notch_lo, mp.notch_hi};
+    b2[0] = f->pw;
+    b2[1] = f->sorted;
+    if ((s = gg_rt_launch(ctx, GG_K_FMCW_RANK, M, n * 3 * G, &rp, sizeof rp, b2, 2)) != GG_OK)
+        return rfail(f, s);
+    b2[2] = f->xs;
+    b2[3] = f->out;
+    if ((s = gg_rt_launch(ctx, GG_K_FMCW_MOMENTS, G, n, &mp, sizeof mp, b2, 4)) != GG_OK)
+        return rfail(f, s);
+    if ((s = stage(f, &f->t.moments, &t0)) != GG_OK)
+        return rfail(f, s);
+    if ((s = gg_buffer_read(ctx, f->out, 0, f->host_out, (size_t)n * GG_FMCW_NPRODUCTS * G * 4)) != GG_OK ||
+        (s = gg_buffer_read(ctx, f->cnt, 0, f->host_cnt, (size_t)n * 3 * f->lanes * 4)) != GG_OK)
+        return rfail(f, s);
+    if ((s = stage(f, &f->t.download, &t0)) != GG_OK)
+        return rfail(f, s);
+
+    /* bad sectors: every product nodata */
+    const double plane = (double)M * N;
+    for (int k = 0; k < n; k++) {
+        f->flags[k] = 0;
+        for (int c = 0; c < 3; c++) {
+            long long zeros = 0, clips = 0;
+            const int *cnt = f->host_cnt + ((size_t)k * 3 + c) * f->lanes;
+            for (int l = 0; l < f->lanes; l++) {
+                zeros += cnt[l] & 0xffff;
+                clips += (cnt[l] >> 16) & 0xffff;
+            }
+            if (zeros == (long long)plane)
+                f->flags[k] = f->flags[k] ? f->flags[k] : 1;
+            else if ((double)clips > p->max_clipped_fraction * plane)
+                f->flags[k] = f->flags[k] ? f->flags[k] : 2;
+        }
+        if (f->flags[k]) {
+            float *o = f->host_out + (size_t)k * GG_FMCW_NPRODUCTS * G;
+            for (size_t i = 0; i < (size_t)GG_FMCW_NPRODUCTS * G; i++)
+                o[i] = GG_FMCW_NODATA;
+        }
+    }
+    f->n = n;
+    return GG_OK;
+}
+
+gg_status gg_fmcw_products(gg_fmcw *f, float *out)
+{
+    if (!f || !out)
+        return GG_ERR_ARGUMENT;
+    if (f->n == 0)
+        return ffail(f, GG_ERR_ARGUMENT, "fmcw: no sectors pushed");
+    const size_t G = (size_t)f->p.n_gates;
+    for (int k = 0; k < f->n; k++)
+        for (int i = 0; i < f->nproducts; i++)
+            memcpy(out + ((size_t)k * f->nproducts + i) * G,
+                   f->host_out + ((size_t)k * GG_FMCW_NPRODUCTS + f->products[i]) * G, G * sizeof(float));
+    return GG_OK;
+}
+
+int gg_fmcw_sector_flags(const gg_fmcw *f, int sector)
+{
+    return f && sector >= 0 && sector < f->n ? f->flags[sector] : -1;
+}
+
+/* ------------------------------------------------------- spectral stage */
+
+gg_status gg_fmcw_spectral_moments(gg_context *ctx, const float *spectra, int rows, int n_gates,
+                                   int n_bins, double v0, double dv, int n_avg, float *out)
+{
+    if (!ctx || !spectra || !out || rows < 1 || n_gates < 1 || n_bins < 4 ||
+        n_bins > GG_FMCW_MAX_SWEEPS || !(dv > 0) || n_avg < 1)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT,
+                          "fmcw: spectral moments need rows, gates >= 1, 4..%d bins, dv > 0, n_avg >= 1",
+                          GG_FMCW_MAX_SWEEPS);
+    const size_t nin = (size_t)rows * n_gates * n_bins, nout = (size_t)rows * 5 * n_gates;
+    gg_buffer *in = NULL, *sorted = NULL, *dummy = NULL, *o = NULL;
+    gg_status s;
+    if ((s = gg_buffer_alloc(ctx, nin * 4, &in)) == GG_OK &&
+        (s = gg_buffer_alloc(ctx, nin * 4, &sorted)) == GG_OK &&
+        (s = gg_buffer_alloc(ctx, 8, &dummy)) == GG_OK &&
+        (s = gg_buffer_alloc(ctx, nout * 4, &o)) == GG_OK &&
+        (s = gg_buffer_write(ctx, in, 0, spectra, nin * 4)) == GG_OK) {
+        gg_fmcw_moments_params mp;
+        memset(&mp, 0, sizeof mp);
+        mp.mode = 1;
+        mp.n_bins = n_bins;
+        mp.n_gates = n_gates;
+        mp.n_avg = n_avg;
+        mp.v0 = (float)v0;
+        mp.dv = (float)dv;
+        mp.min_snr_db = -1e30f;
+        mp.nodata = GG_FMCW_NODATA;
+        mp.notch_lo = 1;
+        mp.notch_hi = 0;
+        gg_fmcw_rank_params rp = {n_bins, 1, 0};
+        gg_buffer *bufs[4] = {in, sorted, dummy, o};
+        if ((s = gg_rt_launch(ctx, GG_K_FMCW_RANK, n_bins, rows * n_gates, &rp, sizeof rp, bufs, 2)) == GG_OK &&
+            (s = gg_rt_launch(ctx, GG_K_FMCW_MOMENTS, n_gates, rows, &mp, sizeof mp, bufs, 4)) == GG_OK)
+            s = gg_buffer_read(ctx, o, 0, out, nout * 4);
+    }
+    gg_buffer_free(ctx, in);
+    gg_buffer_free(ctx, sorted);
+    gg_buffer_free(ctx, dummy);
+    gg_buffer_free(ctx, o);
+    return s;
+}

@@ -1,0 +1,393 @@
+/*
+ * fmcwdataset.cpp -- the FMCW raster driver: an FMCW raw-sector file
+ * (docs/fmcw_format.md) opened as its radar products, computed lazily on
+ * the device through libgeogpu's gg_fmcw processor.
+ *   - polar (default): rows = sectors, columns = range gates, one Float32
+ *     band per product (CfRadial short name as description, units);
+ *   - PPI (open option GRID_RES=<m>): a square azimuthal-equidistant grid
+ *     centred on the radar, nearest gate under the 4/3-Earth beam model.
+ * Connection string "FMCW:<file>"; open options PRODUCTS, DEVICE,
+ * GRID_RES, MAX_RANGE (docs/driver_fmcw.md).
+ *
+ * MIT licence.
+ */
+#include "fmcw_driver.h"
+#include "fmcw_file.h"
+
+#include "cpl_string.h"
+
+#include "gdal_priv.h"
+#include "ogr_spatialref.h"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace
+{
+
+class FMCWDataset;
+
+class FMCWBand final : public GDALRasterBand
+{
+    friend class FMCWDataset;
+    int m_iProduct;   // index into the dataset's product list
+    std::string m_units;
+
+  public:
+    FMCWBand(FMCWDataset *poDS, int nBand, int iProduct);
+    CPLErr IReadBlock(int nBlockXOff, int nBlockYOff, void *pData) override;
+    const char *GetUnitType() override { return m_units.c_str(); }
+    double GetNoDataValue(int *pbSuccess) override
+    {
+        if (pbSuccess)
+            *pbSuccess = TRUE;
+        return GG_FMCW_NODATA;
+    }
+};
+
+class FMCWDataset final : public GDALDataset
+{
+    friend class FMCWBand;
+    FMCWFile *m_file = nullptr;
+    gg_fmcw_params m_p{};
+    std::vector<int> m_products;
+    std::string m_device;
+    double m_res = 0, m_maxRange = 0;
+    int m_gridSize = 0, m_batch = 8;
+    gg_context *m_ctx = nullptr;
+    gg_fmcw *m_proc = nullptr;
+    std::mutex m_lock;
+    int m_cacheBlock = -1;            // polar block in the cache
+    std::vector<float> m_cache;       // polar: [nprod][batch][G]; grid: [nprod][size][size]
+    std::vector<int16_t> m_raw;
+    std::vector<float> m_out;
+    std::vector<char> m_warned;
+    OGRSpatialReference m_srs;
+
+    CPLErr Start();
+    CPLErr ComputeSectors(int first, int n, float *dst, int dstRows);   // dst [nprod][dstRows][G]
+    CPLErr FillBlock(int block);
+    CPLErr FillGrid();
+
+  public:
+    ~FMCWDataset() override;
+    static GDALDataset *Open(GDALOpenInfo *poOpenInfo);
+    static GDALDataset *Create(const char *file, const char *products, const char *device, double res,
+                               double maxRange);
+    static int Identify(GDALOpenInfo *poOpenInfo)
+    {
+        return STARTS_WITH_CI(poOpenInfo->pszFilename, "FMCW:");
+    }
+    CPLErr GetGeoTransform(double *gt) override;
+    const OGRSpatialReference *GetSpatialRef() const override { return m_res > 0 ? &m_srs : nullptr; }
+};
+
+FMCWBand::FMCWBand(FMCWDataset *ds, int nBandIn, int iProduct) : m_iProduct(iProduct)
+{
+    poDS = ds;
+    nBand = nBandIn;
+    eDataType = GDT_Float32;
+    nRasterXSize = ds->GetRasterXSize();
+    nRasterYSize = ds->GetRasterYSize();
+    nBlockXSize = nRasterXSize;
+    nBlockYSize = ds->m_res > 0 ? std::min(64, nRasterYSize) : ds->m_batch;
+    const int k = ds->m_products[(size_t)iProduct];
+    SetDescription(gg_fmcw_product_name(k));
+    m_units = gg_fmcw_product_units(k);
+    GDALRasterBand::SetMetadataItem("standard_name", gg_fmcw_product_standard_name(k));
+}
+
+FMCWDataset::~FMCWDataset()
+{
+    FlushCache(true);
+    gg_fmcw_destroy(m_proc);
+    gg_context_destroy(m_ctx);
+    FMCWFileClose(m_file);
+}
+
+CPLErr FMCWDataset::GetGeoTransform(double *gt)
+{
+    if (m_res <= 0)
+        return CE_Failure;   // polar: no affine georeferencing
+    gt[0] = -0.5 * m_gridSize * m_res;
+    gt[1] = m_res;
+    gt[2] = 0;
+    gt[3] = 0.5 * m_gridSize * m_res;
+    gt[4] = 0;
+    gt[5] = -m_res;
+    return CE_None;
+}
+
+CPLErr FMCWDataset::Start()
+{
+    if (m_proc)
+        return CE_None;
+    char err[512];
+    if (gg_context_create(m_device.empty() ? nullptr : m_device.c_str(), &m_ctx, err, sizeof err) != GG_OK)
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "FMCW: %s", err);
+        return CE_Failure;
+    }
+    CPLDebug("FMCW", "device %s", gg_context_device_name(m_ctx));
+    if (gg_fmcw_create(m_ctx, &m_p, nullptr, 0, m_batch, &m_proc) != GG_OK)
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "FMCW: %s", gg_context_last_error(m_ctx));
+        return CE_Failure;
+    }
+    m_raw.resize(gg_fmcw_sector_values(&m_p) * (size_t)m_batch);
+    m_out.resize((size_t)GG_FMCW_NPRODUCTS * m_p.n_gates * m_batch);
+    return CE_None;
+}
+
+CPLErr FMCWDataset::ComputeSectors(int first, int n, float *dst, int dstRows)
+{
+    const size_t G = (size_t)m_p.n_gates;
+    if (FMCWFileRead(m_file, first, n, m_raw.data()) != CE_None)
+        return CE_Failure;
+    if (gg_fmcw_push(m_proc, m_raw.data(), n) != GG_OK || gg_fmcw_products(m_proc, m_out.data()) != GG_OK)
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "FMCW: %s", gg_fmcw_last_error(m_proc));
+        return CE_Failure;
+    }
+    for (int k = 0; k < n; k++)
+    {
+        const int flag = gg_fmcw_sector_flags(m_proc, k);
+        if (flag && !m_warned[(size_t)(first + k)])
+        {
+            m_warned[(size_t)(first + k)] = 1;
+            CPLError(CE_Warning, CPLE_AppDefined, "FMCW: sector %d: %s; its products are nodata", first + k,
+                     flag == 1 ? "a channel is all zero" : "too many clipped (full-scale) samples");
+        }
+        // processor output: [sector][all products][G] (all asked: canonical order)
+        for (size_t i = 0; i < m_products.size(); i++)
+            memcpy(dst + (i * (size_t)dstRows + (size_t)k) * G,
+                   m_out.data() + ((size_t)k * GG_FMCW_NPRODUCTS + (size_t)m_products[i]) * G, G * sizeof(float));
+    }
+    return CE_None;
+}
+
+CPLErr FMCWDataset::FillBlock(int block)
+{
+    if (m_cacheBlock == block)
+        return CE_None;
+    if (Start() != CE_None)
+        return CE_Failure;
+    m_cache.resize(m_products.size() * (size_t)m_batch * m_p.n_gates);
+    const int first = block * m_batch, n = std::min(m_batch, nRasterYSize - first);
+    m_cacheBlock = -1;
+    if (ComputeSectors(first, n, m_cache.data(), m_batch) != CE_None)
+        return CE_Failure;
+    m_cacheBlock = block;
+    return CE_None;
+}
+
+CPLErr FMCWDataset::FillGrid()
+{
+    if (m_cacheBlock == 0)
+        return CE_None;
+    if (Start() != CE_None)
+        return CE_Failure;
+    const int S = FMCWFileSectorCount(m_file), G = m_p.n_gates;
+    const size_t np = m_products.size();
+    std::vector<float> polar(np * (size_t)S * G);
+    for (int first = 0; first < S; first += m_batch)
+    {
+        const int n = std::min(m_batch, S - first);
+        std::vector<float> part(np * (size_t)n * G);
+        if (ComputeSectors(first, n, part.data(), n) != CE_None)
+            return CE_Failure;
+        for (size_t i = 0; i < np; i++)
+            memcpy(polar.data() + (i * S + first) * (size_t)G, part.data() + i * (size_t)n * G,
+                   sizeof(float) * (size_t)n * G);
+    }
+    const double *elev = FMCWFileElevation(m_file);
+    double e = 0;
+    for (int s = 0; s < S; s++)
+        e += elev[s] / S;
+    m_cache.resize(np * (size_t)m_gridSize * m_gridSize);
+    for (size_t i = 0; i < np; i++)
+        if (gg_fmcw_grid_ppi(&m_p, polar.data() + i * (size_t)S * G, S, FMCWFileAzimuth(m_file),
+                             FMCWFileSite(m_file)->beam_width, e, m_res, m_maxRange, m_gridSize,
+                             m_cache.data() + i * (size_t)m_gridSize * m_gridSize) != GG_OK)
+        {
+            CPLError(CE_Failure, CPLE_AppDefined, "FMCW: PPI gridding failed (elevation %g, resolution %g m)", e,
+                     m_res);
+            return CE_Failure;
+        }
+    m_cacheBlock = 0;
+    return CE_None;
+}
+
+CPLErr FMCWBand::IReadBlock(int, int nBlockYOff, void *pData)
+{
+    FMCWDataset *ds = static_cast<FMCWDataset *>(poDS);
+    std::lock_guard<std::mutex> guard(ds->m_lock);
+    const int y0 = nBlockYOff * nBlockYSize, rows = std::min(nBlockYSize, nRasterYSize - y0);
+    float *out = static_cast<float *>(pData);
+    if (ds->m_res > 0)
+    {
+        if (ds->FillGrid() != CE_None)
+            return CE_Failure;
+        const size_t plane = (size_t)nRasterXSize * nRasterYSize;
+        memcpy(out, ds->m_cache.data() + m_iProduct * plane + (size_t)y0 * nRasterXSize,
+               sizeof(float) * (size_t)rows * nRasterXSize);
+    }
+    else
+    {
+        if (ds->FillBlock(nBlockYOff) != CE_None)
+            return CE_Failure;
+        memcpy(out, ds->m_cache.data() + (size_t)m_iProduct * ds->m_batch * nRasterXSize,
+               sizeof(float) * (size_t)rows * nRasterXSize);
+    }
+    for (size_t i = (size_t)rows * nRasterXSize; i < (size_t)nBlockYSize * nBlockXSize; i++)
+        out[i] = GG_FMCW_NODATA;
+    return CE_None;
+}
+
+GDALDataset *FMCWDataset::Create(const char *file, const char *products, const char *device, double res,
+                                 double maxRange)
+{
+    char err[512];
+    int list[GG_FMCW_NPRODUCTS], n = 0;
+    if (gg_fmcw_parse_products(products, list, &n, err, sizeof err) != GG_OK)
+    {
+        CPLError(CE_Failure, CPLE_IllegalArg, "FMCW: %s", err);
+        return nullptr;
+    }
+    if (device && *device && gg_device_check(device, err, sizeof err) != GG_OK)
+    {
+        CPLError(CE_Failure, CPLE_IllegalArg, "FMCW: %s", err);
+        return nullptr;
+    }
+    if (res < 0 || !std::isfinite(res) || maxRange < 0 || !std::isfinite(maxRange))
+    {
+        CPLError(CE_Failure, CPLE_IllegalArg, "FMCW: the grid resolution and maximum range must be positive");
+        return nullptr;
+    }
+    FMCWFile *f = FMCWFileOpen(file);
+    if (!f)
+        return nullptr;
+    auto ds = new FMCWDataset();
+    ds->m_file = f;
+    ds->m_p = *FMCWFileParams(f);
+    ds->m_products.assign(list, list + n);
+    ds->m_device = device ? device : "";
+    const int S = FMCWFileSectorCount(f);
+    ds->m_batch = std::min(8, S);
+    ds->m_warned.assign((size_t)S, 0);
+    ds->m_res = res;
+    const FMCWSite *site = FMCWFileSite(f);
+    if (res > 0)
+    {
+        double ground = 0;
+        gg_fmcw_beam(gg_fmcw_gate_range(&ds->m_p, ds->m_p.n_gates - 1), FMCWFileElevation(f)[0], &ground, nullptr);
+        ds->m_maxRange = maxRange > 0 ? maxRange : ground;
+        const double cells = 2.0 * std::ceil(ds->m_maxRange / res);
+        if (cells > 40000)
+        {
+            CPLError(CE_Failure, CPLE_IllegalArg, "FMCW: a %.0f m grid to %.0f m is %.0f cells square; too large",
+                     res, ds->m_maxRange, cells);
+            delete ds;
+            return nullptr;
+        }
+        ds->m_gridSize = (int)cells;
+        ds->nRasterXSize = ds->nRasterYSize = ds->m_gridSize;
+        ds->m_srs.SetWellKnownGeogCS("WGS84");
+        ds->m_srs.SetAE(site->latitude, site->longitude, 0, 0);
+        ds->m_srs.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
+    }
+    else
+    {
+        ds->nRasterXSize = ds->m_p.n_gates;
+        ds->nRasterYSize = S;
+    }
+    const gg_fmcw_params &p = ds->m_p;
+    ds->SetMetadataItem("CARRIER_FREQUENCY_HZ", CPLSPrintf("%.17g", p.carrier_hz));
+    ds->SetMetadataItem("SWEEP_BANDWIDTH_HZ", CPLSPrintf("%.17g", p.bandwidth_hz));
+    ds->SetMetadataItem("SWEEP_TIME_S", CPLSPrintf("%.17g", p.sweep_time_s));
+    ds->SetMetadataItem("RANGE_RESOLUTION_M", CPLSPrintf("%.17g", gg_fmcw_range_resolution(&p)));
+    ds->SetMetadataItem("RANGE_OFFSET_M", CPLSPrintf("%.17g", p.range_offset_m));
+    ds->SetMetadataItem("NYQUIST_VELOCITY_MPS", CPLSPrintf("%.17g", gg_fmcw_nyquist_velocity(&p)));
+    ds->SetMetadataItem("WAVELENGTH_M", CPLSPrintf("%.17g", gg_fmcw_wavelength(&p)));
+    ds->SetMetadataItem("RADAR_CONSTANT_H_DB", CPLSPrintf("%.17g", p.radar_constant_h_db));
+    ds->SetMetadataItem("ZDR_OFFSET_DB", CPLSPrintf("%.17g", p.zdr_offset_db));
+    ds->SetMetadataItem("LDR_OFFSET_DB", CPLSPrintf("%.17g", p.ldr_offset_db));
+    ds->SetMetadataItem("N_SWEEPS", CPLSPrintf("%d", p.n_sweeps));
+    ds->SetMetadataItem("N_SAMPLES", CPLSPrintf("%d", p.n_samples));
+    ds->SetMetadataItem("N_GATES", CPLSPrintf("%d", p.n_gates));
+    ds->SetMetadataItem("N_SECTORS", CPLSPrintf("%d", S));
+    ds->SetMetadataItem("LATITUDE", CPLSPrintf("%.17g", site->latitude));
+    ds->SetMetadataItem("LONGITUDE", CPLSPrintf("%.17g", site->longitude));
+    ds->SetMetadataItem("ALTITUDE", CPLSPrintf("%.17g", site->altitude));
+    ds->SetMetadataItem("BEAM_WIDTH_DEG", CPLSPrintf("%.17g", site->beam_width));
+    ds->SetMetadataItem("ELEVATION_DEG", CPLSPrintf("%.17g", FMCWFileElevation(f)[0]));
+    if (res > 0)
+    {
+        ds->SetMetadataItem("GRID_RESOLUTION_M", CPLSPrintf("%.17g", res));
+        ds->SetMetadataItem("MAX_RANGE_M", CPLSPrintf("%.17g", ds->m_maxRange));
+    }
+    else
+    {
+        std::string az;
+        for (int s = 0; s < S; s++)
+            az += CPLSPrintf(s ? ",%.6g" : "%.6g", FMCWFileAzimuth(f)[s]);
+        ds->SetMetadataItem("AZIMUTH_DEG", az.c_str());
+    }
+    for (int i = 0; i < n; i++)
+        ds->SetBand(i + 1, new FMCWBand(ds, i + 1, i));
+    ds->SetDescription(file);
+    return ds;
+}
+
+GDALDataset *FMCWDataset::Open(GDALOpenInfo *poOpenInfo)
+{
+    if (!Identify(poOpenInfo))
+        return nullptr;
+    if (poOpenInfo->eAccess == GA_Update)
+    {
+        CPLError(CE_Failure, CPLE_NotSupported, "FMCW: the driver is read-only");
+        return nullptr;
+    }
+    const char *products = CSLFetchNameValueDef(poOpenInfo->papszOpenOptions, "PRODUCTS", "");
+    const char *device = CSLFetchNameValueDef(poOpenInfo->papszOpenOptions, "DEVICE", "");
+    const double res = CPLAtof(CSLFetchNameValueDef(poOpenInfo->papszOpenOptions, "GRID_RES", "0"));
+    const double maxr = CPLAtof(CSLFetchNameValueDef(poOpenInfo->papszOpenOptions, "MAX_RANGE", "0"));
+    return Create(poOpenInfo->pszFilename + 5, products, device, res, maxr);
+}
+
+}  // namespace
+
+GDALDatasetH FMCWOpenProducts(const char *pszFilename, const char *products, const char *device, double grid_res,
+                              double max_range)
+{
+    return GDALDataset::ToHandle(FMCWDataset::Create(pszFilename, products, device, grid_res, max_range));
+}
+
+void FMCWRegisterDriver(void)
+{
+    if (GDALGetDriverByName("FMCW") != nullptr)
+        return;
+    GDALDriver *drv = new GDALDriver();
+    drv->SetDescription("FMCW");
+    drv->SetMetadataItem(GDAL_DCAP_RASTER, "YES");
+    drv->SetMetadataItem(GDAL_DMD_LONGNAME, "geogpu FMCW weather radar (products of raw sectors)");
+    drv->SetMetadataItem(GDAL_DMD_HELPTOPIC, "docs/driver_fmcw.md");
+    drv->SetMetadataItem(GDAL_DMD_CONNECTION_PREFIX, "FMCW:");
+    drv->SetMetadataItem(GDAL_DMD_OPENOPTIONLIST,
+                         "<OpenOptionList>"
+                         "  <Option name='PRODUCTS' type='string' description='comma-separated products "
+                         "(DBZ,ZDR,LDR,VEL,WIDTH,RHOHV,PHIDP,SNR,SNRVC,SNRHX); default all'/>"
+                         "  <Option name='DEVICE' type='string' description='auto, cpu, cuda[:N], "
+                         "opencl[:P[:D]]'/>"
+                         "  <Option name='GRID_RES' type='float' description='PPI cell size in m (0: polar "
+                         "raster)' default='0'/>"
+                         "  <Option name='MAX_RANGE' type='float' description='PPI extent in m (0: last "
+                         "gate)' default='0'/>"
+                         "</OpenOptionList>");
+    drv->pfnOpen = FMCWDataset::Open;
+    drv->pfnIdentify = FMCWDataset::Identify;
+    GetGDALDriverManager()->RegisterDriver(drv);
+}
