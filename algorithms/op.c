@@ -13,10 +13,11 @@
 #include <strings.h>
 
 static const gg_op_class *const registry[] = {&gg_op_multilook, &gg_op_rotate, &gg_op_radnorm,
-                                               &gg_op_coherence, &gg_op_ptsel, &gg_op_xcorr};
+                                               &gg_op_coherence, &gg_op_ptsel, &gg_op_xcorr,
+                                               &gg_op_resample};
 #define NOPS (sizeof registry / sizeof registry[0])
 
-static const char *const op_names[] = {"multilook", "rotate", "radnorm", "coherence", "ptsel", "xcorr", NULL};
+static const char *const op_names[] = {"multilook", "rotate", "radnorm", "coherence", "ptsel", "xcorr", "resample", NULL};
 
 const char *const *gg_op_names(void) { return op_names; }
 
@@ -76,7 +77,7 @@ gg_status gg_op_new(const char *name, gg_op **out, char *err, size_t errlen)
     const gg_op_class *c = find_class(name);
     if (!c) {
         if (err)
-            snprintf(err, errlen, "unknown operation '%s' (known: multilook, rotate, radnorm, coherence, ptsel, xcorr)",
+            snprintf(err, errlen, "unknown operation '%s' (known: multilook, rotate, radnorm, coherence, ptsel, xcorr, resample)",
                      name ? name : "");
         return GG_ERR_ARGUMENT;
     }

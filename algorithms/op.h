@@ -91,5 +91,6 @@ extern const gg_op_class gg_op_radnorm;
 extern const gg_op_class gg_op_coherence;
 extern const gg_op_class gg_op_ptsel;
 extern const gg_op_class gg_op_xcorr;
+extern const gg_op_class gg_op_resample;
 
 #endif

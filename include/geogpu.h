@@ -601,6 +601,49 @@ GG_API gg_status gg_xcorr_gmtsar(gg_context *ctx, const gg_xcorr_prm *master,
                                  void *user);
 GG_API void gg_xcorr_free(void *p);
 
+/* ------------------------------------------- coregistration fit (gg_coreg_fit_) */
+
+/* Robust polynomial fit of dense offsets (algorithms/coreg/fit.c), float64.
+ * offset(x, y) = sum_k c_k m_k(x, y) with m = 1, x, y, x^2, xy, y^2, x^3,
+ * x^2y, xy^2, y^3 (3, 6 or 10 terms for order 1, 2, 3); x = pixel
+ * (across), y = line (down) in the primary, pixel centres at integers;
+ * secondary = primary + offset.  Down and across are fitted separately. */
+typedef struct gg_coreg_fit_options {
+    int order;          /* 1..3 (1) */
+    double min_snr;     /* points with snr < min_snr are not used (0) */
+    double min_peak;    /* points with peak < min_peak are not used (0) */
+    double tukey_c;     /* Tukey biweight constant, in MAD sigmas (4.685) */
+    double kcut;        /* final hard cut at kcut MAD sigmas (3) */
+    int max_iter;       /* IRLS iterations (50) */
+    int min_points;     /* least points (0: max(8, 2 * terms)) */
+} gg_coreg_fit_options;
+
+typedef struct gg_coreg_fit {
+    int order, ncoef;
+    double down[10], across[10];     /* pixel-unit monomial coefficients */
+    int n_total, n_candidates;        /* given; finite and above the thresholds */
+    int n_used_down, n_used_across;   /* survivors of the outlier cut */
+    double rms_down, rms_across;      /* residual RMS of the survivors (px) */
+    double sigma_down, sigma_across;  /* MAD sigma of the robust fit (px) */
+} gg_coreg_fit;
+
+GG_API void gg_coreg_fit_options_default(gg_coreg_fit_options *o);
+/* n points; snr and peak may be NULL (no threshold).  Too few points is
+ * GG_ERR_ARGUMENT with a message naming the count and the threshold. */
+GG_API gg_status gg_coreg_fit_points(const double *x, const double *y, const double *off_down,
+                                     const double *off_across, const double *snr,
+                                     const double *peak, int n, const gg_coreg_fit_options *o,
+                                     gg_coreg_fit *out, char *err, size_t errlen);
+/* axis 0 = down, 1 = across */
+GG_API double gg_coreg_fit_eval(const gg_coreg_fit *f, int axis, double x, double y);
+/* JSON text (coefficients, order, counts used/rejected, RMS). */
+GG_API gg_status gg_coreg_fit_json(const gg_coreg_fit *f, char *buf, size_t len);
+/* GMTSAR's eight PRM lines (rshift sub_int_r stretch_r a_stretch_r ashift
+ * sub_int_a stretch_a a_stretch_a): the linear part of the fit. */
+GG_API gg_status gg_coreg_fit_prm(const gg_coreg_fit *f, char *buf, size_t len);
+/* Parses gg_coreg_fit_json's text, or "d0,d1,...;a0,a1,..." (down;across). */
+GG_API gg_status gg_coreg_fit_parse(const char *text, gg_coreg_fit *f, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

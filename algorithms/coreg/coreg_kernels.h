@@ -606,3 +606,108 @@ GG_KERNEL3(gg_k_xc_final, gg_xc_params, p, const float, V, float, ws, float, out
     s[GG_XC_OUT_X] = dx;
     s[GG_XC_OUT_V] = best;
 }
+
+/* ------------------------------------------------------------ resample */
+
+/* Weight of a tap at distance d from the sample point. */
+GG_DEVICE_FN double gg_rs_weight(int kind, double d)
+{
+    const double a = fabs(d), pi = 3.14159265358979323846;
+    if (kind == GG_RS_BILINEAR)
+        return a < 1.0 ? 1.0 - a : 0.0;
+    if (kind == GG_RS_BICUBIC) /* Keys, a = -0.5 */
+        return a < 1.0 ? (1.5 * a - 2.5) * a * a + 1.0
+                       : (a < 2.0 ? ((-0.5 * a + 2.5) * a - 4.0) * a + 2.0 : 0.0);
+    const double s = a < 1e-12 ? 1.0 : sin(pi * a) / (pi * a);
+    if (kind == GG_RS_SINC4)
+        return s;
+    return a < 4.0 ? s * (0.5 + 0.5 * cos(pi * a * 0.25)) : 0.0;
+}
+
+/* One output pixel per work item.  Taps outside the secondary, nodata or
+ * NaN are left out and the others renormalised (interpolation of a
+ * constant stays exact at edges); the pixel is nodata when the sample
+ * point falls outside the secondary's pixels or its nearest sample is
+ * invalid. */
+GG_KERNEL2(gg_k_rs_resample, gg_rs_params, p, const float, in, float, out)
+{
+    const int x = GG_X, y = GG_Y;
+    if (x >= gg_nx || y >= gg_ny)
+        return;
+    const int nc = p.channels;
+    const size_t o = ((size_t)y * (size_t)gg_nx + (size_t)x) * (size_t)nc;
+    const double X = (double)(p.dst_x0 + x), Y = (double)(p.dst_y0 + y);
+    double m[10];
+    m[0] = 1.0; m[1] = X; m[2] = Y;
+    m[3] = X * X; m[4] = X * Y; m[5] = Y * Y;
+    m[6] = X * X * X; m[7] = X * X * Y; m[8] = X * Y * Y; m[9] = Y * Y * Y;
+    double dd = 0.0, da = 0.0;
+    for (int k = 0; k < p.ncoef; k++) {
+        dd += p.cd[k] * m[k];
+        da += p.ca[k] * m[k];
+    }
+    const double sx = X + da, sy = Y + dd;
+    if (!(sx >= -0.5 && sx < p.src_w - 0.5 && sy >= -0.5 && sy < p.src_h - 0.5)) {
+        for (int c = 0; c < nc; c++)
+            out[o + c] = p.dst_nodata;
+        return;
+    }
+    int n, ix0, iy0;
+    if (p.kind == GG_RS_NEAREST) {
+        n = 1;
+        ix0 = (int)floor(sx + 0.5);
+        iy0 = (int)floor(sy + 0.5);
+    } else {
+        n = p.kind == GG_RS_BILINEAR ? 2 : (p.kind == GG_RS_SINC8 ? 8 : 4);
+        ix0 = (int)floor(sx) - (n / 2 - 1);
+        iy0 = (int)floor(sy) - (n / 2 - 1);
+    }
+    /* the nearest sample must be valid and in the tile */
+    const int nx0 = (int)floor(sx + 0.5), ny0 = (int)floor(sy + 0.5);
+    const int lnx = nx0 - p.tile_x0, lny = ny0 - p.tile_y0;
+    int ok = lnx >= 0 && lny >= 0 && lnx < p.tile_w && lny < p.tile_h;
+    if (ok) {
+        const size_t k = ((size_t)lny * (size_t)p.tile_w + (size_t)lnx) * (size_t)nc;
+        ok = nc == 2 ? gg_cvalid(in[k], in[k + 1], p.has_nodata, p.nodata)
+                     : gg_valid(in[k], p.has_nodata, p.nodata);
+    }
+    double acc0 = 0.0, acc1 = 0.0, wsum = 0.0;
+    for (int j = 0; ok && j < n; j++) {
+        const int iy = iy0 + j;
+        if (iy < 0 || iy >= p.src_h)
+            continue;
+        const double wy = p.kind == GG_RS_NEAREST ? 1.0 : gg_rs_weight(p.kind, sy - iy);
+        if (wy == 0.0)
+            continue;
+        const int ly = iy - p.tile_y0;
+        for (int i = 0; i < n; i++) {
+            const int ix = ix0 + i;
+            if (ix < 0 || ix >= p.src_w)
+                continue;
+            const double w = wy * (p.kind == GG_RS_NEAREST ? 1.0 : gg_rs_weight(p.kind, sx - ix));
+            if (w == 0.0)
+                continue;
+            const int lx = ix - p.tile_x0;
+            if (lx < 0 || ly < 0 || lx >= p.tile_w || ly >= p.tile_h) {
+                ok = 0; /* a planning error: nodata, never an out-of-bounds read */
+                break;
+            }
+            const size_t k = ((size_t)ly * (size_t)p.tile_w + (size_t)lx) * (size_t)nc;
+            const float re = in[k], im = nc == 2 ? in[k + 1] : 0.0f;
+            if (!(nc == 2 ? gg_cvalid(re, im, p.has_nodata, p.nodata)
+                          : gg_valid(re, p.has_nodata, p.nodata)))
+                continue;
+            acc0 += w * re;
+            acc1 += w * im;
+            wsum += w;
+        }
+    }
+    if (!ok || !(fabs(wsum) > 0.25)) {
+        for (int c = 0; c < nc; c++)
+            out[o + c] = p.dst_nodata;
+        return;
+    }
+    out[o] = (float)(acc0 / wsum);
+    if (nc == 2)
+        out[o + 1] = (float)(acc1 / wsum);
+}

@@ -71,4 +71,26 @@ typedef struct gg_xc_params {
     int tox, toy;
 } gg_xc_params;
 
+
+/* resample (resample.c, gg_k_rs_resample): the secondary sampled at
+ * (X + across(X, Y), Y + down(X, Y)) for each output pixel (X, Y); the
+ * polynomials in pixel monomials 1, x, y, x^2, xy, y^2, x^3, x^2y, xy^2, y^3.
+ * Doubles first so that every compiler lays the struct out alike. */
+#define GG_RS_NEAREST 0
+#define GG_RS_BILINEAR 1
+#define GG_RS_BICUBIC 2
+#define GG_RS_SINC4 3   /* GMTSAR resamp's 4x4 sinc, normalised by its weight sum */
+#define GG_RS_SINC8 4   /* 8x8 Hann-windowed sinc, normalised */
+typedef struct gg_rs_params {
+    double cd[10], ca[10];  /* down, across coefficients */
+    int ncoef, kind;
+    int channels;           /* 2 complex, 1 real */
+    int src_w, src_h;       /* the whole secondary */
+    int tile_x0, tile_y0, tile_w, tile_h;
+    int dst_x0, dst_y0;
+    int has_nodata;
+    float nodata, dst_nodata;
+    int pad_;
+} gg_rs_params;
+
 #endif

@@ -1,0 +1,366 @@
+/*
+ * gdal_coreg.c -- coregistration in one command: dense offsets of the
+ * secondary against the primary (the xcorr op on the device), a robust
+ * polynomial fit of them (gg_coreg_fit), and the secondary resampled onto
+ * the primary grid (the resample op) written through gg_app.
+ *
+ * The offsets are small (one pixel per window) and are read whole through
+ * the GG driver (which processes the SLCs block by block); the fit is host
+ * float64; the resampling goes through gg_app like every utility, so -of,
+ * -co, -device, -q and -of GGVRT (a lazily resampled secondary) behave as
+ * elsewhere.  The fit's files (-fit, -prm) are written only once the
+ * resampled output exists, each to a temporary name then renamed.
+ *
+ * MIT licence.
+ */
+#include "gg_app.h"
+
+#include "cpl_conv.h"
+#include "cpl_string.h"
+#include "cpl_vsi.h"
+#include "gdal.h"
+#include "gg_driver.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "geogpu.h"
+
+/* values of the hidden flags that main() hands to the resample step */
+static int parse_flag(gg_app *app, int argc, char **argv, int *pi)
+{
+    const char *v[1];
+    static const char *const keys[][2] = {{"-interp", "interp"}, {"-poly", "poly"},
+                                          {"-outsize", "outsize"}};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (EQUAL(argv[*pi], keys[i][0])) {
+            if (gg_app_values(app, argc, argv, pi, 1, v) < 0)
+                return -1;
+            return gg_app_set(app, keys[i][1], v[0]);
+        }
+    return 0;
+}
+
+static const gg_app_spec spec = {
+    .name = "gdal_coreg",
+    .operation = "resample",
+    .purpose = "Coregisters a secondary SLC to a primary: dense sub-pixel offsets (gdal_xcorr's\n"
+               "quality mode), a robust polynomial fit of them, and the secondary resampled\n"
+               "onto the primary grid (CFloat32; pixels mapping outside the secondary are nodata).",
+    .synopsis = "[-window <w> <h>] [-search <sx> <sy>] [-skip <x> <y>] [-start <x> <y>]\n"
+                "    [-count <nx> <ny>] [-gross <dx> <dy>] [-zoom <n>] [-ovs <n>] [-noderamp]\n"
+                "    [-snr_window <n>] [-minvalid <f>] [-order <1-3>] [-snr <min>] [-minpeak <min>]\n"
+                "    [-kcut <k>] [-interp nearest|bilinear|bicubic|sinc4|sinc8] [-fit <out.json>]\n"
+                "    [-prm <out.prm>]",
+    .help = "  offsets (as gdal_xcorr): -window -search -skip -start -count -gross -zoom -ovs\n"
+            "                     -noderamp -snr_window -minvalid\n"
+            "  -order <n>         polynomial order of the fit, 1 to 3 (default 1)\n"
+            "  -snr <min>         use only windows with SNR >= min (default 0)\n"
+            "  -minpeak <min>     use only windows with NCC peak >= min (default 0)\n"
+            "  -kcut <k>          final outlier cut in robust sigmas (default 3)\n"
+            "  -interp <kernel>   nearest, bilinear, bicubic, sinc4 (GMTSAR) or sinc8 (default)\n"
+            "  -fit <file>        write the fit as JSON (coefficients, counts, RMS)\n"
+            "  -prm <file>        write GMTSAR's 8 PRM lines (linear part of the fit)\n",
+    .operands = "<primary> <secondary> <dst_dataset>",
+    .required = NULL,
+    .parse_flag = parse_flag,
+};
+
+/* flags with their value counts: xcorr's (handed to the op), the fit's
+ * (kept here), gg_app's (handed on) */
+static const struct {
+    const char *flag, *key;
+    int n;
+} xc_flags[] = {{"-window", "window", 2}, {"-search", "search", 2}, {"-skip", "skip", 2},
+                {"-start", "start", 2},   {"-count", "count", 2},   {"-gross", "gross", 2},
+                {"-zoom", "zoom", 1},     {"-ovs", "ovs", 1},       {"-snr_window", "snrwindow", 1},
+                {"-minvalid", "minvalid", 1}, {"-noderamp", "deramp", 0}};
+
+static int app_flag_values(const char *a)
+{
+    static const char *const two[] = {"--config"};
+    static const char *const one[] = {"-of", "-ot", "-co", "-srcnodata", "-dstnodata", "-device",
+                                      "-oo", "-if", "-interp"};
+    for (size_t i = 0; i < sizeof two / sizeof two[0]; i++)
+        if (EQUAL(a, two[i]))
+            return 2;
+    for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
+        if (EQUAL(a, one[i]))
+            return 1;
+    return 0;
+}
+
+static int fail(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "ERROR 1: gdal_coreg: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "\n");
+    return 1;
+}
+
+/* Writes text to path through a temporary name in the same folder. */
+static int write_text(const char *path, const char *text)
+{
+    char *tmp = CPLStrdup(CPLSPrintf("%s.tmp%d", path, (int)getpid()));
+    FILE *f = fopen(tmp, "w");
+    int ok = f && fputs(text, f) >= 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0;
+    if (!ok)
+        unlink(tmp);
+    CPLFree(tmp);
+    return ok ? 0 : fail("cannot write '%s'%s", path, "");
+}
+
+/* Step 1: dense offsets through the GG driver; fills the window centres
+ * (primary pixel coordinates, centres at integers) and the bands. */
+static int offsets(const char *primary, const char *secondary, const char *device,
+                   char **xc_opts, double **pts, int *npts)
+{
+    GDALDatasetH in[2];
+    const char *names[2] = {primary, secondary};
+    for (int k = 0; k < 2; k++) {
+        /* read-only, no statistics: nothing is written next to the inputs */
+        in[k] = GDALOpenEx(names[k], GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+        if (!in[k]) {
+            if (k)
+                GDALClose(in[0]);
+            return fail("cannot open '%s'%s", names[k], "");
+        }
+    }
+    int err = 0;
+    const int w0 = GDALGetRasterXSize(in[0]), h0 = GDALGetRasterYSize(in[0]);
+    const int w1 = GDALGetRasterXSize(in[1]), h1 = GDALGetRasterYSize(in[1]);
+    if (w0 != w1 || h0 != h1)
+        err = fail("%s", CPLSPrintf("primary is %dx%d but secondary is %dx%d: they must have the "
+                                    "same size (crop or pad first)", w0, h0, w1, h1), "");
+    for (int k = 0; !err && k < 2; k++) {
+        const GDALDataType t = GDALGetRasterDataType(GDALGetRasterBand(in[k], 1));
+        if (!GDALDataTypeIsComplex(t))
+            err = fail("%s", CPLSPrintf("%s '%s' is %s, not a complex SLC", k ? "secondary" : "primary",
+                                        names[k], GDALGetDataTypeName(t)), "");
+    }
+    if (err) {
+        GDALClose(in[0]);
+        GDALClose(in[1]);
+        return 1;
+    }
+    double pgt[6], inv[6];
+    const int has_pgt = GDALGetGeoTransform(in[0], pgt) == CE_None && GDALInvGeoTransform(pgt, inv);
+    char e[512];
+    gg_op *op = NULL;
+    if (gg_op_new("xcorr", &op, e, sizeof e) != GG_OK) {
+        GDALClose(in[0]);
+        GDALClose(in[1]);
+        return fail("%s%s", e, "");
+    }
+    for (char **o = xc_opts; o && *o; o++) {
+        char *key = NULL;
+        const char *val = CPLParseNameValue(*o, &key);
+        if (gg_op_set(op, key, val) != GG_OK) {
+            fail("%s%s", gg_op_last_error(op), "");
+            CPLFree(key);
+            gg_op_free(op);
+            GDALClose(in[0]);
+            GDALClose(in[1]);
+            return 1;
+        }
+        CPLFree(key);
+    }
+    GDALDatasetH ds = GGCreateProcessedDataset(op, 2, in, TRUE, device);
+    if (!ds) /* the driver reported why (CPLError) */
+        return 1;
+    const int nx = GDALGetRasterXSize(ds), ny = GDALGetRasterYSize(ds);
+    double ogt[6];
+    GDALGetGeoTransform(ds, ogt);
+    const size_t n = (size_t)nx * ny;
+    double *v = CPLMalloc(sizeof(double) * n * 6); /* x y down across snr peak */
+    static const int bands[4] = {1, 2, 3, 7};
+    int ok = 1;
+    for (int b = 0; ok && b < 4; b++)
+        ok = GDALRasterIO(GDALGetRasterBand(ds, bands[b]), GF_Read, 0, 0, nx, ny, v + (2 + b) * n,
+                          nx, ny, GDT_Float64, 0, 0) == CE_None;
+    GDALClose(ds);
+    if (!ok) {
+        CPLFree(v);
+        return fail("computing the offsets failed%s%s", "", "");
+    }
+    for (int Y = 0; Y < ny; Y++)
+        for (int X = 0; X < nx; X++) {
+            /* window centre: offsets pixel centre -> georeferenced (or
+             * primary pixel) coordinates -> primary pixel, then GDAL's
+             * corner convention to centres-at-integers */
+            double gx = ogt[0] + ogt[1] * (X + 0.5) + ogt[2] * (Y + 0.5);
+            double gy = ogt[3] + ogt[4] * (X + 0.5) + ogt[5] * (Y + 0.5);
+            if (has_pgt) {
+                const double px = inv[0] + inv[1] * gx + inv[2] * gy;
+                const double py = inv[3] + inv[4] * gx + inv[5] * gy;
+                gx = px;
+                gy = py;
+            }
+            v[(size_t)Y * nx + X] = gx - 0.5;
+            v[n + (size_t)Y * nx + X] = gy - 0.5;
+        }
+    *pts = v;
+    *npts = (int)n;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) /* help and version: gg_app's */
+        if (EQUAL(argv[i], "--help") || EQUAL(argv[i], "-h") || EQUAL(argv[i], "--version") ||
+            EQUAL(argv[i], "--utility_version") || EQUAL(argv[i], "-help"))
+            return gg_app_main(&spec, argc, argv);
+    gg_coreg_fit_options fo;
+    gg_coreg_fit_options_default(&fo);
+    const char *fit_path = NULL, *prm_path = NULL, *device = NULL, *pos[4];
+    int npos = 0, quiet = 0;
+    char **xc = NULL, **rest = NULL;
+    rest = CSLAddString(rest, argv[0]);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int handled = 0;
+        for (size_t k = 0; k < sizeof xc_flags / sizeof xc_flags[0]; k++)
+            if (EQUAL(a, xc_flags[k].flag)) {
+                if (i + xc_flags[k].n >= argc)
+                    return fail("%s needs %s value(s) (see --help)", a,
+                                xc_flags[k].n == 2 ? "2" : "1");
+                const char *val = xc_flags[k].n == 0 ? "no"
+                                  : xc_flags[k].n == 1 ? argv[i + 1]
+                                                       : CPLSPrintf("%sx%s", argv[i + 1], argv[i + 2]);
+                xc = CSLSetNameValue(xc, xc_flags[k].key, val);
+                i += xc_flags[k].n;
+                handled = 1;
+                break;
+            }
+        if (handled)
+            continue;
+        if (EQUAL(a, "-order") || EQUAL(a, "-snr") || EQUAL(a, "-minpeak") || EQUAL(a, "-kcut") ||
+            EQUAL(a, "-fit") || EQUAL(a, "-prm")) {
+            if (i + 1 >= argc)
+                return fail("%s needs a value%s (see --help)", a, "");
+            const char *val = argv[++i];
+            char *end;
+            const double d = strtod(val, &end);
+            const int numeric = !EQUAL(a, "-fit") && !EQUAL(a, "-prm");
+            if (numeric && (*end || !isfinite(d)))
+                return fail("%s must be a number, not '%s'", a, val);
+            if (EQUAL(a, "-order")) {
+                if (d != 1 && d != 2 && d != 3)
+                    return fail("-order must be 1, 2 or 3, not '%s'%s", val, "");
+                fo.order = (int)d;
+            } else if (EQUAL(a, "-snr")) {
+                fo.min_snr = d;
+            } else if (EQUAL(a, "-minpeak")) {
+                fo.min_peak = d;
+            } else if (EQUAL(a, "-kcut")) {
+                if (!(d > 0))
+                    return fail("-kcut must be > 0, not '%s'%s", val, "");
+                fo.kcut = d;
+            } else {
+                *(EQUAL(a, "-fit") ? &fit_path : &prm_path) = val;
+            }
+            continue;
+        }
+        if (EQUAL(a, "-poly") || EQUAL(a, "-outsize"))
+            return fail("unknown option %s%s (see --help)", a, "");
+        if (a[0] == '-' && a[1]) {
+            rest = CSLAddString(rest, a);
+        } else {
+            /* the primary is this step's business only */
+            if (npos > 0)
+                rest = CSLAddString(rest, a);
+        }
+        if (EQUAL(a, "-q") || EQUAL(a, "-quiet"))
+            quiet = 1;
+        if (a[0] == '-' && a[1]) {
+            const int nv = app_flag_values(a);
+            if (EQUAL(a, "-device") && i + 1 < argc)
+                device = argv[i + 1];
+            for (int k = 0; k < nv && i + 1 < argc; k++)
+                rest = CSLAddString(rest, argv[++i]);
+        } else if (npos < 4) {
+            pos[npos++] = a;
+        } else {
+            npos++;
+        }
+    }
+    if (npos != 3) {
+        CSLDestroy(xc);
+        CSLDestroy(rest);
+        return fail("needs <primary> <secondary> <dst_dataset>, got %s operand(s)%s (see --help)",
+                    CPLSPrintf("%d", npos), "");
+    }
+    GDALAllRegister();
+    GGRegisterDriver();
+    double *v = NULL;
+    int n = 0;
+    if (!quiet)
+        printf("offsets...\n");
+    int rc = offsets(pos[0], pos[1], device, xc, &v, &n);
+    CSLDestroy(xc);
+    if (rc) {
+        CSLDestroy(rest);
+        return rc;
+    }
+    gg_coreg_fit f;
+    char err[1024];
+    const size_t N = (size_t)n;
+    gg_status st = gg_coreg_fit_points(v, v + N, v + 2 * N, v + 3 * N, v + 4 * N, v + 5 * N, n, &fo,
+                                       &f, err, sizeof err);
+    CPLFree(v);
+    if (st != GG_OK) {
+        CSLDestroy(rest);
+        return fail("%s%s", err, "");
+    }
+    static char json[8192], prm[1024];
+    gg_coreg_fit_json(&f, json, sizeof json);
+    gg_coreg_fit_prm(&f, prm, sizeof prm);
+    if (!quiet)
+        printf("fit (order %d): %d of %d windows used, rms %.4f px down, %.4f px across\n", f.order,
+               f.n_used_down < f.n_used_across ? f.n_used_down : f.n_used_across, f.n_total,
+               f.rms_down, f.rms_across);
+    /* step 3: the resample op through gg_app; the polynomial as a plain
+     * coefficient list (it goes into .ggvrt files as an op option) */
+    char poly[1024];
+    size_t k = 0;
+    for (int a = 0; a < 2; a++)
+        for (int c = 0; c < f.ncoef; c++)
+            k += (size_t)snprintf(poly + k, sizeof poly - k, "%s%.17g",
+                                  c ? "," : (a ? ";" : ""), a ? f.across[c] : f.down[c]);
+    GDALDatasetH p = GDALOpenEx(pos[0], GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+    const int pw = p ? GDALGetRasterXSize(p) : 0, ph = p ? GDALGetRasterYSize(p) : 0;
+    if (p)
+        GDALClose(p);
+    char **args = NULL;
+    for (int i = 0; rest[i]; i++) {
+        if (i == 1) {
+            args = CSLAddString(args, "-poly");
+            args = CSLAddString(args, poly);
+            args = CSLAddString(args, "-outsize");
+            args = CSLAddString(args, CPLSPrintf("%dx%d", pw, ph));
+        }
+        args = CSLAddString(args, rest[i]);
+    }
+    if (CSLCount(rest) == 1) { /* unreachable: there are operands */
+        CSLDestroy(rest);
+        CSLDestroy(args);
+        return 1;
+    }
+    CSLDestroy(rest);
+    rc = gg_app_main(&spec, CSLCount(args), args);
+    CSLDestroy(args);
+    if (rc)
+        return rc;
+    if (fit_path && write_text(fit_path, json))
+        return 1;
+    if (prm_path && write_text(prm_path, prm))
+        return 1;
+    return 0;
+}
