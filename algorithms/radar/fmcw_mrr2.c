@@ -75,8 +75,8 @@ gg_status gg_mrr2_parse(const char *text, size_t len, gg_mrr2 **out, char *err, 
         return perr(err, errlen, "MRR-2: no text");
     /* records first, to size the arrays */
     int nrec = 0;
-    for (size_t i = 0; i + 3 < len; i++)
-        if ((i == 0 || text[i - 1] == '\n') && !strncmp(text + i, "MRR", 3))
+    for (size_t i = 0; i + 3 <= len; i++)
+        if ((i == 0 || text[i - 1] == '\n') && i + 3 <= len && !memcmp(text + i, "MRR", 3))
             nrec++;
     if (nrec == 0)
         return perr(err, errlen, "MRR-2: no 'MRR' record header found");
@@ -98,19 +98,31 @@ gg_status gg_mrr2_parse(const char *text, size_t len, gg_mrr2 **out, char *err, 
         m->spectra[i] = NAN;
     int r = -1, lineno = 0, have_h = 0, have_tf = 0;
     size_t pos = 0;
+    char buf[1024]; /* one line, NUL-terminated: text need not be */
     while (pos < len) {
-        const char *line = text + pos;
-        const char *nl = memchr(line, '\n', len - pos);
-        size_t ll = nl ? (size_t)(nl - line) : len - pos;
+        const char *src = text + pos;
+        const char *nl = memchr(src, '\n', len - pos);
+        size_t ll = nl ? (size_t)(nl - src) : len - pos;
         pos += ll + 1;
         lineno++;
-        while (ll > 0 && (line[ll - 1] == '\r' || line[ll - 1] == ' '))
+        while (ll > 0 && (src[ll - 1] == '\r' || src[ll - 1] == ' '))
             ll--;
         if (ll == 0)
             continue;
+        if (ll >= sizeof buf) {
+            gg_mrr2_free(m);
+            return perr(err, errlen, "MRR-2: line %d is longer than %zu characters", lineno,
+                        sizeof buf - 1);
+        }
+        memcpy(buf, src, ll);
+        buf[ll] = '\0';
+        const char *line = buf;
         int bad = 0;
         if (!strncmp(line, "MRR", 3)) {
-            r++;
+            if (++r >= nrec) { /* counted above: cannot happen, but never write past */
+                gg_mrr2_free(m);
+                return perr(err, errlen, "MRR-2: record count changed while parsing");
+            }
             sscanf(line, "MRR %15s", m->time[r]);
             const char *cc = strstr(line, " CC ");
             if (r == 0 && cc)

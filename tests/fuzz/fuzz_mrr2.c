@@ -1,0 +1,30 @@
+/* fuzz_mrr2.c -- libFuzzer target for the Metek MRR-2 raw spectra parser
+ * (algorithms/radar/fmcw_mrr2.c, gg_mrr2_parse) and, when a file parses,
+ * the spectral stage on the CPU. */
+#include "geogpu.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
+{
+    static gg_context *ctx;
+    if (!ctx) {
+        char err[256];
+        if (gg_context_create("cpu", &ctx, err, sizeof err) != GG_OK)
+            abort();
+    }
+    gg_mrr2 *m = NULL;
+    char err[512];
+    if (gg_mrr2_parse((const char *)d, n, &m, err, sizeof err) == GG_OK && m) {
+        const size_t cells = (size_t)m->n_records * (size_t)m->n_gates * 5;
+        if (cells > 0 && cells < (1u << 20)) {
+            float *out = malloc(cells * sizeof *out);
+            if (out)
+                gg_mrr2_moments(ctx, m, 30, out);
+            free(out);
+        }
+        gg_mrr2_free(m);
+    }
+    return 0;
+}
