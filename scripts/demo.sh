@@ -26,11 +26,9 @@ run "multilook 4x4 (SLC)" gdal_multilook -looks 4 4 "$slc" "$out/slc_multilook.t
 run "rotate 30deg x1.5" gdal_rotate -angle 30 -scale 1.5 "$amp" "$out/amp_rotate.tif"
 run "radnorm coef 100, 255 levels" gdal_radnorm -coef 100 -levels 255 "$amp" "$out/amp_radnorm.tif"
 
-# quicklooks: stretch each product to 8 bits (intensity spans decades: a
-# power-law stretch shows it)
-gdal_translate -q -of PNG -ot Byte -scale -exponent 0.25 -a_nodata none \
-  "$out/slc_multilook.tif" "$out/slc_multilook.png"
-for f in amp_rotate amp_radnorm; do
-  gdal_translate -q -of PNG -ot Byte -scale -a_nodata none "$out/$f.tif" "$out/$f.png"
+# quicklooks (gdal_quicklook: dB with a robust stretch and a colour bar;
+# intensity spans decades)
+for f in slc_multilook amp_rotate amp_radnorm; do
+  gdal_quicklook -q "$out/$f.tif" "$out/$f.png"
 done
 echo "demo: outputs in $out/: $(cd "$out" && ls *.tif *.png | tr '\n' ' ')"

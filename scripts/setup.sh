@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(build-essential cmake pkg-config git
           libgdal-dev gdal-bin python3-gdal python3-numpy python3-scipy python3-pytest
           libfftw3-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libvkfft-dev
+          python3-pil fonts-dejavu-core qgis python3-qgis qgis-providers python3-distributed
           clang valgrind)
 
 if [ "${GG_SKIP_APT:-0}" != 1 ]; then
