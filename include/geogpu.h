@@ -545,6 +545,23 @@ GG_API gg_status gg_ortho_session_run(gg_ortho_session *s, const gg_ortho_grid *
                                       const gg_ortho_image *src, void *dst,
                                       gg_ortho_type dst_type, int width, int height,
                                       size_t dst_stride, int *missed);
+/* The whole source image resident on the device: each source row is read
+ * and uploaded once (put_rows, in any order, e.g. by strips as readers
+ * finish them) and every block reads its rows from there.  source_bytes:
+ * device bytes it takes (0 for a bad size or type). */
+GG_API size_t gg_ortho_source_bytes(gg_ortho_type type, int width, int height, int nbands);
+GG_API gg_status gg_ortho_session_set_source(gg_ortho_session *s, gg_ortho_type type, int width,
+                                             int height, int nbands);
+/* Rows y0 .. y0+rows-1 of band (0-based), `stride` samples apart in data. */
+GG_API gg_status gg_ortho_session_put_rows(gg_ortho_session *s, int band, int y0, int rows,
+                                           const void *data, size_t stride);
+/* As gg_ortho_session_run with the resident source; the caller has put
+ * rows y0 .. y0+rows-1 (all columns) of band: taps outside them set
+ * *missed, exactly as a window would. */
+GG_API gg_status gg_ortho_session_run_resident(gg_ortho_session *s, const gg_ortho_grid *grid,
+                                               int band, int y0, int rows, void *dst,
+                                               gg_ortho_type dst_type, int width, int height,
+                                               size_t dst_stride, int *missed);
 /* With GG_ORTHO_TIMING set in the environment, the session finishes the
  * device after each step and sums the seconds of uploads (source window,
  * grid), kernels and downloads, and the pixels computed. */

@@ -69,7 +69,7 @@ done < <(find "$build" \( -path "$build/CMakeFiles" -prune \) -o \
 # A device run costs scarce GPU time: refuse a bundle that lacks what
 # tests/device/run_gpu_checks.sh needs (GG_BUNDLE_ALLOW_PARTIAL=1 packs anyway).
 need=(bin/gdal_multilook bin/gdal_rotate bin/gdal_radnorm bin/test_runtime bin/test_ops
-      bin/bench_kernels bin/gg_make_input bin/gg_compare bin/gdal_fmcw bin/test_fmcw bin/bench_fmcw bin/gdal_coreg bin/gdal_xcorr bin/gdal_ortho
+      bin/bench_kernels bin/gg_make_input bin/gg_compare bin/gdal_fmcw bin/test_fmcw bin/bench_fmcw bin/gdal_coreg bin/gdal_xcorr bin/gdal_ortho bin/test_ortho
       lib/libgeogpu.so.0 lib/libgeogpu_cuda.so lib/libgeogpu_opencl.so plugins/gdal_GeoGPU.so)
 lacking=()
 for f in "${need[@]}"; do [[ -e $root/$f ]] || lacking+=("$f"); done

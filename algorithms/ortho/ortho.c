@@ -26,8 +26,13 @@ struct gg_ortho_session {
     gg_buffer *coef, *dem, *flag;
     gg_buffer *src, *dst, *grid; /* grown on demand, kept between blocks */
     size_t src_cap, dst_cap, grid_cap;
+    /* the whole source image on the device (gg_ortho_session_set_source):
+     * nbands planes of img_w x img_h samples, filled by put_rows */
+    gg_buffer *image;
+    gg_ortho_type image_type;
+    int image_w, image_h, image_bands;
     int timing;                /* GG_ORTHO_TIMING set: finish after each step */
-    double t_up, t_kernel, t_down;
+    double t_up, t_kernel, t_down, t_put;
     long long pixels;
 };
 
@@ -189,7 +194,7 @@ void gg_ortho_session_destroy(gg_ortho_session *s)
 {
     if (!s)
         return;
-    gg_buffer *b[] = {s->coef, s->dem, s->flag, s->src, s->dst, s->grid};
+    gg_buffer *b[] = {s->coef, s->dem, s->flag, s->src, s->dst, s->grid, s->image};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         if (b[i])
             gg_buffer_free(s->ctx, b[i]);
@@ -213,65 +218,44 @@ static gg_status ensure(gg_ortho_session *s, gg_buffer **b, size_t *cap, size_t 
     return st;
 }
 
-gg_status gg_ortho_session_run(gg_ortho_session *s, const gg_ortho_grid *grid,
-                               const gg_ortho_image *src, void *dst, gg_ortho_type dst_type,
-                               int width, int height, size_t dst_stride, int *missed)
+static gg_status check_block(gg_ortho_session *s, const gg_ortho_grid *grid, void *dst,
+                             gg_ortho_type dst_type, int width, int height, size_t dst_stride)
 {
-    if (!s || !grid || !src || !dst || !missed)
-        return GG_ERR_ARGUMENT;
-    gg_context *ctx = s->ctx;
-    *missed = 0;
-    if (width < 1 || height < 1 || dst_stride < (size_t)width || !type_ok(dst_type) ||
-        !type_ok(src->type))
-        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: bad block or data type");
+    if (width < 1 || height < 1 || dst_stride < (size_t)width || !type_ok(dst_type))
+        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: bad block or data type");
     if (grid->step < 1 || grid->nx < (width - 1) / grid->step + 4 ||
-        grid->ny < (height - 1) / grid->step + 4 || !grid->nodes)
-        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: the coordinate grid does not cover the block");
-    if (src->width < 0 || src->height < 0 || src->x0 < 0 || src->y0 < 0 ||
-        src->x0 + src->width > src->raster_width || src->y0 + src->height > src->raster_height ||
-        (src->width > 0 && src->stride < (size_t)src->width))
-        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: source window outside the image");
+        grid->ny < (height - 1) / grid->step + 4 || !grid->nodes || !dst)
+        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT,
+                          "ortho: the coordinate grid does not cover the block");
+    return GG_OK;
+}
 
-    gg_ortho_params p = s->base;
+/* Grid upload, kernel over the block, download of the block and of the
+ * miss flag; p carries the window, srcbuf holds it. */
+static gg_status run_block(gg_ortho_session *s, gg_ortho_params p, gg_buffer *srcbuf,
+                           const gg_ortho_grid *grid, void *dst, gg_ortho_type dst_type, int width,
+                           int height, size_t dst_stride, int *missed, double t0)
+{
+    gg_context *ctx = s->ctx;
     p.grid_nx = grid->nx;
     p.grid_ny = grid->ny;
     p.grid_step = grid->step;
-    p.img_w = src->raster_width;
-    p.img_h = src->raster_height;
-    p.win_x0 = src->x0;
-    p.win_y0 = src->y0;
-    p.win_w = src->width;
-    p.win_h = src->height;
-    p.src_type = (int)src->type;
     p.dst_type = (int)dst_type;
-
-    const size_t ssz = type_size(src->type), dsz = type_size(dst_type);
-    const size_t src_bytes = (size_t)src->width * (size_t)src->height * ssz;
+    const size_t dsz = type_size(dst_type);
     const size_t dst_bytes = (size_t)width * (size_t)height * dsz;
     const size_t grid_bytes =
         (size_t)GG_ORTHO_GRID_PLANES * (size_t)grid->nx * (size_t)grid->ny * sizeof(double);
-    gg_status st = ensure(s, &s->src, &s->src_cap, src_bytes);
-    if (st == GG_OK)
-        st = ensure(s, &s->dst, &s->dst_cap, dst_bytes);
+    gg_status st = ensure(s, &s->dst, &s->dst_cap, dst_bytes);
     if (st == GG_OK)
         st = ensure(s, &s->grid, &s->grid_cap, grid_bytes);
-    if (st != GG_OK)
-        return st;
-    double t0 = s->timing ? now_s() : 0.0;
-    if (src_bytes > 0) {
-        gg_tile t = {(void *)src->data, GG_BYTE, (int)(src->width * ssz), src->height,
-                     src->stride * ssz, 0, 0};
-        st = gg_rt_write_tile(ctx, s->src, 0, 0, &t);
-        if (st != GG_OK)
-            return st;
-    }
-    st = gg_buffer_write(ctx, s->grid, 0, grid->nodes, grid_bytes);
+    if (st == GG_OK)
+        st = gg_buffer_write(ctx, s->grid, 0, grid->nodes, grid_bytes);
     const int zero[4] = {0, 0, 0, 0};
     if (st == GG_OK)
         st = gg_buffer_write(ctx, s->flag, 0, zero, sizeof zero);
     if (st != GG_OK)
         return st;
-    gg_buffer *bufs[6] = {s->src, s->dst, s->grid, s->dem, s->coef, s->flag};
+    gg_buffer *bufs[6] = {srcbuf, s->dst, s->grid, s->dem, s->coef, s->flag};
     if (s->timing) {
         /* the copies above are blocking; the kernel is timed to its end */
         const double t1 = now_s();
@@ -303,10 +287,134 @@ gg_status gg_ortho_session_run(gg_ortho_session *s, const gg_ortho_grid *grid,
     return GG_OK;
 }
 
+gg_status gg_ortho_session_run(gg_ortho_session *s, const gg_ortho_grid *grid,
+                               const gg_ortho_image *src, void *dst, gg_ortho_type dst_type,
+                               int width, int height, size_t dst_stride, int *missed)
+{
+    if (!s || !grid || !src || !dst || !missed)
+        return GG_ERR_ARGUMENT;
+    gg_context *ctx = s->ctx;
+    *missed = 0;
+    gg_status st = check_block(s, grid, dst, dst_type, width, height, dst_stride);
+    if (st != GG_OK)
+        return st;
+    if (!type_ok(src->type))
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: bad block or data type");
+    if (src->width < 0 || src->height < 0 || src->x0 < 0 || src->y0 < 0 ||
+        src->x0 + src->width > src->raster_width || src->y0 + src->height > src->raster_height ||
+        (src->width > 0 && src->stride < (size_t)src->width))
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: source window outside the image");
+
+    gg_ortho_params p = s->base;
+    p.img_w = src->raster_width;
+    p.img_h = src->raster_height;
+    p.win_x0 = src->x0;
+    p.win_y0 = src->y0;
+    p.win_w = src->width;
+    p.win_h = src->height;
+    p.win_dy = 0;
+    p.src_type = (int)src->type;
+
+    const size_t ssz = type_size(src->type);
+    const size_t src_bytes = (size_t)src->width * (size_t)src->height * ssz;
+    st = ensure(s, &s->src, &s->src_cap, src_bytes);
+    if (st != GG_OK)
+        return st;
+    const double t0 = s->timing ? now_s() : 0.0;
+    if (src_bytes > 0) {
+        gg_tile t = {(void *)src->data, GG_BYTE, (int)(src->width * ssz), src->height,
+                     src->stride * ssz, 0, 0};
+        st = gg_rt_write_tile(ctx, s->src, 0, 0, &t);
+        if (st != GG_OK)
+            return st;
+    }
+    return run_block(s, p, s->src, grid, dst, dst_type, width, height, dst_stride, missed, t0);
+}
+
+size_t gg_ortho_source_bytes(gg_ortho_type type, int width, int height, int nbands)
+{
+    if (!type_ok(type) || width < 1 || height < 1 || nbands < 1)
+        return 0;
+    return type_size(type) * (size_t)width * (size_t)height * (size_t)nbands;
+}
+
+gg_status gg_ortho_session_set_source(gg_ortho_session *s, gg_ortho_type type, int width,
+                                      int height, int nbands)
+{
+    if (!s)
+        return GG_ERR_ARGUMENT;
+    const size_t bytes = gg_ortho_source_bytes(type, width, height, nbands);
+    if (!bytes)
+        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: bad resident source size or type");
+    if (s->image)
+        gg_buffer_free(s->ctx, s->image);
+    s->image = NULL;
+    gg_status st = gg_buffer_alloc(s->ctx, bytes, &s->image);
+    if (st != GG_OK)
+        return st;
+    s->image_type = type;
+    s->image_w = width;
+    s->image_h = height;
+    s->image_bands = nbands;
+    return GG_OK;
+}
+
+gg_status gg_ortho_session_put_rows(gg_ortho_session *s, int band, int y0, int rows,
+                                    const void *data, size_t stride)
+{
+    if (!s)
+        return GG_ERR_ARGUMENT;
+    if (!s->image)
+        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: no resident source (set_source)");
+    if (band < 0 || band >= s->image_bands || y0 < 0 || rows < 0 || y0 + rows > s->image_h ||
+        !data || stride < (size_t)s->image_w)
+        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: rows outside the resident source");
+    if (rows == 0)
+        return GG_OK;
+    const size_t ssz = type_size(s->image_type);
+    const size_t row = (size_t)s->image_w * ssz;
+    const double t0 = s->timing ? now_s() : 0.0;
+    gg_tile t = {(void *)data, GG_BYTE, (int)row, rows, stride * ssz, 0, 0};
+    const gg_status st = gg_rt_write_tile(
+        s->ctx, s->image, ((size_t)band * (size_t)s->image_h + (size_t)y0) * row, row, &t);
+    if (s->timing)
+        s->t_put += now_s() - t0;
+    return st;
+}
+
+gg_status gg_ortho_session_run_resident(gg_ortho_session *s, const gg_ortho_grid *grid,
+                                        int band, int y0, int rows, void *dst,
+                                        gg_ortho_type dst_type, int width, int height,
+                                        size_t dst_stride, int *missed)
+{
+    if (!s || !grid || !dst || !missed)
+        return GG_ERR_ARGUMENT;
+    *missed = 0;
+    gg_status st = check_block(s, grid, dst, dst_type, width, height, dst_stride);
+    if (st != GG_OK)
+        return st;
+    if (!s->image)
+        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: no resident source (set_source)");
+    if (band < 0 || band >= s->image_bands || y0 < 0 || rows < 0 || y0 + rows > s->image_h)
+        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: rows outside the resident source");
+    gg_ortho_params p = s->base;
+    p.img_w = s->image_w;
+    p.img_h = s->image_h;
+    p.win_x0 = 0;
+    p.win_w = s->image_w;
+    p.win_y0 = y0;
+    p.win_h = rows;
+    /* the window starts band * height + y0 rows into the image buffer */
+    p.win_dy = band * s->image_h + y0;
+    p.src_type = (int)s->image_type;
+    const double t0 = s->timing ? now_s() : 0.0;
+    return run_block(s, p, s->image, grid, dst, dst_type, width, height, dst_stride, missed, t0);
+}
+
 void gg_ortho_session_times(const gg_ortho_session *s, double *upload_s, double *kernel_s,
                             double *download_s, long long *pixels)
 {
-    *upload_s = s ? s->t_up : 0;
+    *upload_s = s ? s->t_up + s->t_put : 0;
     *kernel_s = s ? s->t_kernel : 0;
     *download_s = s ? s->t_down : 0;
     *pixels = s ? s->pixels : 0;

@@ -211,7 +211,8 @@ GG_DEVICE_FN double gg_ortho_tap(const GG_GLOBAL gg_u8 *src, gg_ortho_params p, 
         *ok = 0;
         return 0.0;
     }
-    const double v = gg_ortho_load(src, p.src_type, (size_t)wy * (size_t)p.win_w + (size_t)wx);
+    const double v = gg_ortho_load(
+        src, p.src_type, ((size_t)wy + (size_t)p.win_dy) * (size_t)p.win_w + (size_t)wx);
     *ok = !(p.has_src_nodata && gg_ortho_equal(p.src_nodata, v));
     return v;
 }
@@ -327,7 +328,8 @@ GG_DEVICE_FN void gg_ortho_lagrange(double f, double *w)
     w[3] = (f + 1.0) * f * (f - 1.0) / 6.0;
 }
 
-/* src: the source window (win_w x win_h samples of src_type, packed);
+/* src: the source window (win_w x win_h samples of src_type, packed, after
+ *   win_dy rows of the buffer);
  * dst: the output block (gg_nx x gg_ny of dst_type, packed);
  * grid: GG_ORTHO_GRID_PLANES planes of grid_nx x grid_ny nodes, node (i, j)
  *   at block pixel ((i - 1) * step, (j - 1) * step): lon, lat, DEM pixel x,

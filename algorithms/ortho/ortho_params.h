@@ -37,8 +37,13 @@ typedef struct gg_ortho_params {
     double src_nodata;      /* when has_src_nodata */
     double dst_init;        /* value of output pixels that get no sample */
     /* block of output pixels: gg_nx x gg_ny; grid nodes */
-    int grid_nx, grid_ny, grid_step, pad0;
-    /* source raster and the window of it that is on the device */
+    int grid_nx, grid_ny, grid_step;
+    /* rows of the source buffer before the window's first row: 0 when the
+     * buffer holds just the window; band * img_h + win_y0 when it holds
+     * the whole image (all bands) resident on the device */
+    int win_dy;
+    /* source raster and the window of it that is on the device (rows of
+     * win_w samples in the buffer) */
     int img_w, img_h, win_x0, win_y0, win_w, win_h;
     /* DEM raster and the window of it on the device (has_dem 0: heights
      * are rpc_height only) */

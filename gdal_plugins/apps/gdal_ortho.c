@@ -474,6 +474,17 @@ static void block_window(const scene *sc, block *b, int margin)
     b->sh = y1 > y0 ? y1 - y0 : 0;
 }
 
+/* Margin of a block's first source window: the resampling kernel's reach
+ * plus the terrain between grid nodes.  GG_ORTHO_MARGIN (tests) narrows it
+ * to exercise the retry path. */
+static int first_margin(const scene *sc)
+{
+    const char *env = getenv("GG_ORTHO_MARGIN");
+    if (env && *env)
+        return atoi(env);
+    return 4 + sc->step / 2;
+}
+
 static size_t tsize(gg_ortho_type t)
 {
     return t == GG_ORTHO_BYTE ? 1 : t == GG_ORTHO_FLOAT32 ? 4 : 2;
@@ -499,6 +510,12 @@ static int read_window(const scene *sc, GDALDatasetH ds, block *b)
 
 /* ------------------------------------------------- the 3-stage pipeline */
 
+/* Used when the source does not fit on the device: one reader thread reads
+ * each block's source window (windows of successive blocks overlap) and
+ * computes the block's grid, the device thread runs the block, a writer
+ * thread writes it.  The resident-source pipeline below replaces it
+ * whenever the image fits. */
+
 #define QDEPTH 3
 
 static double wall(void)
@@ -522,6 +539,17 @@ typedef struct pipe {
     double t_grid, t_read, t_write; /* busy seconds of the reader / writer */
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    /* resident source (see "the resident-source pipeline" below) */
+    int resident;
+    int nstrips, strip_rows;
+    struct strip *strips;
+    int *queue, nqueue, qhead;  /* requested strips, in request order */
+    int *ready, nready;         /* read, waiting for the upload */
+    void **pool;                /* free staging buffers */
+    int npool;
+    int grid_done, finished;
+    double t_put, t_wait;       /* device thread: uploads, idle waits */
+    double t_readers;           /* summed busy seconds of the readers */
 } pipe_t;
 
 static void pipe_fail(pipe_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -539,10 +567,22 @@ static void pipe_fail(pipe_t *p, const char *fmt, ...)
     pthread_mutex_unlock(&p->mu);
 }
 
+static void *reader_loop(pipe_t *p, scene *sc);
+
 static void *reader(void *arg)
 {
     pipe_t *p = arg;
     scene *sc = p->sc;
+    CPLPushErrorHandler(keep_error);
+    CPLSetThreadLocalConfigOption("GTIFF_DIRECT_IO", "YES");
+    reader_loop(p, sc);
+    CPLSetThreadLocalConfigOption("GTIFF_DIRECT_IO", NULL);
+    CPLPopErrorHandler();
+    return NULL;
+}
+
+static void *reader_loop(pipe_t *p, scene *sc)
+{
     for (int k = 0; k < p->nblocks; k++) {
         pthread_mutex_lock(&p->mu);
         while (!p->error && k - p->write_done >= QDEPTH)
@@ -557,7 +597,7 @@ static void *reader(void *arg)
             pipe_fail(p, "out of memory");
             return NULL;
         }
-        block_window(sc, b, 4 + sc->step / 2);
+        block_window(sc, b, first_margin(sc));
         const double t1 = wall();
         if (!read_window(sc, p->rds, b)) {
             pipe_fail(p, "reading %s failed: %s", sc->src_name, last_error);
@@ -573,9 +613,18 @@ static void *reader(void *arg)
     return NULL;
 }
 
+static void *writer_loop(pipe_t *p);
+
 static void *writer(void *arg)
 {
-    pipe_t *p = arg;
+    CPLPushErrorHandler(keep_error);
+    writer_loop(arg);
+    CPLPopErrorHandler();
+    return NULL;
+}
+
+static void *writer_loop(pipe_t *p)
+{
     scene *sc = p->sc;
     const size_t ds = tsize(sc->dst_t);
     for (int k = 0; k < p->nblocks; k++) {
@@ -657,6 +706,404 @@ static int run_block(pipe_t *p, block *b)
     }
     pipe_fail(p, "internal error: source window still too small");
     return 0;
+}
+
+/* Runs every block through the windowed pipeline.  0 on error. */
+static int run_windowed(pipe_t *p)
+{
+    pthread_t tr, tw;
+    const int have_tr = pthread_create(&tr, NULL, reader, p) == 0;
+    const int have_tw = pthread_create(&tw, NULL, writer, p) == 0;
+    if (!have_tr || !have_tw)
+        pipe_fail(p, "cannot start the pipeline threads");
+    for (int k = 0; k < p->nblocks; k++) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->error && p->read_done <= k)
+            pthread_cond_wait(&p->cv, &p->mu);
+        const int stop = p->error;
+        pthread_mutex_unlock(&p->mu);
+        if (stop)
+            break;
+        if (!run_block(p, &p->blocks[k]))
+            break;
+        pthread_mutex_lock(&p->mu);
+        p->run_done = k + 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    if (have_tr)
+        pthread_join(tr, NULL);
+    if (have_tw)
+        pthread_join(tw, NULL);
+    return !p->error;
+}
+
+/* Whether the whole source goes on the device: GG_ORTHO_SOURCE=window or
+ * resident forces one pipeline; otherwise resident when the image takes at
+ * most half the free device memory (a quarter on the CPU backend, where
+ * "device" memory is the host's). */
+static int resident_source(const scene *sc, gg_context *ctx)
+{
+    const char *env = getenv("GG_ORTHO_SOURCE");
+    if (env && EQUAL(env, "window"))
+        return 0;
+    const size_t bytes = gg_ortho_source_bytes(sc->src_t, sc->width, sc->height, sc->nbands);
+    if (!bytes)
+        return 0;
+    if (env && EQUAL(env, "resident"))
+        return 1;
+    size_t free_b = 0, total_b = 0;
+    if (gg_context_memory(ctx, &free_b, &total_b) != GG_OK)
+        return 0;
+    const int cpu = EQUAL(gg_context_backend(ctx), "cpu");
+    return bytes <= free_b / (cpu ? 4 : 2);
+}
+
+/* ------------------------------------------ the resident-source pipeline
+ *
+ * When the whole source image fits in (a share of) device memory, each
+ * source row is read from the file once and uploaded once, and every block
+ * takes its rows from the device copy: the windows of a rotated footprint
+ * overlap by most of their rows, so reading per block window read the
+ * image several times over on one thread (the bound of the first version).
+ *
+ *   grid thread     block grids (PROJ) and source row ranges, running up to
+ *                   GRID_AHEAD blocks ahead; requests the strips of full-width
+ *                   source rows each block needs, in block order;
+ *   reader threads  (several, each with its own GDAL handle) read requested
+ *                   strips into a fixed pool of staging buffers;
+ *   device thread   uploads read strips (the backend's copies are not
+ *                   re-entrant, so only this thread talks to the device),
+ *                   runs block k once its rows are on the device, downloads;
+ *   writer thread   writes finished blocks in order.
+ *
+ * Host memory: the staging pool, GRID_AHEAD grids and QDEPTH output blocks,
+ * whatever the image size.  The kernel reports any tap outside the rows it
+ * was given, so the result never depends on the planning: a block that
+ * missed is run again with more rows (finally all of them). */
+
+#define GRID_AHEAD 16
+
+enum { STRIP_IDLE, STRIP_QUEUED, STRIP_READING, STRIP_READ, STRIP_ON_DEVICE };
+
+typedef struct strip {
+    int y0, rows;
+    int state;
+    void *buf;
+} strip;
+
+/* Queues the strips that cover source rows [y0, y1) (mu held). */
+static void request_rows(pipe_t *p, int y0, int y1)
+{
+    if (y0 < 0)
+        y0 = 0;
+    if (y1 > p->sc->height)
+        y1 = p->sc->height;
+    if (y1 <= y0)
+        return;
+    for (int i = y0 / p->strip_rows; i <= (y1 - 1) / p->strip_rows; i++)
+        if (p->strips[i].state == STRIP_IDLE) {
+            p->strips[i].state = STRIP_QUEUED;
+            p->queue[p->nqueue++] = i;
+        }
+    pthread_cond_broadcast(&p->cv);
+}
+
+/* Are rows [y0, y1) on the device? (mu held) */
+static int rows_on_device(const pipe_t *p, int y0, int y1)
+{
+    if (y0 < 0)
+        y0 = 0;
+    if (y1 > p->sc->height)
+        y1 = p->sc->height;
+    if (y1 <= y0)
+        return 1;
+    for (int i = y0 / p->strip_rows; i <= (y1 - 1) / p->strip_rows; i++)
+        if (p->strips[i].state != STRIP_ON_DEVICE)
+            return 0;
+    return 1;
+}
+
+/* Device thread, mu held: uploads every strip the readers have finished
+ * (mu released during each copy) and gives its buffer back to the pool. */
+static void upload_ready(pipe_t *p)
+{
+    scene *sc = p->sc;
+    const size_t plane = (size_t)sc->width * (size_t)p->strip_rows * tsize(sc->src_t);
+    while (p->nready > 0 && !p->error) {
+        const int i = p->ready[--p->nready];
+        strip *st = &p->strips[i];
+        pthread_mutex_unlock(&p->mu);
+        const double t0 = wall();
+        gg_status rc = GG_OK;
+        for (int k = 0; k < sc->nbands && rc == GG_OK; k++)
+            rc = gg_ortho_session_put_rows(p->sess, k, st->y0, st->rows,
+                                           (const char *)st->buf + (size_t)k * plane,
+                                           (size_t)sc->width);
+        p->t_put += wall() - t0;
+        pthread_mutex_lock(&p->mu);
+        if (rc != GG_OK) {
+            if (!p->error)
+                snprintf(p->msg, sizeof p->msg, "%s", gg_context_last_error(p->ctx));
+            p->error = 1;
+        }
+        st->state = STRIP_ON_DEVICE;
+        p->pool[p->npool++] = st->buf;
+        st->buf = NULL;
+        pthread_cond_broadcast(&p->cv);
+    }
+}
+
+/* Device thread: waits until rows [y0, y1) are on the device, uploading
+ * strips as they come.  0 on error. */
+static int wait_rows(pipe_t *p, int y0, int y1)
+{
+    const double t0 = wall();
+    pthread_mutex_lock(&p->mu);
+    request_rows(p, y0, y1);
+    for (;;) {
+        upload_ready(p);
+        if (p->error || rows_on_device(p, y0, y1))
+            break;
+        if (p->nready == 0)
+            pthread_cond_wait(&p->cv, &p->mu);
+    }
+    const int ok = !p->error;
+    pthread_mutex_unlock(&p->mu);
+    p->t_wait += wall() - t0;
+    return ok;
+}
+
+static void *grid_thread(void *arg)
+{
+    pipe_t *p = arg;
+    scene *sc = p->sc;
+    CPLPushErrorHandler(keep_error);
+    for (int k = 0; k < p->nblocks; k++) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->error && k - p->run_done >= GRID_AHEAD)
+            pthread_cond_wait(&p->cv, &p->mu);
+        const int stop = p->error;
+        pthread_mutex_unlock(&p->mu);
+        if (stop)
+            break;
+        block *b = &p->blocks[k];
+        const double t0 = wall();
+        if (!block_grid(sc, b, p->lon_ref)) {
+            pipe_fail(p, "out of memory");
+            break;
+        }
+        block_window(sc, b, first_margin(sc));
+        p->t_grid += wall() - t0;
+        pthread_mutex_lock(&p->mu);
+        if (b->sh > 0)
+            request_rows(p, b->sy0, b->sy0 + b->sh);
+        p->grid_done = k + 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    CPLPopErrorHandler();
+    return NULL;
+}
+
+static void *strip_reader(void *arg)
+{
+    pipe_t *p = arg;
+    scene *sc = p->sc;
+    CPLPushErrorHandler(keep_error);
+    /* uncompressed GeoTIFF: read straight into our buffer, not through
+     * GDAL's block cache (4x faster for full-width strips) */
+    CPLSetThreadLocalConfigOption("GTIFF_DIRECT_IO", "YES");
+    GDALDatasetH ds = GDALOpenEx(sc->src_name, GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL,
+                                 NULL);
+    if (!ds)
+        pipe_fail(p, "cannot open %s again for reading: %s", sc->src_name, last_error);
+    const size_t ss = tsize(sc->src_t);
+    while (ds) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->error && !p->finished && !(p->qhead < p->nqueue && p->npool > 0))
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (p->error || p->finished) {
+            pthread_mutex_unlock(&p->mu);
+            break;
+        }
+        const int i = p->queue[p->qhead++];
+        strip *st = &p->strips[i];
+        void *buf = p->pool[--p->npool];
+        st->state = STRIP_READING;
+        pthread_mutex_unlock(&p->mu);
+        const double t0 = wall();
+        const CPLErr e = GDALDatasetRasterIO(
+            ds, GF_Read, 0, st->y0, sc->width, st->rows, buf, sc->width, st->rows,
+            to_gdal_type(sc->src_t), sc->nbands, NULL, (int)ss, (int)(ss * sc->width),
+            (GSpacing)(ss * sc->width * (size_t)p->strip_rows));
+        const double t1 = wall();
+        pthread_mutex_lock(&p->mu);
+        p->t_readers += t1 - t0;
+        if (e != CE_None) {
+            p->pool[p->npool++] = buf;
+            pthread_mutex_unlock(&p->mu);
+            pipe_fail(p, "reading %s failed: %s", sc->src_name, last_error);
+            break;
+        }
+        st->buf = buf;
+        st->state = STRIP_READ;
+        p->ready[p->nready++] = i;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    if (ds)
+        GDALClose(ds);
+    CPLSetThreadLocalConfigOption("GTIFF_DIRECT_IO", NULL);
+    CPLPopErrorHandler();
+    return NULL;
+}
+
+/* Device part of one block from the resident source; more rows and a new
+ * run when the kernel reports a tap outside the rows it had. */
+static int run_block_resident(pipe_t *p, block *b)
+{
+    scene *sc = p->sc;
+    const size_t ds = tsize(sc->dst_t);
+    const size_t plane = (size_t)sc->out_w * b->rows;
+    b->dst = malloc(plane * ds * sc->nbands);
+    if (!b->dst) {
+        pipe_fail(p, "out of memory");
+        return 0;
+    }
+    gg_ortho_grid g = {b->nodes, b->gnx, b->gny, sc->step};
+    int y0 = b->sh > 0 ? b->sy0 : 0, y1 = b->sh > 0 ? b->sy0 + b->sh : 0;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        if (y1 > y0 && !wait_rows(p, y0, y1))
+            return 0;
+        int any_miss = 0;
+        for (int k = 0; k < sc->nbands; k++) {
+            int missed = 0;
+            if (gg_ortho_session_run_resident(p->sess, &g, k, y0, y1 - y0,
+                                              (char *)b->dst + k * plane * ds, sc->dst_t,
+                                              sc->out_w, b->rows, (size_t)sc->out_w,
+                                              &missed) != GG_OK) {
+                pipe_fail(p, "%s", gg_context_last_error(p->ctx));
+                return 0;
+            }
+            any_miss |= missed;
+        }
+        if (!any_miss)
+            return 1;
+        if (sc->o->verbose)
+            fprintf(stderr, "%s: block at row %d needed more source rows\n", PROG, b->y0);
+        if (attempt == 0) {
+            block_window(sc, b, 64 + 4 * sc->step);
+            y0 = b->sh > 0 ? b->sy0 : 0;
+            y1 = b->sh > 0 ? b->sy0 + b->sh : 0;
+        } else {
+            y0 = 0;
+            y1 = sc->height;
+        }
+    }
+    pipe_fail(p, "internal error: source rows still missing");
+    return 0;
+}
+
+/* Readers: GG_ORTHO_READERS, else half the processors, 2 to 8. */
+static int reader_count(void)
+{
+    const char *env = getenv("GG_ORTHO_READERS");
+    if (env && atoi(env) > 0)
+        return atoi(env) > 64 ? 64 : atoi(env);
+    const long n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
+    return n < 2 ? 2 : n > 8 ? 8 : (int)n;
+}
+
+/* Runs every block with the source resident on the device.  0 on error
+ * (p->msg says why). */
+static int run_resident(pipe_t *p)
+{
+    scene *sc = p->sc;
+    const size_t ss = tsize(sc->src_t);
+    const size_t row_bytes = (size_t)sc->width * ss * sc->nbands;
+    /* strips of ~4 MB: fine enough to start the first block early */
+    int srows = (int)((4u << 20) / (row_bytes ? row_bytes : 1));
+    const char *env = getenv("GG_ORTHO_STRIP_ROWS"); /* tests: many small strips */
+    if (env && atoi(env) > 0)
+        srows = atoi(env);
+    srows = srows < 1 ? 1 : srows > sc->height ? sc->height : srows;
+    p->strip_rows = srows;
+    p->nstrips = (sc->height + srows - 1) / srows;
+    const int nreaders = reader_count();
+    const int nbuf = 2 * nreaders + 2;
+    p->strips = calloc((size_t)p->nstrips, sizeof(strip));
+    p->queue = calloc((size_t)p->nstrips, sizeof(int));
+    p->ready = calloc((size_t)p->nstrips, sizeof(int));
+    p->pool = calloc((size_t)nbuf, sizeof(void *));
+    int ok = p->strips && p->queue && p->ready && p->pool;
+    for (int i = 0; ok && i < p->nstrips; i++) {
+        p->strips[i].y0 = i * srows;
+        p->strips[i].rows = i * srows + srows <= sc->height ? srows : sc->height - i * srows;
+    }
+    for (int i = 0; ok && i < nbuf; i++) {
+        p->pool[i] = malloc(row_bytes * (size_t)srows);
+        ok = p->pool[i] != NULL;
+        p->npool += ok;
+    }
+    if (!ok) {
+        snprintf(p->msg, sizeof p->msg, "out of memory for the read buffers");
+        p->error = 1;
+    }
+    pthread_t tg, tw, tr[64];
+    int nr = 0, have_tg = 0, have_tw = 0;
+    if (!p->error) {
+        have_tg = pthread_create(&tg, NULL, grid_thread, p) == 0;
+        have_tw = pthread_create(&tw, NULL, writer, p) == 0;
+        for (; nr < nreaders; nr++)
+            if (pthread_create(&tr[nr], NULL, strip_reader, p) != 0)
+                break;
+        if (!have_tg || !have_tw || nr == 0)
+            pipe_fail(p, "cannot start the pipeline threads");
+    }
+    for (int k = 0; k < p->nblocks && !p->error; k++) {
+        /* the block's grid, and room in the output queue; meanwhile upload */
+        const double t0 = wall();
+        pthread_mutex_lock(&p->mu);
+        for (;;) {
+            upload_ready(p);
+            if (p->error || (p->grid_done > k && k - p->write_done < QDEPTH))
+                break;
+            if (p->nready == 0)
+                pthread_cond_wait(&p->cv, &p->mu);
+        }
+        pthread_mutex_unlock(&p->mu);
+        p->t_wait += wall() - t0;
+        if (p->error || !run_block_resident(p, &p->blocks[k]))
+            break;
+        pthread_mutex_lock(&p->mu);
+        p->run_done = k + 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    pthread_mutex_lock(&p->mu);
+    p->finished = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < nr; i++)
+        pthread_join(tr[i], NULL);
+    if (have_tg)
+        pthread_join(tg, NULL);
+    if (have_tw)
+        pthread_join(tw, NULL);
+    for (int i = 0; i < p->nstrips && p->strips; i++)
+        if (p->strips[i].buf)
+            p->pool[p->npool++] = p->strips[i].buf;
+    for (int i = 0; i < p->npool; i++)
+        free(p->pool[i]);
+    free(p->strips);
+    free(p->queue);
+    free(p->ready);
+    free(p->pool);
+    p->strips = NULL;
+    p->queue = p->ready = NULL;
+    p->pool = NULL;
+    return !p->error;
 }
 
 /* ---------------------------------------------------- grid and DEM setup */
@@ -913,9 +1360,57 @@ static char *temporary_name(const char *dst)
                                  strlen(CPLGetExtension(dst)) ? CPLSPrintf(".%s", CPLGetExtension(dst)) : ""));
 }
 
-static int process_scene(const options *o, gg_context *ctx, const char *src_name,
+/* The device starts (on a GPU: driver, context, kernel modules, a good
+ * part of a second) on its own thread while the first scene's GDAL setup
+ * (RPCs, output grid, DEM, checks) runs; the scene waits for it only when
+ * it needs it. */
+typedef struct device_start {
+    const char *device;
+    pthread_t th;
+    int joined;
+    gg_status st;
+    gg_context *ctx;
+    char err[512];
+    double seconds;
+} device_start;
+
+static void *device_start_main(void *arg)
+{
+    device_start *d = arg;
+    const double t0 = wall();
+    d->st = gg_context_create(d->device, &d->ctx, d->err, sizeof d->err);
+    d->seconds = wall() - t0;
+    return NULL;
+}
+
+static void device_begin(device_start *d, const char *device)
+{
+    memset(d, 0, sizeof *d);
+    d->device = device;
+    if (pthread_create(&d->th, NULL, device_start_main, d) != 0) {
+        device_start_main(d);
+        d->joined = 1;
+    }
+}
+
+/* The context, or NULL when the device could not start (d->err says why). */
+static gg_context *device_wait(device_start *d)
+{
+    if (!d->joined) {
+        pthread_join(d->th, NULL);
+        d->joined = 1;
+    }
+    return d->st == GG_OK ? d->ctx : NULL;
+}
+
+/* Returned by process_scene when the device cannot start: fatal. */
+#define SCENE_NO_DEVICE 2
+
+static int process_scene(const options *o, device_start *dev, const char *src_name,
                          const char *dst_name)
 {
+    gg_context *ctx = NULL;
+    const double t_start = wall();
     scene sc;
     memset(&sc, 0, sizeof sc);
     sc.o = o;
@@ -1009,6 +1504,19 @@ static int process_scene(const options *o, gg_context *ctx, const char *src_name
                     "gdalwarp would stretch its %s kernel, gdal_ortho keeps the 4x4 one\n",
                     PROG, src_name, scale, method_names[o->resampling]);
     }
+    {
+        const double t0 = wall();
+        ctx = device_wait(dev);
+        if (getenv("GG_ORTHO_TIMING"))
+            fprintf(stderr,
+                    "%s: timing: GDAL setup (RPCs, output grid, DEM, checks) %.3f s; device "
+                    "start %.3f s on its own thread, waited %.3f s\n",
+                    PROG, t0 - t_start, dev->seconds, wall() - t0);
+        if (!ctx) {
+            rc = SCENE_NO_DEVICE;
+            goto done;
+        }
+    }
     if (o->verbose) {
         int bx = 0, by = 0;
         double occ = 0;
@@ -1066,12 +1574,22 @@ static int process_scene(const options *o, gg_context *ctx, const char *src_name
             fail(src_name, "%s", gg_context_last_error(ctx));
             goto done;
         }
-        const int cap = (sc.out_h + 7) / 8;
+        /* the resident source: at least 32 blocks, so that reading,
+         * running and writing overlap finely */
+        p.resident = resident_source(&sc, ctx);
+        const int cap = (sc.out_h + (p.resident ? 31 : 7)) / (p.resident ? 32 : 8);
         rows = rows < cap ? rows : cap;
         rows = rows < 16 ? (sc.out_h < 16 ? sc.out_h : 16) : rows;
         const long host_cap = (256L << 20) / ((long)sc.out_w * 8 * sc.nbands);
         if (host_cap >= 16 && rows > host_cap)
             rows = (int)host_cap;
+        /* whole grid steps: the grid nodes are then the same output pixels
+         * whatever the block height, so the result does not depend on the
+         * device memory or the pipeline */
+        rows = rows < sc.step ? sc.step : rows / sc.step * sc.step;
+        if (getenv("GG_ORTHO_BLOCK_ROWS") && atoi(getenv("GG_ORTHO_BLOCK_ROWS")) > 0)
+            rows = atoi(getenv("GG_ORTHO_BLOCK_ROWS")); /* tests */
+        rows = rows > sc.out_h ? sc.out_h : rows;
         p.rows = rows;
         p.nblocks = (sc.out_h + rows - 1) / rows;
     }
@@ -1089,28 +1607,19 @@ static int process_scene(const options *o, gg_context *ctx, const char *src_name
         p.blocks[k].y0 = k * p.rows;
         p.blocks[k].rows = k * p.rows + p.rows <= sc.out_h ? p.rows : sc.out_h - k * p.rows;
     }
+    if (p.resident &&
+        gg_ortho_session_set_source(sess, sc.src_t, sc.width, sc.height, sc.nbands) != GG_OK)
+        p.resident = 0; /* refused after all: the windowed pipeline */
+    if (o->verbose)
+        fprintf(stderr, "%s: %s: %d blocks of %d rows, source %s\n", PROG, src_name, p.nblocks,
+                p.rows, p.resident ? "resident on the device" : "read per block window");
     if (!o->quiet)
         GDALTermProgress(0.0, NULL, NULL);
-    pthread_t tr, tw;
-    pthread_create(&tr, NULL, reader, &p);
-    pthread_create(&tw, NULL, writer, &p);
-    for (int k = 0; k < p.nblocks; k++) {
-        pthread_mutex_lock(&p.mu);
-        while (!p.error && p.read_done <= k)
-            pthread_cond_wait(&p.cv, &p.mu);
-        const int stop = p.error;
-        pthread_mutex_unlock(&p.mu);
-        if (stop)
-            break;
-        if (!run_block(&p, &p.blocks[k]))
-            break;
-        pthread_mutex_lock(&p.mu);
-        p.run_done = k + 1;
-        pthread_cond_broadcast(&p.cv);
-        pthread_mutex_unlock(&p.mu);
-    }
-    pthread_join(tr, NULL);
-    pthread_join(tw, NULL);
+    const double t_pipe = wall();
+    if (p.resident)
+        run_resident(&p);
+    else
+        run_windowed(&p);
     if (getenv("GG_ORTHO_TIMING")) {
         double up, ke, dn;
         long long px;
@@ -1120,8 +1629,18 @@ static int process_scene(const options *o, gg_context *ctx, const char *src_name
                 "download %.3f s, %lld pixels x %d bands\n",
                 PROG, p.nblocks, up, ke, ke > 0 ? px / ke / 1e9 : 0.0, dn, px / sc.nbands,
                 sc.nbands);
-        fprintf(stderr, "%s: timing: host grid+windows %.3f s, GDAL reads %.3f s, GDAL writes %.3f s\n",
-                PROG, p.t_grid, p.t_read, p.t_write);
+        if (p.resident)
+            fprintf(stderr,
+                    "%s: timing: resident source, %d strips of %d rows; grid thread %.3f s, "
+                    "readers %.3f s (summed), device thread: uploads %.3f s, idle %.3f s; "
+                    "writer %.3f s; pipeline wall %.3f s\n",
+                    PROG, p.nstrips, p.strip_rows, p.t_grid, p.t_readers, p.t_put, p.t_wait,
+                    p.t_write, wall() - t_pipe);
+        else
+            fprintf(stderr,
+                    "%s: timing: host grid+windows %.3f s, GDAL reads %.3f s, GDAL writes %.3f s; "
+                    "pipeline wall %.3f s\n",
+                    PROG, p.t_grid, p.t_read, p.t_write, wall() - t_pipe);
     }
     for (int k = 0; k < p.nblocks; k++) {
         free(p.blocks[k].nodes);
@@ -1135,9 +1654,14 @@ static int process_scene(const options *o, gg_context *ctx, const char *src_name
         fail(src_name, "%s", p.msg);
         goto done;
     }
-    last_error[0] = 0;
-    GDALClose(out);
-    out = NULL;
+    {
+        const double t0 = wall();
+        last_error[0] = 0;
+        GDALClose(out);
+        out = NULL;
+        if (getenv("GG_ORTHO_TIMING"))
+            fprintf(stderr, "%s: timing: closing the output %.3f s\n", PROG, wall() - t0);
+    }
     if (last_error[0]) {
         fail(src_name, "writing %s failed: %s", dst_name, last_error);
         goto done;
@@ -1192,6 +1716,23 @@ done:
 
 int main(int argc, char **argv)
 {
+    /* the device starts first, in parallel with everything else (-device
+     * is looked up in the raw arguments; a bad value is reported later) */
+    const char *early_device = NULL;
+    int want_device = 1;
+    for (int i = 1; i < argc; i++) {
+        if (EQUAL(argv[i], "-device") && i + 1 < argc)
+            early_device = argv[i + 1];
+        else if (EQUAL(argv[i], "--help") || EQUAL(argv[i], "-h") ||
+                 EQUAL(argv[i], "--version"))
+            want_device = 0;
+    }
+    device_start dev;
+    memset(&dev, 0, sizeof dev);
+    dev.joined = 1;
+    dev.st = GG_ERR_UNAVAILABLE;
+    if (want_device)
+        device_begin(&dev, early_device);
     GDALAllRegister();
     argc = GDALGeneralCmdLineProcessor(argc, &argv, 0);
     if (argc < 1)
@@ -1320,17 +1861,21 @@ int main(int argc, char **argv)
             goto end;
         }
     }
+    /* GDAL's block cache defaults to 5 % of the RAM: the whole output
+     * would sit in it and be written by GDALClose at the end, on one
+     * thread, after the pipeline.  A small cache makes the writer thread
+     * write as it goes (and bounds host memory). */
+    if (!CPLGetConfigOption("GDAL_CACHEMAX", NULL))
+        GDALSetCacheMax64((GIntBig)256 << 20);
     CPLPushErrorHandler(keep_error);
-    gg_context *ctx = NULL;
-    char err[512];
-    if (gg_context_create(o.device, &ctx, err, sizeof err) != GG_OK) {
-        CPLPopErrorHandler();
-        fail(NULL, "device: %s", err);
-        goto end;
+    if (!want_device || (o.device ? !dev.device || strcmp(o.device, dev.device) : !!dev.device)) {
+        /* the early look-up missed (e.g. -device from an @argfile) */
+        if (device_wait(&dev))
+            gg_context_destroy(dev.ctx);
+        device_begin(&dev, o.device);
+        want_device = 1;
     }
-    if (*gg_context_notice(ctx) && !o.quiet)
-        fprintf(stderr, "%s: %s\n", PROG, gg_context_notice(ctx));
-    int failed = 0;
+    int failed = 0, notice_done = 0;
     const int nsrc = o.outdir ? npos : 1;
     for (int i = 0; i < nsrc; i++) {
         char dst[4096];
@@ -1347,14 +1892,26 @@ int main(int argc, char **argv)
         }
         if (o.outdir && !o.quiet)
             fprintf(stderr, "%s -> %s\n", pos[i], dst);
-        failed += process_scene(&o, ctx, pos[i], dst);
+        const int r = process_scene(&o, &dev, pos[i], dst);
+        if (dev.joined && dev.st == GG_OK && !notice_done) {
+            notice_done = 1;
+            if (*gg_context_notice(dev.ctx) && !o.quiet)
+                fprintf(stderr, "%s: %s\n", PROG, gg_context_notice(dev.ctx));
+        }
+        if (r == SCENE_NO_DEVICE)
+            break;
+        failed += r;
     }
     CPLPopErrorHandler();
-    gg_context_destroy(ctx);
-    if (nsrc > 1 && failed)
+    const int no_device = !device_wait(&dev);
+    if (no_device)
+        fail(NULL, "device: %s", dev.err);
+    else if (nsrc > 1 && failed)
         fprintf(stderr, "%s: %d of %d scenes failed\n", PROG, failed, nsrc);
-    rc = failed ? 1 : 0;
+    rc = failed || no_device ? 1 : 0;
 end:
+    if (want_device && device_wait(&dev))
+        gg_context_destroy(dev.ctx);
     CSLDestroy(pos);
     CSLDestroy(o.co);
     CSLDestroy(argv);

@@ -185,7 +185,15 @@ say "checking devices: $devices"
 if ! skipped tests; then
     section "C tests (GG_TEST_DEVICES=$devices)"
     : > "$out/tests.log"
-    for t in test_runtime test_ops; do
+    # test_ortho checks that the ortho kernel's block size reaches its maximum
+    # theoretical occupancy by the CUDA rules: it needs the kernel's register
+    # count (cuobjdump) and the device's compute capability
+    GG_OCC_CC=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)
+    cuobjdump=$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump 2>/dev/null | head -1)
+    GG_OCC_REGS=$([[ -n $cuobjdump ]] && "$cuobjdump" --dump-resource-usage "$GG_BACKEND_DIR/libgeogpu_cuda.so" 2>/dev/null |
+        grep -A1 'gg_k_ortho' | grep -o 'REG:[0-9]*' | head -1 | cut -d: -f2)
+    export GG_OCC_CC GG_OCC_REGS
+    for t in test_runtime test_ops test_ortho; do
         if [[ ! -x $ggbin/$t ]]; then fail "$t not built/bundled"; continue; fi
         t0=$(now)
         GG_TEST_DEVICES=$devices ggrun "$t" >> "$out/tests.log" 2>&1

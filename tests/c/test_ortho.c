@@ -1,0 +1,620 @@
+/* test_ortho.c -- the RPC + DEM orthorectification kernel (gg_ortho_*) on
+ * every test device, against a float64 reference written here from the
+ * conventions in docs/gdal_ortho.md (GDAL's RPC transformer and warp
+ * kernel), independently of algorithms/ortho/:
+ *
+ *   - forward RFM (RPC00B term order, +0.5 pixel convention) at random
+ *     ground points: <= 1e-9 px;
+ *   - whole output blocks (lon/lat output grid over a DEM in lon/lat, so the
+ *     exact coordinates are affine in the pixel position and the reference
+ *     needs no PROJ): near, bilinear, cubic; Float32 output within 1e-3 of
+ *     the reference, UInt16 within 1 DN (rounding of a value that sits on a
+ *     half), identical footprints; a DEM nodata hole with and without
+ *     -dem_missing;
+ *   - devices agreeing with the first one (cpu);
+ *   - the resident source (rows put in strips, in shuffled order) giving the
+ *     same bytes as the windowed source, and reporting a miss when it is
+ *     given too few rows;
+ *   - the launch configuration of the kernel: on CUDA it must reach the
+ *     kernel's maximum theoretical occupancy, computed here with the CUDA
+ *     occupancy rules from the kernel's register count and the device's
+ *     compute capability (GG_OCC_REGS and GG_OCC_CC, which
+ *     tests/device/run_gpu_checks.sh takes from cuobjdump and nvidia-smi);
+ *     OpenCL and the CPU expose no residency figures: the test says so and
+ *     checks the work-group shape only.
+ *
+ * MIT licence. */
+#include "check.h"
+
+#include <math.h>
+
+#define MAXDEV 4
+
+/* ------------------------------------------------------------ the model */
+
+/* A synthetic RPC00B: parallax (height terms), rotation, non-linear terms;
+ * source W x H over lon 6.1 +- 0.017, lat 45.2 +- 0.012. */
+static void make_rpc(gg_ortho_rpc *r, int W, int H)
+{
+    memset(r, 0, sizeof *r);
+    r->line_off = H / 2.0;
+    r->samp_off = W / 2.0;
+    r->lat_off = 45.2;
+    r->long_off = 6.1;
+    r->height_off = 1500;
+    r->line_scale = H / 2.0;
+    r->samp_scale = W / 2.0;
+    r->lat_scale = 0.012;
+    r->long_scale = 0.017;
+    r->height_scale = 1200;
+    const double ln[20] = {0.002, -0.035, -1.02, 0.07, 0.004, 0, 0, 0.003, -0.005, 0.001,
+                           0,     0.0006, 0,     0,    0,     0.0004, 0, 0.0002, 0, 0};
+    const double ld[20] = {1.0, 0.0009, -0.0007, 0.0004, 0, 0, 0.0001};
+    const double sn[20] = {-0.001, 1.01, 0.045, -0.11, 0.002, 0.003, 0, -0.004, 0, 0,
+                           0.0005, 0,    0.0003, 0,     0,     0,     0, 0,      0, 0.0001};
+    const double sd[20] = {1.0, -0.0006, 0.0008, 0.0002, 0, 0, 0, 0, 0.00015};
+    memcpy(r->line_num, ln, sizeof ln);
+    memcpy(r->line_den, ld, sizeof ld);
+    memcpy(r->samp_num, sn, sizeof sn);
+    memcpy(r->samp_den, sd, sizeof sd);
+}
+
+/* RPC00B polynomial, term by term as the specification lists them. */
+static double ref_poly(const double *c, double L, double P, double H)
+{
+    const double t[20] = {1,         L,         P,         H,         L * P,
+                          L * H,     P * H,     L * L,     P * P,     H * H,
+                          P * L * H, L * L * L, L * P * P, L * H * H, L * L * P,
+                          P * P * P, P * H * H, L * L * H, P * P * H, H * H * H};
+    double s = 0;
+    for (int i = 0; i < 20; i++)
+        s += c[i] * t[i];
+    return s;
+}
+
+/* Ground -> GDAL pixel/line (corner convention: RPC + 0.5). */
+static void ref_rfm(const gg_ortho_rpc *r, double lon, double lat, double h, double *x, double *y)
+{
+    const double L = (lon - r->long_off) / r->long_scale;
+    const double P = (lat - r->lat_off) / r->lat_scale;
+    const double Hn = (h - r->height_off) / r->height_scale;
+    *y = ref_poly(r->line_num, L, P, Hn) / ref_poly(r->line_den, L, P, Hn) * r->line_scale +
+         r->line_off + 0.5;
+    *x = ref_poly(r->samp_num, L, P, Hn) / ref_poly(r->samp_den, L, P, Hn) * r->samp_scale +
+         r->samp_off + 0.5;
+}
+
+/* ------------------------------------------------------------ the scene */
+
+enum { SW = 120, SH = 100 };          /* source */
+enum { OW = 110, OH = 90 };           /* output */
+enum { DW = 50, DH = 50 };            /* DEM (lon/lat raster) */
+static const double O_LON0 = 6.08, O_LAT0 = 45.215, O_DLON = 0.04 / OW, O_DLAT = 0.03 / OH;
+static const double D_LON0 = 6.05, D_LAT0 = 45.25, D_RES = 0.002;
+
+static float g_src[SW * SH];
+static double g_dem[DW * DH];
+#define DEM_NODATA (-32768.0)
+
+static void make_inputs(void)
+{
+    for (int y = 0; y < SH; y++)
+        for (int x = 0; x < SW; x++)
+            g_src[y * SW + x] = (float)(2000 + 500 * sin(x * 0.37) * cos(y * 0.23) +
+                                        120 * sin((x + 2 * y) * 1.7) + urand(-30, 30));
+    for (int y = 0; y < DH; y++)
+        for (int x = 0; x < DW; x++)
+            g_dem[y * DW + x] = 1500 + 600 * sin(x * 0.21) * cos(y * 0.17) + urand(-40, 40);
+}
+
+static void out_lonlat(int x, int y, double *lon, double *lat)
+{
+    *lon = O_LON0 + (x + 0.5) * O_DLON;
+    *lat = O_LAT0 - (y + 0.5) * O_DLAT;
+}
+
+/* DEM raster position (corner convention) of a ground point. */
+static void dem_pos(double lon, double lat, double *dx, double *dy)
+{
+    *dx = (lon - D_LON0) / D_RES;
+    *dy = (D_LAT0 - lat) / D_RES;
+}
+
+/* GDAL's bilinear DEM sample: pixel centres, truncation towards zero, any
+ * nodata tap fails, nearest within 1 px of the edge.  0 on failure. */
+static int ref_dem(const double *dem, int has_nodata, double x, double y, double *z)
+{
+    const double fx = x - 0.5, fy = y - 0.5;
+    const int ix = (int)fx, iy = (int)fy;
+    if (ix >= 0 && iy >= 0 && ix + 2 <= DW && iy + 2 <= DH) {
+        const double v[4] = {dem[iy * DW + ix], dem[iy * DW + ix + 1], dem[(iy + 1) * DW + ix],
+                             dem[(iy + 1) * DW + ix + 1]};
+        for (int k = 0; k < 4; k++)
+            if (has_nodata && v[k] == DEM_NODATA)
+                return 0;
+        const double a = fx - ix, b = fy - iy;
+        *z = (1 - b) * ((1 - a) * v[0] + a * v[1]) + b * ((1 - a) * v[2] + a * v[3]);
+        return 1;
+    }
+    const int nx = (int)x, ny = (int)y;
+    if (nx < 0 || ny < 0 || nx >= DW || ny >= DH)
+        return 0;
+    if (has_nodata && dem[ny * DW + nx] == DEM_NODATA)
+        return 0;
+    *z = dem[ny * DW + nx];
+    return 1;
+}
+
+static int in_img(int x, int y)
+{
+    return x >= 0 && y >= 0 && x < SW && y < SH;
+}
+
+/* GDAL's bilinear on pixel centres; taps outside the image are left out and
+ * the weights renormalised. */
+static int ref_bilinear(double sx, double sy, double *v)
+{
+    const double fx = sx - 0.5, fy = sy - 0.5;
+    const int ix = (int)floor(fx), iy = (int)floor(fy);
+    const double ax = fx - ix, ay = fy - iy;
+    double acc = 0, wsum = 0;
+    for (int j = 0; j < 2; j++)
+        for (int i = 0; i < 2; i++) {
+            if (!in_img(ix + i, iy + j))
+                continue;
+            const double w = (i ? ax : 1 - ax) * (j ? ay : 1 - ay);
+            acc += w * g_src[(iy + j) * SW + ix + i];
+            wsum += w;
+        }
+    if (wsum < 1e-5)
+        return 0;
+    *v = acc / wsum;
+    return 1;
+}
+
+/* Catmull-Rom (a = -0.5) kernel. */
+static double catmull_rom(double t)
+{
+    t = fabs(t);
+    if (t < 1)
+        return 1.5 * t * t * t - 2.5 * t * t + 1;
+    if (t < 2)
+        return -0.5 * t * t * t + 2.5 * t * t - 4 * t + 2;
+    return 0;
+}
+
+static int ref_cubic(double sx, double sy, double *v)
+{
+    const double fx = sx - 0.5, fy = sy - 0.5;
+    const int ix = (int)floor(fx), iy = (int)floor(fy);
+    if (ix - 1 < 0 || iy - 1 < 0 || ix + 2 >= SW || iy + 2 >= SH)
+        return ref_bilinear(sx, sy, v);
+    double acc = 0;
+    for (int j = -1; j <= 2; j++)
+        for (int i = -1; i <= 2; i++)
+            acc += catmull_rom(fx - (ix + i)) * catmull_rom(fy - (iy + j)) *
+                   g_src[(iy + j) * SW + ix + i];
+    *v = acc;
+    return 1;
+}
+
+/* Reference orthoimage (float64): NAN where no value.  dem_missing < -1e30:
+ * none given. */
+static void ref_ortho(const gg_ortho_rpc *r, const double *dem, int has_nodata,
+                      double dem_missing, int method, double *out)
+{
+    for (int y = 0; y < OH; y++)
+        for (int x = 0; x < OW; x++) {
+            double lon, lat, dx, dy, z, sx, sy, v = NAN;
+            out_lonlat(x, y, &lon, &lat);
+            dem_pos(lon, lat, &dx, &dy);
+            out[y * OW + x] = NAN;
+            if (!ref_dem(dem, has_nodata, dx, dy, &z)) {
+                if (dem_missing < -1e30)
+                    continue;
+                z = dem_missing;
+            }
+            ref_rfm(r, lon, lat, z, &sx, &sy);
+            if (!(sx >= 0 && sy >= 0))
+                continue;
+            const int ix = (int)(sx + 1e-10), iy = (int)(sy + 1e-10);
+            if (ix >= SW || iy >= SH)
+                continue;
+            if (method == GG_ORTHO_METHOD_NEAR)
+                v = g_src[iy * SW + ix];
+            else if (method == GG_ORTHO_METHOD_BILINEAR)
+                ref_bilinear(sx, sy, &v);
+            else
+                ref_cubic(sx, sy, &v);
+            out[y * OW + x] = v;
+        }
+}
+
+/* Exact nodes of a block of output rows [y0, y0 + rows): node (i, j) at
+ * block pixel ((i - 1) * step, (j - 1) * step). */
+static double *make_grid(int y0, int rows, int step, int *nx, int *ny)
+{
+    *nx = (OW - 1) / step + 4;
+    *ny = (rows - 1) / step + 4;
+    const size_t n = (size_t)*nx * *ny;
+    double *g = malloc(n * GG_ORTHO_PLANES * sizeof(double));
+    for (int j = 0; j < *ny; j++)
+        for (int i = 0; i < *nx; i++) {
+            const size_t k = (size_t)j * *nx + i;
+            double lon, lat, dx, dy;
+            out_lonlat((i - 1) * step, y0 + (j - 1) * step, &lon, &lat);
+            dem_pos(lon, lat, &dx, &dy);
+            g[k] = lon;
+            g[n + k] = lat;
+            g[2 * n + k] = dx;
+            g[3 * n + k] = dy;
+            g[4 * n + k] = 0.0;
+        }
+    return g;
+}
+
+typedef struct job {
+    int method, dst_type, dem_nodata, has_missing;
+    double missing;
+} job;
+
+static gg_ortho_session *open_session(gg_context *ctx, const gg_ortho_rpc *r, const double *dem,
+                                      const job *j)
+{
+    gg_ortho_dem d = {dem, DW, DH, 0, 0, DW, DH, j->dem_nodata, DEM_NODATA};
+    gg_ortho_options o;
+    memset(&o, 0, sizeof o);
+    o.resampling = (gg_ortho_method)j->method;
+    o.dem_interp = GG_ORTHO_METHOD_BILINEAR;
+    o.height_scale = 1.0;
+    o.has_dem_missing = j->has_missing;
+    o.dem_missing = j->missing;
+    o.dst_init = 0.0;
+    gg_ortho_session *s = NULL;
+    if (gg_ortho_session_create(ctx, r, &d, &o, &s) != GG_OK)
+        return NULL;
+    return s;
+}
+
+/* The whole output in blocks of `rows` rows with the windowed source (the
+ * whole image as window).  out: OW x OH of dst_type.  0 on failure. */
+static int run_windowed(gg_context *ctx, gg_ortho_session *s, int dst_type, int rows, int step,
+                        void *out)
+{
+    const size_t ds = dst_type == GG_ORTHO_FLOAT32 ? 4 : 2;
+    for (int y0 = 0; y0 < OH; y0 += rows) {
+        const int h = y0 + rows <= OH ? rows : OH - y0;
+        int nx, ny, missed = 1;
+        double *g = make_grid(y0, h, step, &nx, &ny);
+        gg_ortho_grid grid = {g, nx, ny, step};
+        gg_ortho_image im = {g_src, GG_ORTHO_FLOAT32, 0, 0, SW, SH, SW, SW, SH};
+        const gg_status st =
+            gg_ortho_session_run(s, &grid, &im, (char *)out + (size_t)y0 * OW * ds,
+                                 (gg_ortho_type)dst_type, OW, h, OW, &missed);
+        free(g);
+        if (st != GG_OK) {
+            fprintf(stderr, "run: %s\n", gg_context_last_error(ctx));
+            return 0;
+        }
+        if (missed)
+            return 0; /* the whole image was there: nothing can miss */
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ the tests */
+
+static void test_rfm(void)
+{
+    gg_ortho_rpc r;
+    make_rpc(&r, SW, SH);
+    double worst = 0;
+    for (int i = 0; i < 2000; i++) {
+        const double lon = 6.1 + urand(-0.02, 0.02), lat = 45.2 + urand(-0.015, 0.015);
+        const double h = urand(200, 2800);
+        double x, y, rx, ry;
+        gg_ortho_rpc_forward(&r, lon, lat, h, &x, &y);
+        ref_rfm(&r, lon, lat, h, &rx, &ry);
+        worst = fmax(worst, fmax(fabs(x - rx), fabs(y - ry)));
+    }
+    CHECK(worst <= 1e-9, "forward RFM %.3g px from the float64 reference", worst);
+    printf("  RFM: max %.2g px from the reference over 2000 points\n", worst);
+}
+
+/* out (OW x OH, dst_type) against the reference: returns the pixels with a
+ * value, checks the footprint and the values. */
+static int check_against_ref(const char *what, const void *out, int dst_type, const double *ref)
+{
+    int valid = 0, mask = 0, bad = 0;
+    double worst = 0;
+    for (int i = 0; i < OW * OH; i++) {
+        const double v = dst_type == GG_ORTHO_FLOAT32 ? ((const float *)out)[i]
+                                                      : ((const unsigned short *)out)[i];
+        const int has = isfinite(ref[i]);
+        /* the output has no nodata: 0 is "no value" (dst_init), and the
+         * texture never comes near 0 */
+        if (has != (v != 0.0)) {
+            mask++;
+            continue;
+        }
+        if (!has)
+            continue;
+        valid++;
+        double want = ref[i];
+        if (dst_type == GG_ORTHO_UINT16)
+            want = floor(fmin(fmax(want, 0), 65535) + 0.5);
+        const double d = fabs(v - want);
+        worst = fmax(worst, d);
+        if (d > (dst_type == GG_ORTHO_FLOAT32 ? 1e-3 : 1.0))
+            bad++;
+    }
+    CHECK(mask == 0, "%s: footprint differs from the reference at %d pixels", what, mask);
+    CHECK(bad == 0, "%s: %d pixels off the reference (max %.3g)", what, bad, worst);
+    CHECK(valid > OW * OH / 3, "%s: only %d pixels with a value", what, valid);
+    printf("  %s: %d pixels, max |diff| %.3g\n", what, valid, worst);
+    return valid;
+}
+
+static void test_against_reference(gg_context *ctx, const char *dev, void *keep[], int nkeep)
+{
+    gg_ortho_rpc r;
+    make_rpc(&r, SW, SH);
+    static double dem_hole[DW * DH];
+    memcpy(dem_hole, g_dem, sizeof g_dem);
+    for (int y = 20; y < 26; y++)
+        for (int x = 18; x < 27; x++)
+            dem_hole[y * DW + x] = DEM_NODATA;
+    const job jobs[] = {
+        {GG_ORTHO_METHOD_NEAR, GG_ORTHO_FLOAT32, 0, 0, 0},
+        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 0, 0, 0},
+        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0},
+        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_UINT16, 0, 0, 0},
+        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 1, 0, 0},   /* hole: no value */
+        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 1, 1, 1234.5}, /* hole: -dem_missing */
+    };
+    const char *names[] = {"near",           "bilinear",     "cubic",
+                           "cubic UInt16",   "DEM nodata",   "DEM nodata + dem_missing"};
+    double *ref = malloc(sizeof(double) * OW * OH);
+    for (int t = 0; t < (int)(sizeof jobs / sizeof jobs[0]) && t < nkeep; t++) {
+        const job *j = &jobs[t];
+        const double *dem = j->dem_nodata ? dem_hole : g_dem;
+        ref_ortho(&r, dem, j->dem_nodata, j->has_missing ? j->missing : -1e300, j->method, ref);
+        gg_ortho_session *s = open_session(ctx, &r, dem, j);
+        CHECK(s != NULL, "%s: session: %s", dev, gg_context_last_error(ctx));
+        if (!s)
+            continue;
+        void *out = calloc(OW * OH, 4);
+        CHECK(run_windowed(ctx, s, j->dst_type, 32, 8, out), "%s %s: run failed", dev,
+              names[t]);
+        char what[96];
+        snprintf(what, sizeof what, "%s %s", dev, names[t]);
+        check_against_ref(what, out, j->dst_type, ref);
+        gg_ortho_session_destroy(s);
+        keep[t] = out;
+    }
+    free(ref);
+}
+
+/* Resident source, rows put in shuffled strips of 7: the same bytes as the
+ * windowed source; too few rows: a miss. */
+static void test_resident(gg_context *ctx, const char *dev)
+{
+    gg_ortho_rpc r;
+    make_rpc(&r, SW, SH);
+    const job j = {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0};
+    gg_ortho_session *s = open_session(ctx, &r, g_dem, &j);
+    CHECK(s != NULL, "%s: session", dev);
+    if (!s)
+        return;
+    float *a = calloc(OW * OH, 4), *b = calloc(OW * OH, 4);
+    CHECK(run_windowed(ctx, s, GG_ORTHO_FLOAT32, 24, 8, a), "%s: windowed run", dev);
+    CHECK(gg_ortho_session_set_source(s, GG_ORTHO_FLOAT32, SW, SH, 1) == GG_OK,
+          "%s: set_source: %s", dev, gg_context_last_error(ctx));
+    int order[(SH + 6) / 7];
+    const int nstrips = (SH + 6) / 7;
+    for (int i = 0; i < nstrips; i++)
+        order[i] = i;
+    for (int i = nstrips - 1; i > 0; i--) {
+        const int k = (int)urand(0, i + 1), t = order[i];
+        order[i] = order[k];
+        order[k] = t;
+    }
+    for (int i = 0; i < nstrips; i++) {
+        const int y0 = order[i] * 7, n = y0 + 7 <= SH ? 7 : SH - y0;
+        CHECK(gg_ortho_session_put_rows(s, 0, y0, n, g_src + (size_t)y0 * SW, SW) == GG_OK,
+              "%s: put_rows %d", dev, y0);
+    }
+    int missed_any = 0, missed_few = 0;
+    for (int y0 = 0; y0 < OH; y0 += 24) {
+        const int h = y0 + 24 <= OH ? 24 : OH - y0;
+        int nx, ny, missed = 0;
+        double *g = make_grid(y0, h, 8, &nx, &ny);
+        gg_ortho_grid grid = {g, nx, ny, 8};
+        CHECK(gg_ortho_session_run_resident(s, &grid, 0, 0, SH, b + (size_t)y0 * OW,
+                                            GG_ORTHO_FLOAT32, OW, h, OW, &missed) == GG_OK,
+              "%s: run_resident: %s", dev, gg_context_last_error(ctx));
+        missed_any |= missed;
+        /* rows 40..49 only: every block needs rows outside them */
+        float *tmp = calloc((size_t)OW * h, 4);
+        int m2 = 0;
+        CHECK(gg_ortho_session_run_resident(s, &grid, 0, 40, 10, tmp, GG_ORTHO_FLOAT32, OW, h,
+                                            OW, &m2) == GG_OK,
+              "%s: run_resident (10 rows)", dev);
+        missed_few += m2;
+        free(tmp);
+        free(g);
+    }
+    CHECK(!missed_any, "%s: resident source with every row reported a miss", dev);
+    CHECK(missed_few == (OH + 23) / 24, "%s: %d of %d blocks with 10 rows reported a miss", dev,
+          missed_few, (OH + 23) / 24);
+    CHECK(memcmp(a, b, sizeof(float) * OW * OH) == 0,
+          "%s: resident and windowed sources give different bytes", dev);
+    int nonzero = 0;
+    for (int i = 0; i < OW * OH; i++)
+        nonzero += a[i] != 0;
+    CHECK(nonzero > OW * OH / 3, "%s: resident comparison on an almost empty image", dev);
+    /* bad calls */
+    CHECK(gg_ortho_session_put_rows(s, 1, 0, 1, g_src, SW) == GG_ERR_ARGUMENT,
+          "%s: put_rows into a band that does not exist", dev);
+    CHECK(gg_ortho_session_put_rows(s, 0, SH - 1, 2, g_src, SW) == GG_ERR_ARGUMENT,
+          "%s: put_rows past the last row", dev);
+    free(a);
+    free(b);
+    gg_ortho_session_destroy(s);
+}
+
+/* ---------------------------------------------------- launch occupancy */
+
+/* Per compute capability: max threads, max blocks per SM, registers per SM
+ * (CUDA C Programming Guide, "Technical Specifications per Compute
+ * Capability"). */
+static int sm_limits(int cc, int *threads, int *blocks, int *regs)
+{
+    *regs = 65536;
+    switch (cc) {
+    case 70: case 72: case 80: case 90: case 100: case 103: case 110:
+        *threads = 2048;
+        *blocks = 32;
+        return 1;
+    case 75:
+        *threads = 1024;
+        *blocks = 16;
+        return 1;
+    case 86: case 87: case 120: case 121:
+        *threads = 1536;
+        *blocks = 16;
+        return 1;
+    case 89:
+        *threads = 1536;
+        *blocks = 24;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Theoretical occupancy of a block of bs threads for a kernel of `regs`
+ * registers per thread and no shared memory: registers are allocated per
+ * warp in units of 256, in 4 sub-partitions of the register file. */
+static double theoretical_occupancy(int bs, int regs, int cc)
+{
+    int max_threads, max_blocks, regs_sm;
+    if (!sm_limits(cc, &max_threads, &max_blocks, &regs_sm))
+        return -1;
+    const int warps = (bs + 31) / 32;
+    const int regs_warp = (regs * 32 + 255) / 256 * 256;
+    if (regs_warp * warps > regs_sm)
+        return 0; /* the block cannot launch */
+    const int warps_by_regs = regs_warp ? (regs_sm / 4 / regs_warp) * 4 : max_threads / 32;
+    int blocks = max_blocks;
+    blocks = blocks < max_threads / 32 / warps ? blocks : max_threads / 32 / warps;
+    blocks = blocks < warps_by_regs / warps ? blocks : warps_by_regs / warps;
+    return (double)blocks * warps * 32 / max_threads;
+}
+
+static void test_occupancy(gg_context *ctx, const char *dev)
+{
+    int bx = 0, by = 0;
+    double occ = -1;
+    const gg_status st = gg_ortho_launch_info(ctx, &bx, &by, &occ);
+    CHECK(st == GG_OK, "%s: launch_info: %s", dev, gg_context_last_error(ctx));
+    CHECK(bx >= 1 && by >= 1 && bx * by <= 1024, "%s: work group %d x %d", dev, bx, by);
+    const char *backend = gg_context_backend(ctx);
+    if (strcmp(backend, "cuda") != 0) {
+        printf("  %s: work group %d x %d; the %s backend reports no occupancy (%.2f): "
+               "maximum theoretical occupancy cannot be checked here\n",
+               dev, bx, by, backend, occ);
+        CHECK(occ == 0.0, "%s: %s backend reports an occupancy %.3f it cannot know", dev,
+              backend, occ);
+        return;
+    }
+    CHECK(occ > 0 && occ <= 1, "%s: occupancy %.3f", dev, occ);
+    const char *re = getenv("GG_OCC_REGS"), *ce = getenv("GG_OCC_CC");
+    if (!re || !ce || atoi(re) < 1) {
+        printf("  %s: block %d x %d, occupancy %.3f; GG_OCC_REGS / GG_OCC_CC not set "
+               "(tests/device/run_gpu_checks.sh sets them): maximum not verified\n",
+               dev, bx, by, occ);
+        return;
+    }
+    const int regs = atoi(re);
+    /* "9.0" or "90" */
+    const int cc = strchr(ce, '.') ? (int)lround(atof(ce) * 10) : atoi(ce);
+    double best = 0;
+    int best_bs = 0;
+    for (int bs = 32; bs <= 1024; bs += 32) {
+        const double o = theoretical_occupancy(bs, regs, cc);
+        if (o > best + 1e-12) {
+            best = o;
+            best_bs = bs;
+        }
+    }
+    const double mine = theoretical_occupancy(bx * by, regs, cc);
+    CHECK(best > 0, "%s: compute capability %d not in the table", dev, cc);
+    CHECK(fabs(mine - best) < 1e-9,
+          "%s: block %d x %d reaches occupancy %.4f, the kernel's maximum is %.4f (block %d)",
+          dev, bx, by, mine, best, best_bs);
+    CHECK(fabs(occ - best) < 1e-9, "%s: the backend reports occupancy %.4f, the maximum is %.4f",
+          dev, occ, best);
+    printf("  %s: block %d x %d, %d registers, cc %d: occupancy %.4f = the maximum %.4f "
+           "(first reached at %d threads)\n",
+           dev, bx, by, regs, cc, mine, best, best_bs);
+}
+
+static void test_occupancy_formula(void)
+{
+    /* known cases of the CUDA occupancy calculator (sm_90, no shared
+     * memory): 32 registers, 256 threads -> 100 %; 96 registers, 160
+     * threads -> 4 blocks = 20 warps = 31.25 %; 64 registers, 1024 threads
+     * -> 1 block = 50 %; 255 registers, 32 threads -> 8 warps = 12.5 % */
+    CHECK(fabs(theoretical_occupancy(256, 32, 90) - 1.0) < 1e-12, "formula 32 regs");
+    CHECK(fabs(theoretical_occupancy(160, 96, 90) - 0.3125) < 1e-12, "formula 96 regs");
+    CHECK(fabs(theoretical_occupancy(1024, 64, 90) - 0.5) < 1e-12, "formula 64 regs");
+    CHECK(fabs(theoretical_occupancy(32, 255, 90) - 0.125) < 1e-12, "formula 255 regs");
+}
+
+int main(void)
+{
+    make_inputs();
+    test_rfm();
+    test_occupancy_formula();
+    char devs[MAXDEV][32];
+    const int nd = test_devices(devs, MAXDEV);
+    enum { NJOB = 6 };
+    void *first[NJOB] = {0};
+    for (int d = 0; d < nd; d++) {
+        gg_context *ctx = NULL;
+        char err[512];
+        CHECK(gg_context_create(devs[d], &ctx, err, sizeof err) == GG_OK, "%s: %s", devs[d],
+              err);
+        if (!ctx)
+            continue;
+        printf("device %s: %s\n", devs[d], gg_context_device_name(ctx));
+        void *mine[NJOB] = {0};
+        test_against_reference(ctx, devs[d], mine, NJOB);
+        /* devices agree with the first one */
+        for (int t = 0; t < NJOB; t++) {
+            if (d == 0) {
+                first[t] = mine[t];
+                continue;
+            }
+            if (!first[t] || !mine[t])
+                continue;
+            const int u16 = t == 3;
+            double worst = 0;
+            for (int i = 0; i < OW * OH; i++) {
+                const double a = u16 ? ((unsigned short *)first[t])[i] : ((float *)first[t])[i];
+                const double b = u16 ? ((unsigned short *)mine[t])[i] : ((float *)mine[t])[i];
+                worst = fmax(worst, fabs(a - b));
+            }
+            CHECK(worst <= (u16 ? 1.0 : 1e-3), "%s vs %s, case %d: max |diff| %.3g", devs[0],
+                  devs[d], t, worst);
+            free(mine[t]);
+        }
+        test_resident(ctx, devs[d]);
+        test_occupancy(ctx, devs[d]);
+        gg_context_destroy(ctx);
+    }
+    for (int t = 0; t < NJOB; t++)
+        free(first[t]);
+    return check_summary("test_ortho");
+}
