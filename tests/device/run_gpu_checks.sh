@@ -193,7 +193,7 @@ if ! skipped tests; then
     GG_OCC_REGS=$([[ -n $cuobjdump ]] && "$cuobjdump" --dump-resource-usage "$GG_BACKEND_DIR/libgeogpu_cuda.so" 2>/dev/null |
         grep -A1 'gg_k_ortho' | grep -o 'REG:[0-9]*' | head -1 | cut -d: -f2)
     export GG_OCC_CC GG_OCC_REGS
-    for t in test_runtime test_ops test_ortho; do
+    for t in test_runtime test_ops test_coherence test_ptsel test_faults test_xcorr test_fmcw test_coreg test_ortho; do
         if [[ ! -x $ggbin/$t ]]; then fail "$t not built/bundled"; continue; fi
         t0=$(now)
         GG_TEST_DEVICES=$devices ggrun "$t" >> "$out/tests.log" 2>&1
@@ -356,7 +356,7 @@ if [[ $sanitize -eq 1 ]] && ! skipped tests && enough 120 "compute-sanitizer"; t
         say "compute-sanitizer: no cuda device, skipped"
     else
         for tool in memcheck racecheck; do
-            for t in test_runtime test_ops test_coherence test_ptsel test_xcorr test_fmcw test_ortho; do
+            for t in test_runtime test_ops test_coherence test_ptsel test_xcorr test_fmcw test_coreg test_ortho; do
                 [[ -x $ggbin/$t ]] || continue
                 # compute-sanitizer keeps the machine's own libraries; only
                 # the test gets the bundle's (through env)
