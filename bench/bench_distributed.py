@@ -1,0 +1,187 @@
+#!/usr/bin/python3
+"""bench_distributed.py -- scaling of geogpu.distributed across workers (one
+per GPU, or CPU workers): a batch of ortho scenes (gdal_ortho, one task per
+scene) and a PtSel stack cut in tiles (one task per tile, halo r/2), against
+the single-process run on one device.  Outputs are checked identical to the
+single-process ones.
+
+    /usr/bin/python3 bench/bench_distributed.py --build build --work /tmp/bd \\
+        [--devices cuda|cpu] [--workers 1,2,4] [--threads N] \\
+        [--scenes 16] [--scene-size 4096] \\
+        [--ptsel-size 3260x2680] [--bands 60] [--window 51] [--grid 4x4] \\
+        [--skip-ortho] [--skip-ptsel]
+
+--devices cuda: N workers on the first N CUDA GPUs (one each); cpu: N CPU
+workers with --threads OpenMP threads each (default: cores / N).  The single
+process runs with the threads of one worker.  Inputs: bench_ortho_make (a
+UInt16 RPC scene and a rough DEM, translated to GeoTIFF; the batch is
+copies of that scene) and gg_make_input (a CFloat32 stack), both from the
+build.  Needs GDAL's Python bindings and python3-distributed (Debian:
+/usr/bin/python3).  Timing only: never run by the tests.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run(*cmd, env=None):
+    t0 = time.time()
+    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        sys.exit(f"bench: {' '.join(map(str, cmd))} failed:\n{p.stderr}")
+    return time.time() - t0
+
+
+def same_pixels(a, b):
+    from osgeo import gdal
+    da, db = gdal.Open(str(a)), gdal.Open(str(b))
+    ok = (da.RasterXSize, da.RasterYSize, da.RasterCount) == (db.RasterXSize, db.RasterYSize,
+                                                              db.RasterCount)
+    for k in range(1, da.RasterCount + 1):
+        if not ok:
+            break
+        ok = da.GetRasterBand(k).ReadRaster() == db.GetRasterBand(k).ReadRaster()
+    da = db = None
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default=str(REPO / "build"))
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--devices", choices=["cuda", "cpu"], default=None,
+                    help="default: cuda when a CUDA GPU is seen, else cpu")
+    ap.add_argument("--workers", default="1,2,4")
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--scenes", type=int, default=16)
+    ap.add_argument("--scene-size", type=int, default=4096)
+    ap.add_argument("--ptsel-size", default="3260x2680")
+    ap.add_argument("--bands", type=int, default=60)
+    ap.add_argument("--window", type=int, default=51)
+    ap.add_argument("--grid", default="4x4", help="PtSel tiles across x down (same for every N)")
+    ap.add_argument("--skip-ortho", action="store_true")
+    ap.add_argument("--skip-ptsel", action="store_true")
+    a = ap.parse_args()
+
+    build = Path(a.build).resolve()
+    os.environ["GG_LIBRARY"] = str(build / "lib")
+    os.environ["GDAL_DRIVER_PATH"] = str(build / "lib")
+    sys.path.insert(0, str(REPO / "gdal_plugins" / "python"))
+    from geogpu import distributed as gd
+
+    work = Path(a.work).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    cuda = gd.cuda_devices()
+    kind = a.devices or ("cuda" if cuda else "cpu")
+    counts = [int(n) for n in a.workers.split(",")]
+    if kind == "cuda":
+        counts = [n for n in counts if n <= len(cuda)]
+        if not counts:
+            sys.exit("bench: no CUDA GPU for --devices cuda")
+    cores = os.cpu_count() or 1
+
+    def devices_for(n):
+        return cuda[:n] if kind == "cuda" else ["cpu"] * n
+
+    def threads_for(n):
+        return a.threads or max(1, cores // n)
+
+    one_dev = "cuda:0" if kind == "cuda" else "cpu"
+    env1 = dict(os.environ, OMP_NUM_THREADS=str(threads_for(1)))
+    print(f"# bench_distributed: {kind} workers {counts}, {cores} cores, "
+          f"{'threads/worker ' + str(a.threads) if a.threads else 'threads = cores / N'}")
+    results = {}
+
+    if not a.skip_ortho:
+        od = work / "ortho"
+        od.mkdir(exist_ok=True)
+        s = a.scene_size
+        scene0 = od / "s00.tif"
+        if not scene0.exists():
+            run(build / "bin" / "bench_ortho_make", od, s, s)
+            run("gdal_translate", "-q", od / "scene.vrt", scene0)
+            run("gdal_translate", "-q", od / "dem.vrt", od / "dem.tif")
+            (od / "scene.raw").unlink(missing_ok=True)
+        scenes = [scene0]
+        for i in range(1, a.scenes):
+            p = od / f"s{i:02d}.tif"
+            if not p.exists():
+                shutil.copyfile(scene0, p)
+            scenes.append(p)
+        args = ["-r", "cubic", "-t_srs", "EPSG:32632", "-dem", str(od / "dem.tif")]
+        ref = od / "ref"
+        shutil.rmtree(ref, ignore_errors=True)
+        ref.mkdir()
+        t1 = run(build / "bin" / "gdal_ortho", "-q", "-device", one_dev, *args, "-outdir", ref,
+                 *scenes, env=env1)
+        results["ortho"] = {"single": t1, "runs": {}}
+        print(f"ortho: {a.scenes} scenes {s}x{s}, single process ({one_dev}): {t1:.2f} s")
+
+    if not a.skip_ptsel:
+        pd = work / "ptsel"
+        pd.mkdir(exist_ok=True)
+        stack = pd / f"stack_{a.ptsel_size}_{a.bands}.tif"
+        if not stack.exists():
+            run(build / "bin" / "gg_make_input", "-size", a.ptsel_size, "-type", "CFloat32",
+                "-bands", a.bands, stack)
+        W, H = (int(v) for v in a.ptsel_size.split("x"))
+        gx, gy = (int(v) for v in a.grid.split("x"))
+        tile = (-(-W // gx), -(-H // gy))
+        ref = pd / "ref.tif"
+        t1 = run(build / "bin" / "gdal_ptsel", "-q", "-device", one_dev, "-window", a.window,
+                 stack, ref, env=env1)
+        results["ptsel"] = {"single": t1, "runs": {}}
+        print(f"ptsel: {W}x{H}, n={a.bands}, window {a.window}, tiles {tile[0]}x{tile[1]} "
+              f"({gx * gy}), single process ({one_dev}): {t1:.2f} s")
+
+    for n in counts:
+        t0 = time.time()
+        with gd.open_client(devices=devices_for(n), threads=threads_for(n),
+                            local_directory=work / "scratch") as client:
+            # start every worker's device once (CUDA context, kernels), as a
+            # long-running cluster has
+            client.run(lambda: __import__("geogpu").context_for(None).device_name)
+            start = time.time() - t0
+            if "ortho" in results:
+                out = work / "ortho" / f"run{n}"
+                shutil.rmtree(out, ignore_errors=True)
+                out.mkdir()
+                b = gd.ortho_batch(client, scenes, out, args, retries=0)
+                b.raise_for_failures()
+                ok = all((out / p.name).read_bytes() == (work / "ortho" / "ref" / p.name).read_bytes()
+                         for p in scenes)
+                results["ortho"]["runs"][n] = (b.seconds, ok)
+                print(f"ortho: {n} worker(s): {b.seconds:.2f} s, identical: {ok}")
+            if "ptsel" in results:
+                dst = work / "ptsel" / f"run{n}.vrt"
+                shutil.rmtree(work / "ptsel" / f"run{n}.vrt.tiles", ignore_errors=True)
+                b = gd.tile_batch(client, "ptsel", [stack], dst, tile=tile, retries=0,
+                                  window=a.window)
+                b.raise_for_failures()
+                ok = same_pixels(dst, work / "ptsel" / "ref.tif")
+                results["ptsel"]["runs"][n] = (b.seconds, ok)
+                print(f"ptsel: {n} worker(s): {b.seconds:.2f} s, identical: {ok}")
+        print(f"  (cluster of {n}: started in {start:.1f} s)")
+
+    print("\n| batch | single process | " + " | ".join(f"{n} worker{'s' * (n > 1)}" for n in counts)
+          + " | speed-up / efficiency vs 1 worker |")
+    print("|---|---:|" + "---:|" * len(counts) + "---|")
+    for name, r in results.items():
+        t = r["runs"]
+        base = t[counts[0]][0] if counts[0] == 1 and 1 in t else None
+        eff = ", ".join(f"{n}: {base / t[n][0]:.2f}x / {base / t[n][0] / n:.2f}"
+                        for n in counts if base and n > 1)
+        print(f"| {name} | {r['single']:.2f} s | "
+              + " | ".join(f"{t[n][0]:.2f} s{'' if t[n][1] else ' (DIFFERENT)'}" for n in counts)
+              + f" | {eff or '-'} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

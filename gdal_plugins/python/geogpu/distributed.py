@@ -1,0 +1,1230 @@
+"""geogpu.distributed: batches of scenes, pairs and tiles over Dask, one
+worker per GPU.
+
+Three kinds of batch, each a list of independent tasks that write their own
+output files:
+
+    from geogpu import distributed as gd
+    with gd.open_client() as client:        # one worker per GPU (CPU workers without one)
+        gd.ortho_batch(client, scenes, "orthos/", ["-dem", "dem.tif", "-t_srs", "EPSG:32632"])
+        gd.pair_batch(client, "gdal_insar", [("a.tif", "b.tif")], "ifgs/", ["-looks", "4", "1"])
+        gd.tile_batch(client, "ptsel", ["stack.tif"], "ps.vrt", window=11, mask=True)
+
+- **scenes** (``ortho_batch``) and **pairs** (``pair_batch``: gdal_insar,
+  gdal_xcorr, gdal_coreg, ...): one task per scene or pair runs the geogpu
+  utility on its worker's device (``-device``) and writes its own files;
+- **tiles** (``tile_batch``): one task per output tile reads the tile's input
+  window with its halo (the op's ``source_window``: r/2 for PtSel, the
+  coherence window and looks, ...) through GDAL, computes the tile with
+  libgeogpu on the worker's device (``Prepared.run_tile``) and writes only the
+  tile's own pixels; a VRT mosaic of the tiles is then written (and, for a
+  destination that is not ``.vrt``, translated into it).
+
+Every task writes into a private temporary folder beside its outputs, moves
+its files into place (``os.replace``) and then writes a completion marker
+(``<outdir>/.geogpu/<name>.done``: what was computed from what, and the size
+and mtime of each file).  A re-run skips every output whose marker is still
+valid, so a batch interrupted by a dead worker, a dead client or a reboot
+loses at most the tasks in flight.  Failed tasks are retried (``retries``); a
+task lost with its worker is rescheduled by Dask
+(``distributed.scheduler.allowed-failures``).  A task that still fails is
+reported and the rest of the batch completes, as with ``gdal_ortho -outdir``.
+
+The cluster (``start_cluster``/``open_client``) is dask-cuda's
+LocalCUDACluster idea on Debian's python3-distributed: one Nanny per GPU,
+``nthreads=1``, ``CUDA_VISIBLE_DEVICES`` set to its GPU (``GG_DEVICE=cuda:0``
+inside), a ``GPU=1`` resource; N CPU workers when there is no GPU; or any
+existing scheduler (``open_client("tcp://host:8786")``, workers started with
+``python3 -m geogpu.distributed workers``).  Files are exchanged through a
+filesystem every worker sees under the same paths.
+
+Command line: ``python3 -m geogpu.distributed ortho|insar|xcorr|coreg|pairs|
+ptsel|tiles|workers ...`` (``--help``).  See docs/distributed.md.
+"""
+import argparse
+import hashlib
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections import namedtuple
+from pathlib import Path
+from xml.sax.saxutils import escape, quoteattr
+
+__all__ = ["start_cluster", "open_client", "worker_specs", "cuda_devices", "workers",
+           "ortho_batch", "pair_batch", "tile_batch", "tile_grid", "Batch", "TaskRecord",
+           "TaskError", "main"]
+
+STATE_DIR = ".geogpu"          # markers and task folders, inside each output folder
+MARKER_VERSION = 1
+
+
+class TaskError(RuntimeError):
+    """A task failed: the message names the output and the cause (the
+    utility's own ERROR line, or the library's message)."""
+
+
+# ====================================================================== cluster
+
+def cuda_devices():
+    """Device specs ("cuda:0", ...) of the CUDA GPUs libgeogpu sees here; []
+    when there is none (or no CUDA backend)."""
+    from .device import devices
+    try:
+        return [d.spec for d in devices() if d.backend == "cuda"]
+    except Exception:  # no backend, no driver: no GPU for us
+        return []
+
+
+def _physical_gpu(index):
+    """The CUDA_VISIBLE_DEVICES entry of a worker on our GPU ``index`` (our
+    indices are relative to this process's own CUDA_VISIBLE_DEVICES)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible:
+        items = [v.strip() for v in visible.split(",") if v.strip()]
+        if index < len(items):
+            return items[index]
+    return str(index)
+
+
+WorkerSpec = namedtuple("WorkerSpec", "name device env resources")
+
+
+def worker_specs(devices=None, n_workers=None, threads=None):
+    """What start_cluster starts: a WorkerSpec per worker.
+
+    devices: specs, one worker each ("cuda:0", "cuda:1", "opencl:0:1", "cpu";
+    a device listed twice gets two workers, whose reading and computing
+    then overlap); default: every CUDA GPU (the first ``n_workers`` of them),
+    else ``n_workers`` CPU workers (default: the number of cores).  A CUDA
+    worker sees only its GPU (CUDA_VISIBLE_DEVICES) and uses it as cuda:0;
+    GPU workers carry the resource GPU=1.
+    threads: OpenMP threads of a worker (default: cores / workers), for the
+    CPU backend and the utilities' host work.
+    """
+    if devices is None or devices == "auto":
+        gpus = cuda_devices()
+        if gpus and n_workers is not None and int(n_workers) > len(gpus):
+            raise ValueError(f"{n_workers} workers asked for, {len(gpus)} GPUs here "
+                             "(list --devices to put several workers on one GPU)")
+        devices = (gpus[:int(n_workers)] if n_workers is not None else gpus) if gpus else \
+            ["cpu"] * int(n_workers or os.cpu_count() or 1)
+    elif n_workers is not None:
+        raise ValueError("give devices or n_workers, not both")
+    if isinstance(devices, str):
+        devices = [d.strip() for d in devices.split(",") if d.strip()]
+    if not devices:
+        raise ValueError("no worker to start (empty device list)")
+    from .device import check_device
+    n = len(devices)
+    threads = int(threads or max(1, (os.cpu_count() or 1) // n))
+    out = []
+    for i, spec in enumerate(devices):
+        spec = spec.strip()
+        check_device(spec)
+        backend = spec.split(":")[0]
+        env = {"OMP_NUM_THREADS": str(threads), "GG_DIST_DEVICE": spec}
+        if backend == "cuda":
+            idx = int(spec.split(":")[1]) if ":" in spec else 0
+            env.update(CUDA_VISIBLE_DEVICES=_physical_gpu(idx), GG_DEVICE="cuda:0")
+            name, res = f"gpu{idx}", {"GPU": 1}
+        elif backend == "opencl":
+            env["GG_DEVICE"] = spec
+            name, res = f"opencl{i}", {"GPU": 1}
+        elif backend == "cpu":
+            env["GG_DEVICE"] = "cpu"
+            name, res = f"cpu{i}", {}
+        else:  # "auto" and the like: let each worker choose
+            env["GG_DEVICE"] = spec
+            name, res = f"worker{i}", {}
+        taken = sum(1 for w in out if w.name == name or w.name.startswith(name + "-"))
+        out.append(WorkerSpec(f"{name}-{taken}" if taken else name, spec, env, res))
+    return out
+
+
+def _system_memory():
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 0
+
+
+def _nanny_options(spec, host, memory_limit, env, silence_logs, local_directory=None):
+    opts = {"host": host, "nthreads": 1, "resources": spec.resources or None,
+            "env": {**(env or {}), **spec.env}, "memory_limit": memory_limit,
+            "dashboard": False, "dashboard_address": None, "silence_logs": silence_logs}
+    if local_directory:
+        opts["local_directory"] = str(local_directory)
+    return opts
+
+
+def _quiet_nanny_config():
+    """Dask's nannies put OMP_NUM_THREADS=1 (and MKL/OpenBLAS) into their own
+    process and every worker before spawning it; our workers get their own
+    OMP_NUM_THREADS, and the client's process must keep its environment."""
+    import dask
+    return dask.config.set({"distributed.nanny.pre-spawn-environ": {"MALLOC_TRIM_THRESHOLD_": 65536}})
+
+
+def start_cluster(devices=None, n_workers=None, threads=None, host="127.0.0.1", scheduler_port=0,
+                  memory_limit=None, env=None, silence_logs=40, local_directory=None):
+    """A local cluster of one worker process per GPU (see worker_specs),
+    each with one thread, its own GG_DEVICE/CUDA_VISIBLE_DEVICES and the
+    resource GPU=1 (none for CPU workers).  A dead worker is restarted by its
+    nanny.  memory_limit: per worker (default: the machine's memory divided
+    among the workers).  env: more environment variables of every worker.
+    local_directory: the workers' scratch folder (Dask's default otherwise).
+    Returns a distributed.SpecCluster (close() it)."""
+    from distributed import Nanny, Scheduler, SpecCluster
+    specs = worker_specs(devices, n_workers, threads)
+    if memory_limit is None:
+        memory_limit = _system_memory() // len(specs) or "auto"
+    workers = {s.name: {"cls": Nanny,
+                        "options": _nanny_options(s, host, memory_limit, env, silence_logs,
+                                                  local_directory)}
+               for s in specs}
+    # no dashboard; its HTTP endpoint (health checks) on any free port
+    scheduler = {"cls": Scheduler, "options": {"host": host, "port": scheduler_port,
+                                               "dashboard": False, "dashboard_address": ":0"}}
+    with _quiet_nanny_config():
+        return SpecCluster(workers=workers, scheduler=scheduler, silence_logs=silence_logs,
+                           name="geogpu")
+
+
+class open_client:
+    """A distributed.Client: to a running scheduler (``scheduler`` address,
+    e.g. "tcp://node1:8786"), or to a new local cluster (start_cluster's
+    keyword arguments) that is closed with it.  A context manager::
+
+        with open_client(devices=["cuda:0", "cuda:1"]) as client: ...
+    """
+
+    def __init__(self, scheduler=None, timeout=60, **cluster_options):
+        from distributed import Client
+        self.cluster = None
+        if scheduler:
+            if cluster_options:
+                raise ValueError("cluster options do not apply to an existing scheduler")
+            self.client = Client(scheduler, timeout=timeout)
+        else:
+            self.cluster = start_cluster(**cluster_options)
+            try:
+                self.client = Client(self.cluster, timeout=timeout)
+            except BaseException:
+                self.cluster.close()
+                raise
+
+    def __enter__(self):
+        return self.client
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        try:
+            self.client.close()
+        finally:
+            if self.cluster is not None:
+                self.cluster.close()
+                self.cluster = None
+
+
+def workers(client):
+    """{worker address: (name, device, resources)} of a client's cluster
+    (device: what the worker's tasks use, its GG_DEVICE, "auto" if unset)."""
+    devs = client.run(lambda: os.environ.get("GG_DIST_DEVICE") or os.environ.get("GG_DEVICE")
+                      or "auto")
+    info = client.scheduler_info()["workers"]
+    return {a: (w.get("name"), devs.get(a, "?"), w.get("resources") or {}) for a, w in info.items()}
+
+
+def _task_resources(client):
+    """GPU=1 when the cluster has GPU workers (so tasks run only there, one
+    at a time), nothing otherwise (CPU workers, or a plain dask cluster)."""
+    info = client.scheduler_info()["workers"]
+    if any((w.get("resources") or {}).get("GPU") for w in info.values()):
+        return {"GPU": 1}
+    return None
+
+
+def _serve_workers(scheduler, devices, n_workers, threads, host, memory_limit, silence_logs):
+    """Runs one nanny per device of this machine against ``scheduler`` until
+    interrupted (the ``workers`` command: a multi-node cluster)."""
+    import asyncio
+
+    from distributed import Nanny
+
+    specs = worker_specs(devices, n_workers, threads)
+    if memory_limit is None:
+        memory_limit = _system_memory() // len(specs) or "auto"
+    node = os.uname().nodename
+
+    async def run():
+        with _quiet_nanny_config():
+            nannies = [Nanny(scheduler, name=f"{node}-{s.name}",
+                             **_nanny_options(s, host, memory_limit, None, silence_logs))
+                       for s in specs]
+            await asyncio.gather(*nannies)
+        print(f"geogpu.distributed: {len(specs)} workers ({', '.join(s.device for s in specs)}) "
+              f"serving {scheduler}; Ctrl-C stops them", file=sys.stderr, flush=True)
+        try:
+            await asyncio.gather(*(n.finished() for n in nannies))
+        finally:
+            await asyncio.gather(*(n.close() for n in nannies), return_exceptions=True)
+
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+# ================================================================== bookkeeping
+
+def _stat(path):
+    st = os.stat(path)
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _signature(*parts):
+    """A digest of what an output is computed from (JSON-able parts)."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _inputs_state(paths):
+    """(absolute path, size, mtime) of each input: an input that changes
+    invalidates the outputs computed from it."""
+    out = []
+    for p in paths:
+        try:
+            out.append([str(p)] + _stat(p))
+        except OSError:
+            out.append([str(p), None, None])  # e.g. a GDAL connection string
+    return out
+
+
+def _marker_path(outdir, name):
+    return Path(outdir) / STATE_DIR / f"{name}.done"
+
+
+def _complete(outdir, name, signature):
+    """The marker of an output that is complete and unchanged, else None."""
+    try:
+        m = json.loads(_marker_path(outdir, name).read_text())
+    except (OSError, ValueError):
+        return None
+    if m.get("version") != MARKER_VERSION or m.get("signature") != signature:
+        return None
+    files = m.get("files") or {}
+    if not files:
+        return None
+    for f, state in files.items():
+        try:
+            if _stat(Path(outdir) / f) != state:
+                return None
+        except OSError:
+            return None
+    return m
+
+
+def _workdir(outdir, name):
+    """A private folder for one attempt of a task, on the output's
+    filesystem (so that moving its files into place is a rename)."""
+    d = Path(outdir) / STATE_DIR / f"tmp-{name}-{uuid.uuid4().hex[:12]}"
+    d.mkdir(parents=True)
+    return d
+
+
+def _commit(work, outdir, name, signature, info):
+    """Moves every file of a finished attempt into outdir, then writes the
+    marker (last: a task killed before it is redone, never half-trusted)."""
+    outdir = Path(outdir)
+    files = {}
+    for p in sorted(work.iterdir()):
+        if p.name.startswith(".") or not p.is_file():
+            continue  # a utility's own temporaries (none after a success)
+        dst = outdir / p.name
+        os.replace(p, dst)
+        if not p.name.endswith(".aux.xml"):  # GDAL may rewrite these later
+            files[p.name] = _stat(dst)
+    if not files:
+        raise TaskError(f"{name}: produced no output file")
+    marker = _marker_path(outdir, name)
+    tmp = marker.with_name(f".{marker.name}.{uuid.uuid4().hex[:8]}")
+    tmp.write_text(json.dumps({"version": MARKER_VERSION, "signature": signature, "files": files,
+                               **info}, indent=1, sort_keys=True))
+    os.replace(tmp, marker)
+    return sorted(files)
+
+
+def _cleanup(outdirs, names):
+    """Removes the task folders that attempts of this batch left behind (an
+    attempt whose worker died)."""
+    for outdir in outdirs:
+        state = Path(outdir) / STATE_DIR
+        if not state.is_dir():
+            continue
+        for name in names:
+            for d in state.glob(f"tmp-{name}-*"):
+                shutil.rmtree(d, ignore_errors=True)
+
+
+def _worker_identity():
+    try:
+        from distributed import get_worker
+        w = get_worker()
+        return str(w.name), w.address
+    except Exception:  # run outside a worker (tests, a local fallback)
+        return "local", ""
+
+
+def _device(explicit):
+    """The device of a task: the batch's explicit one, else the worker's
+    (GG_DEVICE, set per worker by start_cluster), else auto."""
+    return explicit or os.environ.get("GG_DEVICE") or "auto"
+
+
+# ===================================================================== utilities
+
+def _find_program(program):
+    """A utility's path on this worker: a path as given, else next to the
+    libgeogpu this worker loaded (<build>/bin, <prefix>/bin), else PATH."""
+    if os.sep in program:
+        if os.access(program, os.X_OK):
+            return program
+        raise TaskError(f"{program}: not an executable file")
+    from ._lib import utility_dirs
+    for d in utility_dirs():
+        p = Path(d) / program
+        if p.is_file() and os.access(p, os.X_OK):
+            return str(p)
+    p = shutil.which(program)
+    if p:
+        return p
+    raise TaskError(f"{program} not found on worker (looked next to libgeogpu and on PATH)")
+
+
+def _dies_with_worker(argv):
+    """Runs a utility under `setpriv --pdeathsig KILL` when available: a
+    worker that dies takes its utility with it (an orphan would go on
+    computing, on the GPU, a task that Dask reschedules elsewhere).  A plain
+    preexec_fn prctl is not safe in a threaded process."""
+    sp = shutil.which("setpriv")
+    if sp and sys.platform.startswith("linux"):
+        return [sp, "--pdeathsig", "KILL", "--"] + argv
+    return argv
+
+
+def _why(p):
+    """The cause of a utility's failure, in one line."""
+    lines = [line.strip() for line in (p.stderr or "").splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("ERROR")]
+    msg = errors[0] if errors else (lines[-1] if lines else "")
+    code = f"killed by signal {-p.returncode}" if p.returncode < 0 else f"exit status {p.returncode}"
+    return f"{msg} ({code})" if msg else code
+
+
+def _utility_task(spec):
+    """One scene or pair: runs the utility on the worker's device into a
+    private folder, then commits its files.  Runs on a worker."""
+    t0 = time.time()
+    outdir, name, sig = spec["outdir"], spec["name"], spec["signature"]
+    wname, _ = _worker_identity()
+    if _complete(outdir, name, sig):  # a duplicate of a finished attempt
+        return {"name": name, "status": "skipped", "worker": wname}
+    device = _device(spec["device"])
+    program = _find_program(spec["program"])
+    work = _workdir(outdir, name)
+    try:
+        # {out}: the output's path without extension, for options naming
+        # more output files (gdal_coreg -fit {out}.json, gdal_xcorr -table
+        # {out}.csv): they are written, committed and checked with the rest
+        stem = str(work / Path(spec["output"]).stem)
+        args = [a.replace("{out}", stem) for a in spec["args"]]
+        argv = [program] + (["-q"] if "-q" not in args else []) + ["-device", device]
+        argv += args + spec["inputs"] + [str(work / spec["output"])]
+        cwd = spec.get("cwd")
+        p = subprocess.run(_dies_with_worker(argv), capture_output=True, text=True,
+                           cwd=cwd if cwd and os.path.isdir(cwd) else None)
+        if p.returncode != 0:
+            raise TaskError(f"{name}: {Path(program).name} failed: {_why(p)}")
+        seconds = time.time() - t0
+        files = _commit(work, outdir, name, sig, {"worker": wname, "device": device,
+                                                  "seconds": round(seconds, 3)})
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {"name": name, "status": "done", "worker": wname, "device": device,
+            "seconds": time.time() - t0, "files": files}
+
+
+def _absolute_args(args, cwd):
+    """Arguments naming existing files made absolute (workers may run
+    elsewhere), and the files themselves (they are inputs too: a changed DEM
+    invalidates the orthoimages)."""
+    out, files = [], []
+    for a in args:
+        a = str(a)
+        p = Path(cwd, a) if not os.path.isabs(a) else Path(a)
+        if not a.startswith("-") and "{out}" not in a and p.exists():
+            out.append(str(p.resolve()))
+            files.append(str(p.resolve()))
+        else:
+            out.append(a)
+    return out, files
+
+
+# ========================================================================= batch
+
+TaskRecord = namedtuple("TaskRecord", "name status worker device seconds files error")
+TaskRecord.__doc__ = """One output of a batch: status "done" (computed now), "skipped"
+(complete from an earlier run) or "failed" (error: the cause)."""
+
+
+class Batch:
+    """What a batch did: ``records`` (TaskRecord per output, in the order
+    given), ``done``/``skipped``/``failed`` (lists of records), ``ok``,
+    ``seconds`` (wall time), ``outputs`` (mosaics of a tile batch)."""
+
+    def __init__(self, records, seconds, outputs=()):
+        self.records = records
+        self.seconds = seconds
+        self.outputs = list(outputs)
+
+    def _with(self, status):
+        return [r for r in self.records if r.status == status]
+
+    done = property(lambda self: self._with("done"))
+    skipped = property(lambda self: self._with("skipped"))
+    failed = property(lambda self: self._with("failed"))
+    ok = property(lambda self: not self.failed)
+
+    def raise_for_failures(self):
+        if self.failed:
+            raise TaskError(f"{len(self.failed)} of {len(self.records)} tasks failed: "
+                            + "; ".join(r.error for r in self.failed[:5]))
+        return self
+
+    def summary(self):
+        workers_used = sorted({r.worker for r in self.done if r.worker})
+        return (f"{len(self.done)} done, {len(self.skipped)} skipped, {len(self.failed)} failed "
+                f"in {self.seconds:.1f} s on {len(workers_used)} worker"
+                f"{'' if len(workers_used) == 1 else 's'}")
+
+    def __repr__(self):
+        return f"<geogpu.distributed.Batch {self.summary()}>"
+
+
+_Job = namedtuple("_Job", "name outdir signature spec")
+
+
+def _run_jobs(client, fn, jobs, retries, progress):
+    """Submits the jobs that are not complete yet, one task each, and
+    collects a TaskRecord per job (in the order of jobs)."""
+    from distributed import as_completed
+
+    t0 = time.time()
+    records = {}
+    todo = []
+    for j in jobs:
+        m = _complete(j.outdir, j.name, j.signature)
+        if m:  # what the earlier run recorded
+            records[j.name] = TaskRecord(j.name, "skipped", m.get("worker", ""),
+                                         m.get("device", ""), 0.0, sorted(m["files"]), "")
+        else:
+            todo.append(j)
+    total, finished = len(jobs), len(records)
+    if progress is not None:
+        progress(finished, total)
+    if todo:
+        resources = _task_resources(client)
+        futures = {}
+        for j in todo:
+            # a fresh key per submission: the scheduler may still hold the
+            # erred task of a previous batch under the old one
+            key = f"geogpu-{j.name}-{uuid.uuid4().hex[:12]}"
+            f = client.submit(fn, j.spec, key=key, pure=False, retries=retries,
+                              resources=resources)
+            futures[f] = j
+        for f in as_completed(list(futures)):
+            j = futures[f]
+            try:
+                r = f.result()
+                records[j.name] = TaskRecord(j.name, r["status"], r.get("worker", ""),
+                                             r.get("device", ""), float(r.get("seconds", 0.0)),
+                                             r.get("files", []), "")
+            except Exception as e:  # the task's exception, or KilledWorker
+                msg = str(e) if isinstance(e, TaskError) else f"{j.name}: {type(e).__name__}: {e}"
+                records[j.name] = TaskRecord(j.name, "failed", "", "", 0.0, [], msg)
+            finished += 1
+            if progress is not None:
+                progress(finished, total)
+        _cleanup({j.outdir for j in todo}, [j.name for j in todo])
+    return Batch([records[j.name] for j in jobs], time.time() - t0)
+
+
+def _local_client(client):
+    """The client given, or a throw-away local cluster (closed by the caller)."""
+    if client is not None:
+        return client, None
+    oc = open_client()
+    return oc.client, oc
+
+
+def _stem(path):
+    return Path(str(path)).stem
+
+
+def _check_names(names, what):
+    seen = {}
+    for n, src in names:
+        if n in seen:
+            raise ValueError(f"{what} '{src}' and '{seen[n]}' would both write '{n}': "
+                             "rename one or give explicit names")
+        seen[n] = src
+
+
+def ortho_batch(client, sources, outdir, args=(), device=None, retries=2, program="gdal_ortho",
+                ext=".tif", progress=None):
+    """Orthorectifies scenes, one task per scene: ``gdal_ortho [args]
+    -device <worker's> <src> <outdir>/<src stem><ext>``.
+
+    args: gdal_ortho's options (-dem, -t_srs, -tr, -r, ...), the same for every
+    scene.  device: force one device spec for every task (default: each
+    worker's own).  retries: attempts after a failure.  program: the utility
+    (a name found next to libgeogpu or on PATH, or a path).  progress:
+    ``progress(finished, total)``.  Returns a Batch; a failing scene does not
+    stop the others."""
+    return _batch_of_commands(client, [[s] for s in sources], outdir, args, device, retries,
+                              program, ext, progress, "scene")
+
+
+def pair_batch(client, program, pairs, outdir, args=(), device=None, retries=2, ext=".tif",
+               progress=None):
+    """Runs a two-input utility once per pair: ``<program> [args] -device
+    <worker's> <primary> <secondary> <outdir>/<name><ext>``; the name is
+    ``<primary stem>_<secondary stem>`` unless a pair is a triple (primary,
+    secondary, name).  For gdal_insar, gdal_xcorr, gdal_coreg, and any
+    utility of that form.  Outputs of several files (gdal_insar's
+    one-file-per-product) are kept together under one completion marker."""
+    items, names = [], []
+    for pr in pairs:
+        if len(pr) not in (2, 3):
+            raise ValueError(f"a pair is (primary, secondary[, name]), not {pr!r}")
+        items.append([pr[0], pr[1]])
+        names.append(pr[2] if len(pr) == 3 else f"{_stem(pr[0])}_{_stem(pr[1])}")
+    return _batch_of_commands(client, items, outdir, args, device, retries, program, ext,
+                              progress, "pair", names)
+
+
+def _batch_of_commands(client, items, outdir, args, device, retries, program, ext, progress,
+                       what, names=None):
+    outdir = Path(outdir).resolve()
+    if not outdir.is_dir():
+        raise ValueError(f"output folder '{outdir}' does not exist")
+    args = [str(a) for a in args]
+    if "-device" in args:
+        raise ValueError("-device is chosen per worker; use device= (or --device) to force one")
+    if "-outdir" in args:
+        raise ValueError("-outdir is the batch's own output folder; do not pass it to the utility")
+    cwd = os.getcwd()
+    args, arg_files = _absolute_args(args, cwd)
+    names = names or [_stem(it[0]) for it in items]
+    _check_names([(n + ext, it[0]) for n, it in zip(names, items)], what)
+    program = str(Path(program).resolve()) if os.sep in str(program) else str(program)
+    pname = Path(program).name
+    jobs = []
+    for name, inputs in zip(names, items):
+        inputs = [str(Path(cwd, i).resolve()) if os.path.exists(Path(cwd, i)) else str(i)
+                  for i in inputs]
+        output = name + ext
+        sig = _signature(pname, args, _inputs_state(inputs + arg_files), output)
+        spec = {"program": program, "args": args, "inputs": inputs, "output": output,
+                "outdir": str(outdir), "name": output, "signature": sig, "device": device,
+                "cwd": cwd}
+        jobs.append(_Job(output, str(outdir), sig, spec))
+    client, own = _local_client(client)
+    try:
+        return _run_jobs(client, _utility_task, jobs, retries, progress)
+    finally:
+        if own is not None:
+            own.close()
+
+
+# ========================================================================= tiles
+
+def tile_grid(width, height, tile):
+    """Output tiles (ix, iy, x0, y0, w, h) of a width x height raster cut in
+    tile x tile squares (``tile`` an int or a (w, h) pair); edge tiles are
+    smaller."""
+    tw, th = (tile, tile) if isinstance(tile, int) else tile
+    if tw < 1 or th < 1:
+        raise ValueError(f"tile size must be positive, not {tile}")
+    out = []
+    for iy, y in enumerate(range(0, height, th)):
+        for ix, x in enumerate(range(0, width, tw)):
+            out.append((ix, iy, x, y, min(tw, width - x), min(th, height - y)))
+    return out
+
+
+def _gdal():
+    from osgeo import gdal
+    return gdal
+
+
+def _open_raster(path):
+    """gdal.Open without touching the process-wide exception setting."""
+    gdal = _gdal()
+    gdal.PushErrorHandler("CPLQuietErrorHandler")
+    try:
+        ds = gdal.Open(str(path))
+    finally:
+        gdal.PopErrorHandler()
+    if ds is None:
+        raise TaskError(f"cannot open '{path}': {gdal.GetLastErrorMsg() or 'not a raster'}")
+    return ds
+
+
+def _describe_stack(sources):
+    """(width, height, bands per source, complex, nodata, geotransform, WKT,
+    AREA_OR_POINT) of the input stack, as the GG driver reads it: every band
+    of every source in order; nodata, georeferencing from the first source."""
+    gdal = _gdal()
+    size, counts, complexity = None, [], set()
+    first = None
+    for s in sources:
+        ds = _open_raster(s)
+        if size is None:
+            size = (ds.RasterXSize, ds.RasterYSize)
+            b1 = ds.GetRasterBand(1)
+            gt = ds.GetGeoTransform(can_return_null=True)
+            first = (b1.GetNoDataValue(), list(gt) if gt else None, ds.GetProjection(),
+                     ds.GetMetadataItem("AREA_OR_POINT"))
+        elif (ds.RasterXSize, ds.RasterYSize) != size:
+            raise ValueError(f"input '{s}' is {ds.RasterXSize}x{ds.RasterYSize} but '{sources[0]}' "
+                             f"is {size[0]}x{size[1]}: inputs must match in size")
+        counts.append(ds.RasterCount)
+        for b in range(1, ds.RasterCount + 1):
+            complexity.add(bool(gdal.DataTypeIsComplex(ds.GetRasterBand(b).DataType)))
+        ds = None
+    if len(complexity) > 1:
+        raise ValueError("inputs mix real and complex bands")
+    return size[0], size[1], counts, complexity.pop(), first[0], first[1], first[2], first[3]
+
+
+def _read_window(sources, counts, complex_input, window):
+    """Every band of every source over window (x0, y0, w, h), converted by
+    GDAL to CFloat32 / Float32 exactly as the GG driver reads it."""
+    gdal = _gdal()
+    buf = gdal.GDT_CFloat32 if complex_input else gdal.GDT_Float32
+    x0, y0, w, h = window
+    planes = []
+    for s, n in zip(sources, counts):
+        ds = _open_raster(s)
+        for b in range(1, n + 1):
+            a = ds.GetRasterBand(b).ReadAsArray(x0, y0, w, h, buf_type=buf)
+            if a is None:
+                raise TaskError(f"cannot read band {b} of '{s}': {gdal.GetLastErrorMsg()}")
+            planes.append(a)
+        ds = None
+    return planes
+
+
+def _band_groups(types, names):
+    """How output bands go to files, as the utilities write them: all in one
+    file when they share a type, else one file per band named after it."""
+    if len(set(types)) == 1:
+        return [{"suffix": "", "bands": list(range(len(types)))}]
+    return [{"suffix": "_" + (names[b] or f"band{b + 1}"), "bands": [b]} for b in range(len(types))]
+
+
+def _tile_gt(gt, x0, y0):
+    """Geotransform of the output tile at (x0, y0)."""
+    if gt is None:
+        return None
+    return [gt[0] + x0 * gt[1] + y0 * gt[2], gt[1], gt[2], gt[3] + x0 * gt[4] + y0 * gt[5],
+            gt[4], gt[5]]
+
+
+def _tile_task(spec):
+    """One output tile: reads its input window (halo included), computes it
+    with libgeogpu on the worker's device, writes the tile's own pixels (one
+    file per band group) and commits them.  Runs on a worker."""
+    t0 = time.time()
+    outdir, name, sig = spec["outdir"], spec["name"], spec["signature"]
+    wname, _ = _worker_identity()
+    if _complete(outdir, name, sig):
+        return {"name": name, "status": "skipped", "worker": wname}
+    from .device import context_for
+    from .ops import Op
+    gdal = _gdal()
+    device = _device(spec["device"])
+    op = Op(spec["op"], **spec["options"])
+    W, H = spec["size"]
+    prep = op.prepare((H, W), complex_input=spec["complex"], bands=sum(spec["counts"]),
+                      nodata=spec["nodata"], geotransform=spec["geotransform"])
+    x0, y0, w, h = spec["window"]
+    src = prep.source_window(x0, y0, w, h)
+    planes = _read_window(spec["sources"], spec["counts"], spec["complex"], src)
+    ctx = context_for(device)
+    if prep.stack:
+        outs = prep.run_tile(ctx, planes, src, (x0, y0, w, h))
+    else:
+        outs = [prep.run_band_tile(ctx, b, p, src, (x0, y0, w, h)) for b, p in enumerate(planes)]
+    info = prep.info
+    work = _workdir(outdir, name)
+    try:
+        drv = gdal.GetDriverByName("GTiff")
+        gt = _tile_gt(info.geotransform, x0, y0)
+        blocks = {}  # block size of each file, for the mosaic's SourceProperties
+        for g in spec["groups"]:
+            path = work / f"{name}{g['suffix']}.tif"
+            gtype = gdal.GetDataTypeByName(info.types[g["bands"][0]])
+            ds = drv.Create(str(path), w, h, len(g["bands"]), gtype, options=spec["co"])
+            if ds is None:
+                raise TaskError(f"{name}: cannot create '{path}': {gdal.GetLastErrorMsg()}")
+            if gt is not None:
+                ds.SetGeoTransform(gt)
+            if spec["wkt"]:
+                ds.SetProjection(spec["wkt"])
+            for k, b in enumerate(g["bands"], 1):
+                band = ds.GetRasterBand(k)
+                band.SetNoDataValue(float(info.nodata[b]))
+                if info.names[b]:
+                    band.SetDescription(info.names[b])
+                if band.WriteArray(outs[b]) != 0:
+                    raise TaskError(f"{name}: cannot write '{path}': {gdal.GetLastErrorMsg()}")
+            blocks[g["suffix"]] = list(ds.GetRasterBand(1).GetBlockSize())
+            ds.FlushCache()
+            ds = None
+        files = _commit(work, outdir, name, sig, {"worker": wname, "device": device,
+                                                  "seconds": round(time.time() - t0, 3),
+                                                  "window": [x0, y0, w, h], "source": list(src),
+                                                  "blocks": blocks})
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {"name": name, "status": "done", "worker": wname, "device": device,
+            "seconds": time.time() - t0, "files": files}
+
+
+def _fmt(v):
+    return repr(float(v)) if not (isinstance(v, float) and math.isnan(v)) else "nan"
+
+
+def _mosaic_xml(vrt_path, width, height, gt, wkt, area_or_point, metadata, bands, tiles):
+    """A VRT placing every tile file at its own offset.  Written directly
+    (not by gdalbuildvrt): the tile grid is known exactly, so no placement
+    is derived from floating-point geotransforms, and rasters without (or
+    with rotated) georeferencing mosaic as well."""
+    vdir = Path(vrt_path).parent
+    lines = [f'<VRTDataset rasterXSize="{width}" rasterYSize="{height}">']
+    if wkt:
+        lines.append(f'  <SRS dataAxisToSRSAxisMapping="{_axis_mapping(wkt)}">{escape(wkt)}</SRS>')
+    if gt is not None:
+        lines.append("  <GeoTransform>" + ", ".join(repr(float(v)) for v in gt) + "</GeoTransform>")
+    md = dict(metadata)
+    if area_or_point:
+        md["AREA_OR_POINT"] = area_or_point
+    if md:
+        lines.append("  <Metadata>")
+        for k, v in md.items():
+            lines.append(f"    <MDI key={quoteattr(k)}>{escape(v)}</MDI>")
+        lines.append("  </Metadata>")
+    for k, (btype, bname, nodata, src_band) in enumerate(bands, 1):
+        lines.append(f'  <VRTRasterBand dataType="{btype}" band="{k}">')
+        if bname:
+            lines.append(f"    <Description>{escape(bname)}</Description>")
+        lines.append(f"    <NoDataValue>{_fmt(nodata)}</NoDataValue>")
+        for (path, x0, y0, w, h, block) in tiles:
+            rel = os.path.relpath(path, vdir)
+            lines += ["    <SimpleSource>",
+                      f'      <SourceFilename relativeToVRT="1">{escape(rel)}</SourceFilename>',
+                      f"      <SourceBand>{src_band}</SourceBand>"]
+            if block:  # lets GDAL open the tile only when it is read
+                lines.append(f'      <SourceProperties RasterXSize="{w}" RasterYSize="{h}" '
+                             f'DataType="{btype}" BlockXSize="{block[0]}" '
+                             f'BlockYSize="{block[1]}" />')
+            lines += [f'      <SrcRect xOff="0" yOff="0" xSize="{w}" ySize="{h}" />',
+                      f'      <DstRect xOff="{x0}" yOff="{y0}" xSize="{w}" ySize="{h}" />',
+                      "    </SimpleSource>"]
+        lines.append("  </VRTRasterBand>")
+    lines.append("</VRTDataset>")
+    return "\n".join(lines) + "\n"
+
+
+def _axis_mapping(wkt):
+    """The data axis to CRS axis mapping GDAL uses for rasters
+    (traditional GIS order: x = easting/longitude)."""
+    from osgeo import osr
+    s = osr.SpatialReference()
+    if s.ImportFromWkt(wkt) != 0:
+        return "1,2"
+    s.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
+    return ",".join(str(v) for v in s.GetDataAxisToSRSAxisMapping())
+
+
+def _write_if_changed(path, text):
+    """Writes a small file atomically, leaving it untouched when its content
+    is already this (a re-run does not touch complete outputs)."""
+    path = Path(path)
+    try:
+        if path.read_text() == text:
+            return False
+    except OSError:
+        pass
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return True
+
+
+def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(), of=None,
+               dst_co=(), progress=None, **options):
+    """Computes a geogpu op tile by tile, one task per output tile, and
+    mosaics the tiles.
+
+    op: the op name ("ptsel", "coherence", "multilook", "rotate", ...; not ops
+    with a whole-image statistics pass such as radnorm).  sources: input
+    rasters, stacked band by band as the GG driver stacks them.  options: the
+    op's options (``window=11, mask=True``; see geogpu.op_info).  tile: output
+    tile size (int or (w, h)).  co: creation options of the tile GeoTIFFs.
+
+    Tiles go to ``<dst>.tiles/`` (e.g. ``ps.vrt.tiles/t_0002_0005.tif``).  The mosaic is ``dst``
+    itself when it ends in .vrt (or of="VRT"); otherwise a VRT in the tile
+    folder translated into ``dst`` with format ``of`` (default GTiff) and
+    ``dst_co``.  When the output bands mix types (ptsel with mask=True,
+    coherence's complex interferogram beside real bands), every band goes to
+    its own mosaic ``<dst stem>_<band name><ext>``, as the utilities write it.
+    Each tile equals the same window of the whole-image result, bit for bit.
+    Returns a Batch (``outputs``: the mosaics written; none when a tile failed)."""
+    from .ops import Op
+    sources = [str(Path(s).resolve()) if os.path.exists(s) else str(s) for s in sources]
+    if not sources:
+        raise ValueError("no input raster")
+    opobj = Op(op, **options)
+    W, H, counts, is_complex, nodata, gt, wkt, aop = _describe_stack(sources)
+    prep = opobj.prepare((H, W), complex_input=is_complex, bands=sum(counts), nodata=nodata,
+                         geotransform=gt)
+    if prep.needs_stats:
+        raise ValueError(f"{opobj.name} needs a whole-image statistics pass: it cannot be tiled")
+    info = prep.info
+    dst = Path(dst).resolve()
+    if not dst.parent.is_dir():
+        raise ValueError(f"output folder '{dst.parent}' does not exist")
+    of = of or ("VRT" if dst.suffix.lower() == ".vrt" else "GTiff")
+    # named after the whole destination name: ps.vrt and ps.tif beside it
+    # (other tile grids) must not share tiles
+    tiles_dir = dst.parent / f"{dst.name}.tiles"
+    tiles_dir.mkdir(exist_ok=True)
+    groups = _band_groups(info.types, info.names)
+    co = [str(c) for c in co]
+    base = {"op": opobj.name, "options": opobj.options, "sources": sources, "counts": counts,
+            "complex": is_complex, "nodata": nodata, "geotransform": gt, "size": [W, H],
+            "wkt": wkt, "groups": groups, "co": co, "device": device, "outdir": str(tiles_dir)}
+    state = _inputs_state(sources)
+    grid = tile_grid(info.width, info.height, tile)
+    jobs = []
+    for (ix, iy, x0, y0, w, h) in grid:
+        name = f"t_{iy:04d}_{ix:04d}"
+        sig = _signature("tile", opobj.name, opobj.options, state, [W, H], [x0, y0, w, h],
+                         groups, co)
+        jobs.append(_Job(name, str(tiles_dir), sig,
+                         {**base, "name": name, "window": [x0, y0, w, h], "signature": sig}))
+    client, own = _local_client(client)
+    try:
+        batch = _run_jobs(client, _tile_task, jobs, retries, progress)
+    finally:
+        if own is not None:
+            own.close()
+    if not batch.ok:
+        return batch
+    md = {"GG_OPERATION": opobj.name, "GG_OPTIONS": opobj.options_string()}
+    markers = {j.name: _complete(j.outdir, j.name, j.signature) or {} for j in jobs}
+    for g in groups:
+        bands = [(info.types[b], info.names[b], info.nodata[b], k)
+                 for k, b in enumerate(g["bands"], 1)]
+        tiles = [(tiles_dir / f"{j.name}{g['suffix']}.tif", *j.spec["window"],
+                  (markers[j.name].get("blocks") or {}).get(g["suffix"])) for j in jobs]
+        if of.upper() == "VRT":
+            vrt = dst.with_name(dst.stem + g["suffix"] + dst.suffix)
+            _write_if_changed(vrt, _mosaic_xml(vrt, info.width, info.height, info.geotransform,
+                                               wkt, aop, md, bands, tiles))
+            batch.outputs.append(str(vrt))
+        else:
+            vrt = tiles_dir / f"mosaic{g['suffix']}.vrt"
+            _write_if_changed(vrt, _mosaic_xml(vrt, info.width, info.height, info.geotransform,
+                                               wkt, aop, md, bands, tiles))
+            out = dst.with_name(dst.stem + g["suffix"] + dst.suffix)
+            _translate(vrt, out, of, dst_co)
+            batch.outputs.append(str(out))
+    return batch
+
+
+def _translate(vrt, out, of, co):
+    """The mosaic VRT copied into one file (temporary name, then renamed);
+    skipped when ``out`` was made from this very mosaic and is unchanged."""
+    gdal = _gdal()
+    vrt, out = Path(vrt), Path(out)
+    sig = _signature("translate", vrt.read_text(), [str(c) for c in co], of,
+                     _inputs_state(sorted(str(p) for p in vrt.parent.glob("t_*.tif"))))
+    name = out.name
+    if _complete(out.parent, name, sig):
+        return
+    work = _workdir(out.parent, name)
+    try:
+        gdal.PushErrorHandler("CPLQuietErrorHandler")
+        try:
+            ds = gdal.Translate(str(work / name), str(vrt), format=of, creationOptions=list(co))
+        finally:
+            gdal.PopErrorHandler()
+        if ds is None:
+            raise TaskError(f"cannot write '{out}': {gdal.GetLastErrorMsg()}")
+        ds = None
+        _commit(work, out.parent, name, sig, {"mosaic": str(vrt)})
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# ================================================================== command line
+
+def _op_flags(op, tokens):
+    """A utility's flags (``-window 11 -mask -looks 4 1``) or ``key=value``
+    tokens as op options, through the op's own option table: a bool option
+    takes no value, a size one or two numbers, anything else one value.  A
+    flag naming no option is a product of ops with a ``products`` option
+    (gdal_insar's -interferogram/-coherence/-amplitude)."""
+    from .ops import op_info
+    table = {o.key: o.type for o in op_info(op).options}
+    out, products, i = {}, [], 0
+
+    def number(t):
+        try:
+            float(t)
+            return True
+        except ValueError:
+            return False
+
+    while i < len(tokens):
+        t = tokens[i]
+        if "=" in t and not t.startswith("-"):
+            k, v = t.split("=", 1)
+            out[k.lower()] = v
+            i += 1
+            continue
+        if not t.startswith("-"):
+            raise ValueError(f"unexpected argument '{t}' among the {op} options")
+        k = t.lstrip("-").lower()
+        if k not in table:
+            if "products" in table:
+                products.append(k)
+                i += 1
+                continue
+            raise ValueError(f"unknown {op} option '{t}' (options: {', '.join(sorted(table))})")
+        typ = table[k]
+        if typ == "bool":
+            out[k] = "yes"
+            i += 1
+        elif typ == "size":
+            vals = [v for v in tokens[i + 1:i + 3]]
+            n = 2 if len(vals) == 2 and all(number(v) for v in vals) else 1
+            if len(vals) < 1:
+                raise ValueError(f"option '{t}' needs a value")
+            out[k] = "x".join(vals[:n])
+            i += 1 + n
+        else:
+            if i + 1 >= len(tokens):
+                raise ValueError(f"option '{t}' needs a value")
+            out[k] = tokens[i + 1]
+            i += 2
+    if products:
+        out["products"] = ",".join(products)
+    return out
+
+
+class _TermProgress:
+    """GDAL's terminal progress (0...10...20...) on stdout, which QGIS and
+    GDAL users read, driven by finished tasks."""
+
+    def __init__(self, quiet):
+        self.quiet = quiet
+        self.last = -1
+
+    def __call__(self, finished, total):
+        if self.quiet:
+            return
+        ticks = int(40 * finished / total) if total else 40
+        for t in range(self.last + 1, ticks + 1):
+            sys.stdout.write(f"{t * 100 // 40}" if t % 4 == 0 else ".")
+            if t == 40:
+                sys.stdout.write(" - done.\n")
+        self.last = max(self.last, ticks)
+        sys.stdout.flush()
+
+
+def _tile_size(text):
+    try:
+        vals = [int(v) for v in text.lower().split("x")]
+    except ValueError:
+        vals = []
+    if len(vals) not in (1, 2) or min(vals) < 1:
+        raise ValueError(f"--tile takes N or WxH (positive integers), not '{text}'")
+    return vals[0] if len(vals) == 1 else tuple(vals)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as every geogpu utility reports errors: one line on
+    stderr, exit status 1."""
+
+    def error(self, message):
+        sys.stderr.write(f"ERROR 1: {self.prog}: {message} (--help for usage)\n")
+        sys.exit(1)
+
+
+def _parser():
+    common = argparse.ArgumentParser(add_help=False)
+    g = common.add_argument_group("cluster")
+    g.add_argument("--scheduler", metavar="ADDRESS",
+                   help="use a running Dask scheduler (tcp://host:8786) instead of starting one")
+    g.add_argument("--devices", metavar="LIST",
+                   help="one worker per device: cuda:0,cuda:1,... or cpu,cpu (a device "
+                        "listed twice gets two workers)")
+    g.add_argument("--workers", type=int, metavar="N", help="the first N GPUs, or N CPU workers "
+                   "when there is no GPU (default: every GPU, or one per core)")
+    g.add_argument("--threads", type=int, metavar="N", help="OpenMP threads per worker")
+    g.add_argument("--device", metavar="SPEC", help="force this device in every task")
+    g.add_argument("--retries", type=int, default=2, metavar="N",
+                   help="attempts after a failure (default 2)")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress, no summary")
+
+    p = _Parser(
+        prog="python3 -m geogpu.distributed",
+        description="geogpu batches over Dask, one worker per GPU.  Options of the utility or "
+                    "op go after '--'.",
+        epilog="Examples:\n"
+               "  python3 -m geogpu.distributed ortho -outdir orthos scenes/*.tif -- "
+               "-dem dem.tif -t_srs EPSG:32632 -r cubic\n"
+               "  python3 -m geogpu.distributed insar -outdir ifgs --chain slc_*.tif -- "
+               "-looks 4 1\n"
+               "  python3 -m geogpu.distributed ptsel --tile 2048x1024 stack.tif ps.vrt -- "
+               "-window 11 -mask\n"
+               "  python3 -m geogpu.distributed workers --scheduler tcp://head:8786",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    o = sub.add_parser("ortho", parents=[common], help="gdal_ortho, one task per scene")
+    o.add_argument("-outdir", "--outdir", required=True)
+    o.add_argument("sources", nargs="+")
+
+    for name, prog in (("insar", "gdal_insar"), ("xcorr", "gdal_xcorr"), ("coreg", "gdal_coreg"),
+                       ("pairs", None)):
+        q = sub.add_parser(name, parents=[common],
+                           help=f"{prog}, one task per pair" if prog else
+                           "any utility '<program> [options] <primary> <secondary> <dst>', "
+                           "one task per pair")
+        if prog is None:
+            q.add_argument("program")
+        q.set_defaults(program=prog)
+        q.add_argument("-outdir", "--outdir", required=True)
+        q.add_argument("--pairs", metavar="FILE", help="pairs, one 'primary secondary [name]' "
+                       "per line (# comments)")
+        q.add_argument("--chain", action="store_true",
+                       help="pair each input with the next one (n-1 pairs)")
+        q.add_argument("inputs", nargs="*", help="primary secondary primary secondary ...")
+
+    for name in ("ptsel", "tiles"):
+        t = sub.add_parser(name, parents=[common],
+                           help="the ptsel op tile by tile" if name == "ptsel"
+                           else "any geogpu op tile by tile")
+        if name == "tiles":
+            t.add_argument("op")
+        t.set_defaults(op="ptsel" if name == "ptsel" else None)
+        t.add_argument("--tile", default="1024", metavar="N|WxH",
+                       help="output tile size: N (square) or WxH (default 1024)")
+        t.add_argument("-of", "--of", help="mosaic format (default: VRT for a .vrt dst, else GTiff)")
+        t.add_argument("-co", "--co", action="append", default=[],
+                       help="creation option of the tile files and of a non-VRT mosaic")
+        t.add_argument("inputs", nargs="+", help="input rasters, then the destination")
+
+    w = sub.add_parser("workers", parents=[common],
+                       help="start this machine's workers (one per GPU) for --scheduler")
+    w.add_argument("--host", default=None, help="interface address the workers listen on")
+    return p
+
+
+def _read_pairs(args):
+    pairs = []
+    if args.pairs:
+        for line in Path(args.pairs).read_text().splitlines():
+            line = line.split("#", 1)[0].split()
+            if not line:
+                continue
+            if len(line) not in (2, 3):
+                raise ValueError(f"{args.pairs}: a line is 'primary secondary [name]', not "
+                                 f"{' '.join(line)!r}")
+            pairs.append(tuple(line))
+    if args.chain:
+        pairs += [(a, b) for a, b in zip(args.inputs, args.inputs[1:])]
+    elif args.inputs:
+        if len(args.inputs) % 2:
+            raise ValueError(f"{len(args.inputs)} inputs do not make pairs "
+                             "(give primary secondary ..., or --chain, or --pairs FILE)")
+        pairs += list(zip(args.inputs[0::2], args.inputs[1::2]))
+    if not pairs:
+        raise ValueError("no pair given")
+    return pairs
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, extra = argv[:i], argv[i + 1:]
+    args = _parser().parse_args(argv)
+    prog = "geogpu.distributed"
+    try:
+        if args.command == "workers":
+            if not args.scheduler:
+                raise ValueError("workers: --scheduler is required")
+            return _serve_workers(args.scheduler, args.devices, args.workers, args.threads,
+                                  args.host, None, 40)
+        if args.scheduler and (args.devices or args.workers or args.threads):
+            raise ValueError("--devices/--workers/--threads start a local cluster; they do not "
+                             "apply with --scheduler")
+        if args.command in ("ptsel", "tiles"):
+            if len(args.inputs) < 2:
+                raise ValueError("give the input rasters, then the destination")
+            tile = _tile_size(args.tile)
+            options = _op_flags(args.op, extra)
+        cluster_kw = {} if args.scheduler else {
+            "devices": args.devices, "n_workers": args.workers, "threads": args.threads}
+        progress = _TermProgress(args.quiet)
+        with open_client(args.scheduler, **cluster_kw) as client:
+            if args.command == "ortho":
+                b = ortho_batch(client, args.sources, args.outdir, extra, device=args.device,
+                                retries=args.retries, progress=progress)
+            elif args.command in ("insar", "xcorr", "coreg", "pairs"):
+                b = pair_batch(client, args.program, _read_pairs(args), args.outdir, extra,
+                               device=args.device, retries=args.retries, progress=progress)
+            else:
+                b = tile_batch(client, args.op, args.inputs[:-1], args.inputs[-1], tile=tile,
+                               device=args.device, retries=args.retries, co=args.co,
+                               of=args.of, dst_co=args.co, progress=progress, **options)
+        for r in b.failed:
+            print(f"ERROR 1: {r.error}", file=sys.stderr)
+        if not args.quiet:
+            print(f"{prog}: {b.summary()}", file=sys.stderr)
+        return 0 if b.ok else 1
+    except (ValueError, TaskError, OSError) as e:
+        print(f"ERROR 1: {prog}: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # a library error (GeogpuError) or a cluster failure
+        print(f"ERROR 1: {prog}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,628 @@
+"""geogpu.distributed: batches over a Dask cluster of several worker
+*processes* on loopback (CPU backend; OpenCL on PoCL for the GPU-resource
+path) give outputs identical, bit for bit, to the single-process run:
+
+- a batch of synthetic RPC scenes through gdal_ortho (one task per scene)
+  against `gdal_ortho -outdir` in one process;
+- PtSel tile by tile (halo r/2, each tile its own file, a VRT mosaic) against
+  gdal_ptsel on the whole stack; coherence with looks against gdal_insar;
+- pairs through gdal_insar on a plain distributed.LocalCluster reached by its
+  address, against gdal_insar run pair by pair;
+- a worker killed in the middle of a batch (a worker plugin kills its own
+  process once, marker file) still completes it, identically;
+- a re-run skips complete outputs (untouched files) and redoes exactly the
+  changed or damaged ones; failures are retried, a bad scene is reported
+  while the others complete; the command line does the same.
+"""
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from osgeo import gdal, osr
+
+distributed = pytest.importorskip("distributed")
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("GG_BUILD_DIR", REPO / "build")).resolve()
+PKG = REPO / "gdal_plugins" / "python"
+os.environ["GG_LIBRARY"] = str(BUILD / "lib")  # the build under test, in workers too
+sys.path.insert(0, str(PKG))
+
+from geogpu import distributed as gd  # noqa: E402
+
+N_WORKERS = 3
+
+# ------------------------------------------------------------------ data
+
+
+def smooth(rng, shape, sigma):
+    """Smooth random field (Gaussian low-pass of white noise), unit max."""
+    n = rng.standard_normal(shape)
+    fy = np.fft.fftfreq(shape[0])[:, None]
+    fx = np.fft.fftfreq(shape[1])[None, :]
+    f = np.real(np.fft.ifft2(np.fft.fft2(n) * np.exp(-2 * (np.pi * sigma) ** 2 * (fx ** 2 + fy ** 2))))
+    return f / np.abs(f).max()
+
+
+def rpc(w, h, lat0, lon0, k):
+    """An RPC00B with parallax, rotation and a few non-linear terms."""
+    ln, ld, sn, sd = (np.zeros(20) for _ in range(4))
+    ln[[1, 2, 3, 7, 8]] = [0.03 + 0.002 * k, -1.0, 0.04, 0.002, -0.001]
+    ld[[0, 1]] = [1.0, 0.0005]
+    sn[[1, 2, 3, 8]] = [1.0, 0.02 - 0.003 * k, -0.05, 0.001]
+    sd[[0, 2]] = [1.0, -0.0004]
+    f = lambda a: " ".join(f"{v:.17g}" for v in a)  # noqa: E731
+    return {"LINE_OFF": f"{h / 2}", "SAMP_OFF": f"{w / 2}", "LAT_OFF": f"{lat0}",
+            "LONG_OFF": f"{lon0}", "HEIGHT_OFF": "1500", "LINE_SCALE": f"{h / 2}",
+            "SAMP_SCALE": f"{w / 2}", "LAT_SCALE": "0.004", "LONG_SCALE": "0.006",
+            "HEIGHT_SCALE": "1000", "LINE_NUM_COEFF": f(ln), "LINE_DEN_COEFF": f(ld),
+            "SAMP_NUM_COEFF": f(sn), "SAMP_DEN_COEFF": f(sd)}
+
+
+def write_scene(path, rng, w, h, md):
+    img = np.round(2000 + 500 * smooth(rng, (h, w), 3) + 80 * smooth(rng, (h, w), 0.8))
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), w, h, 1, gdal.GDT_UInt16)
+    if md is not None:
+        ds.SetMetadata(md, "RPC")
+    ds.GetRasterBand(1).WriteArray(img.astype(np.uint16))
+    ds = None
+    return path
+
+
+def write_dem(path, rng):
+    """Rough terrain, 1000-2000 m, on a 1-arc-second EPSG:4326 grid."""
+    res = 1 / 3600
+    nx, ny = 400, 320
+    z = 1500 + 500 * smooth(rng, (ny, nx), 10) + 120 * smooth(rng, (ny, nx), 2)
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), nx, ny, 1, gdal.GDT_Float32)
+    ds.SetGeoTransform((6.05, res, 0, 45.25, 0, -res))
+    s = osr.SpatialReference()
+    s.ImportFromEPSG(4326)
+    ds.SetProjection(s.ExportToWkt())
+    ds.GetRasterBand(1).WriteArray(z.astype(np.float32))
+    ds = None
+    return path
+
+
+def write_stack(path, rng, n, H, W, gt=(500000.0, 10.0, 0.0, 4000000.0, 0.0, -10.0)):
+    """n single-reference interferograms: a few coherent scatterers over
+    random phase, NaN and zero samples, so tau_max is neither trivial nor
+    constant."""
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), W, H, n, gdal.GDT_CFloat32)
+    ds.SetGeoTransform(gt)
+    s = osr.SpatialReference()
+    s.ImportFromEPSG(32615)
+    ds.SetProjection(s.ExportToWkt())
+    ps = rng.random((H, W)) < 0.05
+    base = rng.uniform(-np.pi, np.pi, (H, W))
+    for b in range(n):
+        phase = np.where(ps, base + 0.2 * rng.standard_normal((H, W)),
+                         rng.uniform(-np.pi, np.pi, (H, W)))
+        z = (rng.uniform(0.5, 3.0, (H, W)) * np.exp(1j * phase)).astype(np.complex64)
+        z[rng.random((H, W)) < 0.02] = np.nan
+        z[rng.random((H, W)) < 0.01] = 0
+        ds.GetRasterBand(b + 1).WriteArray(z)
+    ds = None
+    return path
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("dist")
+    rng = np.random.default_rng(20261121)
+    scenes = []
+    for k in range(8):
+        lat0 = 45.195 + 0.0035 * (k % 4)
+        lon0 = 6.095 + 0.01 * (k // 4)
+        w, h = 200 + 8 * k, 180 + 4 * k
+        scenes.append(write_scene(d / f"scene_{k:02d}.tif", rng, w, h, rpc(w, h, lat0, lon0, k)))
+    dem = write_dem(d / "dem.tif", rng)
+    stack = write_stack(d / "stack.tif", rng, 10, 130, 150)
+    slcs = []
+    z = rng.standard_normal((96, 110)) + 1j * rng.standard_normal((96, 110))
+    for k in range(4):  # each SLC partly the previous one: coherence varies
+        z = 0.7 * z + 0.5 * smooth(rng, (96, 110), 4) * (
+            rng.standard_normal((96, 110)) + 1j * rng.standard_normal((96, 110)))
+        p = d / f"slc_{k}.tif"
+        ds = gdal.GetDriverByName("GTiff").Create(str(p), 110, 96, 1, gdal.GDT_CFloat32)
+        ds.SetGeoTransform((300000.0, 5.0, 0.0, 5000000.0, 0.0, -5.0))
+        ds.GetRasterBand(1).WriteArray(z.astype(np.complex64))
+        ds = None
+        slcs.append(p)
+    return {"dir": d, "scenes": scenes, "dem": dem, "stack": stack, "slcs": slcs,
+            "ortho_args": ["-dem", str(dem), "-t_srs", "EPSG:32632", "-r", "bilinear"]}
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    """geogpu's own cluster: N_WORKERS CPU worker processes on loopback."""
+    scratch = tmp_path_factory.mktemp("dask-scratch")
+    oc = gd.open_client(n_workers=N_WORKERS, threads=1, local_directory=scratch)
+    try:
+        yield oc.client
+    finally:
+        oc.close()
+
+
+@pytest.fixture(scope="module")
+def ortho_ref(gg, data):
+    """The single-process run: gdal_ortho -outdir over every scene."""
+    ref = data["dir"] / "ortho_ref"
+    ref.mkdir()
+    gg.run("gdal_ortho", "-q", "-device", "cpu", *data["ortho_args"], "-outdir", ref,
+           *data["scenes"])
+    return ref
+
+
+@pytest.fixture(scope="module")
+def ptsel_ref(gg, data):
+    ref = data["dir"] / "ptsel_ref"
+    ref.mkdir()
+    gg.run("gdal_ptsel", "-q", "-device", "cpu", "-window", 7, "-conj", "2,5", "-mask", "-offsets",
+           data["stack"], ref / "ps.tif")
+    return ref
+
+
+# ----------------------------------------------------------------- helpers
+
+def raster(path):
+    """Everything a comparison needs: per band (pixels bytes, dtype, nodata,
+    description), geotransform, CRS, size."""
+    ds = gdal.Open(str(path))
+    bands = []
+    for b in range(1, ds.RasterCount + 1):
+        band = ds.GetRasterBand(b)
+        a = band.ReadAsArray()
+        nd = band.GetNoDataValue()
+        bands.append((a.tobytes(), a.dtype.str, "nan" if nd is not None and np.isnan(nd) else nd,
+                      band.GetDescription()))
+    srs = ds.GetSpatialRef()
+    out = {"size": (ds.RasterXSize, ds.RasterYSize), "bands": bands, "gt": ds.GetGeoTransform(),
+           "srs": srs.ExportToWkt() if srs else ""}
+    ds = None
+    return out
+
+
+def assert_same_raster(ours, ref, what):
+    a, b = raster(ours), raster(ref)
+    assert a["size"] == b["size"], f"{what}: size {a['size']} vs {b['size']}"
+    assert len(a["bands"]) == len(b["bands"]), f"{what}: band count"
+    for k, (x, y) in enumerate(zip(a["bands"], b["bands"]), 1):
+        assert x[1:] == y[1:], f"{what} band {k}: (dtype, nodata, name) {x[1:]} vs {y[1:]}"
+        assert x[0] == y[0], f"{what} band {k}: pixels differ"
+    assert np.allclose(a["gt"], b["gt"], rtol=1e-15, atol=1e-9), f"{what}: gt {a['gt']} vs {b['gt']}"
+    assert a["srs"] == b["srs"], f"{what}: CRS differs"
+
+
+def assert_not_trivial(path, band=1):
+    ds = gdal.Open(str(path))  # kept referenced while its band is read (GDAL 3.6)
+    a = ds.GetRasterBand(band).ReadAsArray().astype(np.float64)
+    ds = None
+    valid = np.isfinite(a) & (a != 0)
+    assert valid.mean() > 0.3, f"{path}: mostly empty"
+    assert np.std(a[valid]) > 0, f"{path}: constant"
+
+
+def leftovers(folder):
+    """Task folders or temporaries left in a batch's output folder."""
+    folder = Path(folder)
+    state = folder / gd.STATE_DIR
+    out = [p.name for p in state.glob("tmp-*")] if state.is_dir() else []
+    return out + [p.name for p in folder.iterdir() if p.name.startswith(".") and p.name != gd.STATE_DIR]
+
+
+def snapshot(folder, pattern="*.tif"):
+    return {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in sorted(Path(folder).glob(pattern))}
+
+
+class KillOnce(distributed.WorkerPlugin):
+    """SIGKILLs the worker process that starts executing a task whose key
+    contains ``match``, ``delay`` seconds into it (as the OOM killer or a
+    crash would), once (marker file holding the victim's pid)."""
+
+    def __init__(self, marker, match, delay=0.05):
+        self.marker, self.match, self.delay = str(marker), match, delay
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish != "executing" or self.match not in str(key):
+            return
+        try:
+            fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+        os.write(fd, f"{os.getpid()} {key}\n".encode())
+        os.close(fd)
+        threading.Timer(self.delay, lambda: os.kill(os.getpid(), signal.SIGKILL)).start()
+
+
+def worker_addresses(client):
+    return set(client.scheduler_info()["workers"])
+
+
+def kill_once(client, marker, match, delay=0.05):
+    client.register_worker_plugin(KillOnce(marker, match, delay), name=f"kill-{match}")
+
+
+def restore(client, name):
+    client.unregister_worker_plugin(name)
+    client.wait_for_workers(N_WORKERS, timeout=60)
+
+
+def assert_killed(client, marker):
+    """The plugin fired, and its victim is gone (replaced by a new worker)."""
+    assert marker.exists(), "no worker was killed"
+    victim = int(marker.read_text().split()[0])
+    assert victim not in client.run(os.getpid).values()
+
+
+# ------------------------------------------------------------- the cluster
+
+def test_worker_specs(monkeypatch):
+    """One worker per GPU with only its GPU visible (cuda:0 inside), a GPU
+    resource and a fair share of host threads; CPU workers without it."""
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    specs = gd.worker_specs(["cuda:1", "cuda:3"], threads=4)
+    assert [s.name for s in specs] == ["gpu1", "gpu3"]
+    assert [s.env["CUDA_VISIBLE_DEVICES"] for s in specs] == ["1", "3"]
+    assert all(s.env["GG_DEVICE"] == "cuda:0" and s.resources == {"GPU": 1} for s in specs)
+    assert all(s.env["OMP_NUM_THREADS"] == "4" for s in specs)
+    # indices are relative to the caller's own CUDA_VISIBLE_DEVICES
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,6")
+    assert gd.worker_specs("cuda:1")[0].env["CUDA_VISIBLE_DEVICES"] == "6"
+    cpu = gd.worker_specs(n_workers=3) if not gd.cuda_devices() else gd.worker_specs(["cpu"] * 3)
+    assert [s.env["GG_DEVICE"] for s in cpu] == ["cpu"] * 3 and all(not s.resources for s in cpu)
+    # a GPU listed twice: two workers on it (reading overlaps computing)
+    two = gd.worker_specs(["cuda:0", "cuda:0"])
+    assert [s.name for s in two] == ["gpu0", "gpu0-1"]
+    assert {s.env["CUDA_VISIBLE_DEVICES"] for s in two} == {"4"}  # our cuda:0 is physical 4
+    with pytest.raises(Exception, match="bogus"):
+        gd.worker_specs(["bogus:1"])
+
+
+def test_cluster_workers(client):
+    ws = gd.workers(client)
+    assert len(ws) == N_WORKERS
+    assert sorted(name for name, _, _ in ws.values()) == [f"cpu{i}" for i in range(N_WORKERS)]
+    assert {dev for _, dev, _ in ws.values()} == {"cpu"}
+    # each worker is its own process, with its own environment
+    pids = client.run(os.getpid)
+    assert len(set(pids.values())) == N_WORKERS and os.getpid() not in pids.values()
+    assert set(client.run(lambda: os.environ["GG_DEVICE"]).values()) == {"cpu"}
+
+
+# ------------------------------------------------------------ scene batches
+
+def test_ortho_batch_identical(client, data, ortho_ref):
+    out = data["dir"] / "ortho_dist"
+    out.mkdir()
+    b = gd.ortho_batch(client, data["scenes"], out, data["ortho_args"])
+    assert b.ok and len(b.done) == len(data["scenes"]), b.failed
+    assert len({r.worker for r in b.done}) >= 2, "the batch did not spread over workers"
+    assert {r.device for r in b.done} == {"cpu"}
+    for s in data["scenes"]:
+        name = s.stem + ".tif"
+        assert_same_raster(out / name, ortho_ref / name, name)
+        assert (out / name).read_bytes() == (ortho_ref / name).read_bytes(), f"{name}: file bytes"
+    assert_not_trivial(out / "scene_03.tif")
+    assert not leftovers(out)
+    assert sorted(p.name for p in out.glob("*.tif")) == sorted(s.stem + ".tif" for s in data["scenes"])
+
+
+def test_ortho_rerun_skips_complete(client, data, ortho_ref):
+    out = data["dir"] / "ortho_rerun"
+    out.mkdir()
+    gd.ortho_batch(client, data["scenes"], out, data["ortho_args"]).raise_for_failures()
+    before = snapshot(out)
+    b = gd.ortho_batch(client, data["scenes"], out, data["ortho_args"])
+    assert len(b.skipped) == len(data["scenes"]) and not b.done
+    assert snapshot(out) == before, "a re-run touched complete outputs"
+    # a damaged output and a changed input are redone, and only they
+    (out / "scene_01.tif").write_bytes(b"truncated")
+    os.utime(data["scenes"][5])  # same content, new mtime: counts as changed
+    b = gd.ortho_batch(client, data["scenes"], out, data["ortho_args"])
+    assert sorted(r.name for r in b.done) == ["scene_01.tif", "scene_05.tif"]
+    assert len(b.skipped) == len(data["scenes"]) - 2
+    for s in data["scenes"]:
+        assert (out / (s.stem + ".tif")).read_bytes() == (ortho_ref / (s.stem + ".tif")).read_bytes()
+    # other options are another product: everything is redone
+    b = gd.ortho_batch(client, data["scenes"][:2], out, data["ortho_args"] + ["-r", "near"])
+    assert len(b.done) == 2
+
+
+def test_ortho_worker_killed_mid_batch(client, data, ortho_ref, tmp_path):
+    out = data["dir"] / "ortho_killed"
+    out.mkdir()
+    marker = tmp_path / "killed"
+    before = worker_addresses(client)
+    kill_once(client, marker, "scene_02")
+    try:
+        b = gd.ortho_batch(client, data["scenes"], out, data["ortho_args"])
+    finally:
+        restore(client, "kill-scene_02")
+    assert_killed(client, marker)
+    assert b.ok and len(b.done) == len(data["scenes"]), b.failed
+    assert worker_addresses(client) != before, "the killed worker was not replaced"
+    for s in data["scenes"]:
+        name = s.stem + ".tif"
+        assert (out / name).read_bytes() == (ortho_ref / name).read_bytes(), name
+    assert not leftovers(out)
+
+
+def test_retries_and_failures(client, data, ortho_ref, tmp_path, gg):
+    """A task that fails once succeeds on retry; without retries it is
+    reported, and the rest of the batch still completes; a bad scene is
+    reported with the utility's own message and leaves no output."""
+    flaky = tmp_path / "flaky_ortho"
+    flaky.write_text("#!/bin/sh\n"
+                     f"if mkdir '{tmp_path}/failed_once' 2>/dev/null; then\n"
+                     "  echo 'ERROR 1: injected failure' >&2; exit 1\nfi\n"
+                     f"exec '{gg.build / 'bin' / 'gdal_ortho'}' \"$@\"\n")
+    flaky.chmod(0o755)
+    scenes = data["scenes"][:3]
+    out = tmp_path / "retry"
+    out.mkdir()
+    b = gd.ortho_batch(client, scenes, out, data["ortho_args"], retries=1, program=str(flaky))
+    assert b.ok and len(b.done) == 3 and (tmp_path / "failed_once").is_dir()
+    for s in scenes:
+        assert (out / (s.stem + ".tif")).read_bytes() == (ortho_ref / (s.stem + ".tif")).read_bytes()
+
+    (tmp_path / "failed_once").rmdir()
+    out0 = tmp_path / "noretry"
+    out0.mkdir()
+    b = gd.ortho_batch(client, scenes, out0, data["ortho_args"], retries=0, program=str(flaky))
+    assert len(b.failed) == 1 and len(b.done) == 2
+    assert "injected failure" in b.failed[0].error and "exit status 1" in b.failed[0].error
+    with pytest.raises(gd.TaskError, match="1 of 3 tasks failed"):
+        b.raise_for_failures()
+    # the re-run computes only what is missing
+    b = gd.ortho_batch(client, scenes, out0, data["ortho_args"], retries=0, program=str(flaky))
+    assert len(b.done) == 1 and len(b.skipped) == 2 and b.ok
+
+    bad = write_scene(tmp_path / "norpc.tif", np.random.default_rng(1), 60, 50, None)
+    out1 = tmp_path / "bad"
+    out1.mkdir()
+    b = gd.ortho_batch(client, [scenes[0], bad], out1, data["ortho_args"], retries=1)
+    assert [r.status for r in b.records] == ["done", "failed"]
+    assert "norpc.tif" in b.failed[0].error and "no RPCs" in b.failed[0].error
+    assert sorted(p.name for p in out1.glob("*.tif")) == [scenes[0].stem + ".tif"]
+    assert not leftovers(out1)
+
+
+def test_batch_arguments_refused(client, data, tmp_path):
+    with pytest.raises(ValueError, match="-device"):
+        gd.ortho_batch(client, data["scenes"][:1], tmp_path, ["-device", "cpu"])
+    with pytest.raises(ValueError, match="does not exist"):
+        gd.ortho_batch(client, data["scenes"][:1], tmp_path / "nope")
+    twin = tmp_path / "sub"
+    twin.mkdir()
+    (twin / "scene_00.tif").write_bytes(data["scenes"][0].read_bytes())
+    with pytest.raises(ValueError, match="both write 'scene_00.tif'"):
+        gd.ortho_batch(client, [data["scenes"][0], twin / "scene_00.tif"], tmp_path)
+
+
+# ------------------------------------------------------------- tile batches
+
+PTSEL_OPTS = dict(window=7, conj="2,5", mask=True, offsets=True)
+PTSEL_BANDS = ("tau_max", "best_dx", "best_dy", "ps_mask")
+
+
+def test_tiled_ptsel_identical(client, data, ptsel_ref):
+    out = data["dir"] / "ptsel_tiles"
+    out.mkdir()
+    b = gd.tile_batch(client, "ptsel", [data["stack"]], out / "ps.vrt", tile=(48, 40),
+                      **PTSEL_OPTS)
+    assert b.ok and len(b.done) == 4 * 4, b.failed  # 150x130 in 48x40 tiles
+    assert len({r.worker for r in b.done}) >= 2
+    assert b.outputs == [str(out / f"ps_{n}.vrt") for n in PTSEL_BANDS]
+    for n in PTSEL_BANDS:
+        assert_same_raster(out / f"ps_{n}.vrt", ptsel_ref / f"ps_{n}.tif", n)
+    assert_not_trivial(ptsel_ref / "ps_tau_max.tif")
+    tau = gdal.Open(str(ptsel_ref / "ps_tau_max.tif")).ReadAsArray()
+    assert 0.01 < (tau >= 0.71).mean() < 0.5  # some PS, not all
+    # each tile file holds only its own pixels
+    t = gdal.Open(str(out / "ps.vrt.tiles" / "t_0001_0002_tau_max.tif"))
+    assert (t.RasterXSize, t.RasterYSize) == (48, 40)
+    assert t.GetGeoTransform()[0] == 500000.0 + 96 * 10.0
+    assert not leftovers(out / "ps.vrt.tiles")
+
+    # a re-run touches nothing; one file per product as GTiff also matches
+    before = snapshot(out / "ps.vrt.tiles") | snapshot(out, "*.vrt")
+    b = gd.tile_batch(client, "ptsel", [data["stack"]], out / "ps.vrt", tile=(48, 40),
+                      **PTSEL_OPTS)
+    assert len(b.skipped) == 16 and not b.done
+    assert (snapshot(out / "ps.vrt.tiles") | snapshot(out, "*.vrt")) == before
+    b = gd.tile_batch(client, "ptsel", [data["stack"]], out / "ps.tif", tile=64, **PTSEL_OPTS)
+    assert b.ok
+    for n in PTSEL_BANDS:
+        assert_same_raster(out / f"ps_{n}.tif", ptsel_ref / f"ps_{n}.tif", f"GTiff {n}")
+
+
+def test_tiled_ptsel_worker_killed(client, data, ptsel_ref, tmp_path):
+    out = data["dir"] / "ptsel_killed"
+    out.mkdir()
+    marker = tmp_path / "killed"
+    kill_once(client, marker, "t_0002_0001", delay=0.01)
+    try:
+        b = gd.tile_batch(client, "ptsel", [data["stack"]], out / "ps.vrt", tile=(40, 30),
+                          **PTSEL_OPTS)
+    finally:
+        restore(client, "kill-t_0002_0001")
+    assert_killed(client, marker)
+    assert b.ok, b.failed
+    for n in PTSEL_BANDS:
+        assert_same_raster(out / f"ps_{n}.vrt", ptsel_ref / f"ps_{n}.tif", n)
+    assert not leftovers(out / "ps.vrt.tiles")
+
+
+def test_tiled_coherence_with_looks(client, data, gg, tmp_path):
+    """A two-input op whose output grid is decimated (looks) and whose
+    products mix types (one mosaic per product)."""
+    s1, s2 = data["slcs"][:2]
+    gg.run("gdal_insar", "-q", "-device", "cpu", "-window", 5, 3, "-looks", 2, 3, s1, s2,
+           tmp_path / "ref.tif")
+    b = gd.tile_batch(client, "coherence", [s1, s2], tmp_path / "coh.vrt", tile=(16, 12),
+                      window=(5, 3), looks=(2, 3))
+    assert b.ok and len(b.done) == 4 * 3  # 55x32 output in 16x12 tiles
+    for n in ("interferogram", "coherence", "amplitude"):
+        assert_same_raster(tmp_path / f"coh_{n}.vrt", tmp_path / f"ref_{n}.tif", n)
+    assert_not_trivial(tmp_path / "ref_coherence.tif")
+
+
+def test_tile_batch_refuses(client, data, tmp_path):
+    with pytest.raises(ValueError, match="statistics"):
+        gd.tile_batch(client, "radnorm", [data["scenes"][0]], tmp_path / "r.vrt")
+    with pytest.raises(ValueError, match="window"):
+        gd.tile_batch(client, "ptsel", [data["stack"]], tmp_path / "p.vrt", window=8)
+    with pytest.raises(ValueError, match="must match in size"):
+        gd.tile_batch(client, "coherence", [data["slcs"][0], data["stack"]], tmp_path / "c.vrt")
+
+
+@pytest.mark.opencl
+def test_gpu_resource_routes_tasks(gg, data, tmp_path):
+    """Workers with a device other than the CPU carry the GPU resource and
+    take every task; CPU workers beside them get none.  On PoCL here."""
+    oc = gd.open_client(devices=["cpu", "opencl:0:0"], threads=1, local_directory=tmp_path)
+    try:
+        ws = gd.workers(oc.client)
+        assert sorted(r.get("GPU", 0) for _, _, r in ws.values()) == [0, 1]
+        b = gd.tile_batch(oc.client, "ptsel", [data["stack"]], tmp_path / "ps.vrt", tile=64,
+                          window=7)
+    finally:
+        oc.close()
+    assert b.ok and {r.worker for r in b.done} == {"opencl1"}
+    assert {r.device for r in b.done} == {"opencl:0:0"}
+    gg.run("gdal_ptsel", "-q", "-device", "opencl:0:0", "-window", 7, data["stack"],
+           tmp_path / "ref.tif")
+    assert_same_raster(tmp_path / "ps.vrt", tmp_path / "ref.tif", "opencl tau_max")
+
+
+# ------------------------------------------------- pairs, any dask cluster
+
+def test_pair_batch_on_plain_local_cluster(data, gg, tmp_path):
+    """pair_batch through gdal_insar on a stock distributed.LocalCluster
+    (no GPU resources, reached by its address): products of mixed types
+    (three files per pair) committed together."""
+    slcs = data["slcs"]
+    # a stock nanny writes OMP_NUM_THREADS=1 & co. into this process's
+    # environment: keep it from leaking into the tests that follow
+    saved = dict(os.environ)
+    try:
+        b = _plain_cluster_batches(slcs, tmp_path)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    names = ["slc_0_slc_1", "slc_1_slc_2", "last"]
+    pairs = [(slcs[0], slcs[1]), (slcs[1], slcs[2]), (slcs[2], slcs[3], "last")]
+    assert sorted(r.name for r in b.done) == sorted(n + ".tif" for n in names)
+    for (p, s, *_), n in zip(pairs, names):
+        gg.run("gdal_insar", "-q", "-device", "cpu", "-looks", 2, 2, p, s, tmp_path / f"ref_{n}.tif")
+        for prod in ("interferogram", "coherence", "amplitude"):
+            assert (tmp_path / f"{n}_{prod}.tif").read_bytes() == \
+                (tmp_path / f"ref_{n}_{prod}.tif").read_bytes(), f"{n} {prod}"
+    assert not leftovers(tmp_path)
+
+
+def _plain_cluster_batches(slcs, tmp_path):
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0", host="127.0.0.1",
+                                  local_directory=str(tmp_path / "scratch")) as cl:
+        with gd.open_client(cl.scheduler_address) as client:
+            pairs = [(slcs[0], slcs[1]), (slcs[1], slcs[2]), (slcs[2], slcs[3], "last")]
+            b = gd.pair_batch(client, "gdal_insar", pairs, tmp_path, ["-looks", "2", "2"],
+                              device="cpu")
+            assert b.ok and len(b.done) == 3
+            b2 = gd.pair_batch(client, "gdal_insar", pairs, tmp_path, ["-looks", "2", "2"],
+                               device="cpu")
+            assert len(b2.skipped) == 3
+    return b
+
+
+COREG = {"gdal_xcorr": ["-table", "{out}.csv"], "gdal_coreg": ["-fit", "{out}.json"]}
+
+
+@pytest.mark.parametrize("program", sorted(COREG))
+def test_pair_batch_coregistration(client, data, gg, tmp_path, program):
+    """Pairs through the coregistration utilities, with their side output
+    (offset table, polynomial fit) named per pair through {out}; skipped
+    only while the utility is not built yet."""
+    if not (gg.build / "bin" / program).exists():
+        pytest.skip(f"{program} not built in {gg.build}")
+    rng = np.random.default_rng(7)
+    z = rng.standard_normal((96, 110)) + 1j * rng.standard_normal((96, 110))
+    slcs = []
+    for k, shift in enumerate((0, 1, 2)):  # secondaries 1 and 2 pixels across
+        p = tmp_path / f"c{k}.tif"
+        ds = gdal.GetDriverByName("GTiff").Create(str(p), 110, 96, 1, gdal.GDT_CFloat32)
+        ds.GetRasterBand(1).WriteArray(np.roll(z, shift, axis=1).astype(np.complex64))
+        ds = None
+        slcs.append(p)
+    opts = ["-window", "16", "16", "-search", "4", "4", "-skip", "16", "16"]
+    side = COREG[program][1].replace("{out}", "")
+    out = tmp_path / "out"
+    out.mkdir()
+    pairs = [(slcs[0], slcs[1]), (slcs[0], slcs[2])]
+    b = gd.pair_batch(client, program, pairs, out, opts + COREG[program])
+    assert b.ok and len(b.done) == 2, b.failed
+    for p, sec in pairs:
+        name = f"{p.stem}_{sec.stem}"
+        assert sorted(b.records[pairs.index((p, sec))].files) == sorted([name + ".tif", name + side])
+        ref = tmp_path / f"ref_{name}"
+        gg.run(program, "-q", "-device", "cpu", *opts, COREG[program][0], str(ref) + side, p, sec,
+               str(ref) + ".tif")
+        assert (out / (name + ".tif")).read_bytes() == Path(str(ref) + ".tif").read_bytes()
+        assert (out / (name + side)).read_bytes() == Path(str(ref) + side).read_bytes()
+    if program == "gdal_xcorr":
+        assert_not_trivial(out / "c0_c2.tif", band=2)  # offset_across
+    else:
+        import json
+        fit = json.loads((out / "c0_c2.json").read_text())
+        assert abs(fit["across"][0] - 2) < 0.1, fit  # the 2-pixel shift
+    assert not leftovers(out)
+
+
+# ------------------------------------------------------------ command line
+
+def cli(*args):
+    env = dict(os.environ, PYTHONPATH=str(PKG))
+    return subprocess.run([sys.executable, "-m", "geogpu.distributed", *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_cli(client, data, ortho_ref, ptsel_ref, tmp_path):
+    addr = client.scheduler.address
+    out = tmp_path / "orthos"
+    out.mkdir()
+    p = cli("ortho", "--scheduler", addr, "-outdir", out, *data["scenes"][:4], "--",
+            *data["ortho_args"])
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "0...10...20...30...40...50...60...70...80...90...100 - done."
+    assert "4 done, 0 skipped, 0 failed" in p.stderr
+    for s in data["scenes"][:4]:
+        assert (out / (s.stem + ".tif")).read_bytes() == (ortho_ref / (s.stem + ".tif")).read_bytes()
+    p = cli("ortho", "--scheduler", addr, "-q", "-outdir", out, *data["scenes"][:4], "--",
+            *data["ortho_args"])
+    assert p.returncode == 0 and p.stdout == "" and p.stderr == ""
+
+    p = cli("ptsel", "--scheduler", addr, "-q", "--tile", "50x70", data["stack"], tmp_path / "ps.vrt",
+            "--", "-window", 7, "-conj", "2,5", "-mask", "-offsets")
+    assert p.returncode == 0, p.stderr
+    for n in PTSEL_BANDS:
+        assert_same_raster(tmp_path / f"ps_{n}.vrt", ptsel_ref / f"ps_{n}.tif", f"cli {n}")
+
+    # errors: one line, status 1
+    for bad in (["insar", "--scheduler", addr, "-outdir", tmp_path, data["slcs"][0]],
+                ["ortho", "--scheduler", addr, "-outdir", out, data["scenes"][0], "--",
+                 "-device", "cpu"],
+                ["ptsel", "--scheduler", addr, data["stack"], tmp_path / "x.vrt", "--",
+                 "-windw", 7]):
+        p = cli(*bad)
+        assert p.returncode == 1, bad
+        errs = [line for line in p.stderr.splitlines() if line.startswith("ERROR")]
+        assert len(errs) == 1, p.stderr
+    assert "do not make pairs" in cli("insar", "--scheduler", addr, "-outdir", tmp_path,
+                                      data["slcs"][0]).stderr
