@@ -449,6 +449,20 @@ void gg_tile_fill(gg_tile *dst, double value)
     }
 }
 
+gg_status gg_op_run_kernel(gg_context *ctx, const gg_tile *view, gg_tile *dst, int kernel,
+                           const void *params, size_t params_size)
+{
+    gg_buffer *bin, *bout;
+    gg_status st = gg_rt_upload_tile(ctx, 0, view, &bin);
+    if (st == GG_OK)
+        st = gg_rt_scratch(ctx, 1, (size_t)dst->width * dst->height * gg_type_size(dst->type), &bout);
+    if (st != GG_OK)
+        return st;
+    gg_buffer *bufs[2] = {bin, bout};
+    st = gg_rt_launch(ctx, kernel, dst->width, dst->height, params, params_size, bufs, 2);
+    return st == GG_OK ? gg_rt_download_tile(ctx, bout, dst) : st;
+}
+
 void gg_op_fill_nodata(const gg_op *op, gg_tile *dst) { gg_tile_fill(dst, op->dst_nodata); }
 
 gg_status gg_op_run(gg_context *ctx, gg_op *op, int band, const gg_tile *src, gg_tile *dst)

@@ -78,6 +78,11 @@ gg_status gg_op_check_tiles(gg_op *op, const gg_tile *src, const gg_tile *dst);
 /* The part of src that the output tile dst needs (gg_op_source_window),
  * as a view into src's memory.  Valid only after gg_op_check_tiles. */
 gg_tile gg_op_source_view(const gg_op *op, const gg_tile *src, const gg_tile *dst);
+/* The device part of a one-input, one-output tile op: uploads the source
+ * view (scratch slot 0), launches `kernel` over dst's grid with the
+ * buffers (source, output) (output in slot 1) and downloads dst. */
+gg_status gg_op_run_kernel(gg_context *ctx, const gg_tile *view, gg_tile *dst, int kernel,
+                           const void *params, size_t params_size);
 /* Fills a tile with the output nodata value. */
 void gg_op_fill_nodata(const gg_op *op, gg_tile *dst);
 /* Fills a tile with a value (Byte tiles take it as an integer). */

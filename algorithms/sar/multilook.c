@@ -79,12 +79,6 @@ static gg_status ml_run(gg_context *ctx, gg_op *op, int band, const gg_tile *src
     (void)band;
     const ml_state *s = op->state;
     gg_tile view = gg_op_source_view(op, src, dst);
-    gg_buffer *bin, *bout;
-    gg_status st = gg_rt_upload_tile(ctx, 0, &view, &bin);
-    if (st == GG_OK)
-        st = gg_rt_scratch(ctx, 1, (size_t)dst->width * dst->height * gg_type_size(dst->type), &bout);
-    if (st != GG_OK)
-        return st;
     gg_multilook_params p = {.in_stride = view.width,
                              .looks_x = s->lx,
                              .looks_y = s->ly,
@@ -92,11 +86,7 @@ static gg_status ml_run(gg_context *ctx, gg_op *op, int band, const gg_tile *src
                              .has_nodata = op->src_has_nodata,
                              .nodata = (float)op->src_nodata,
                              .dst_nodata = (float)op->dst_nodata};
-    gg_buffer *bufs[2] = {bin, bout};
-    st = gg_rt_launch(ctx, GG_K_MULTILOOK, dst->width, dst->height, &p, sizeof p, bufs, 2);
-    if (st == GG_OK)
-        st = gg_rt_download_tile(ctx, bout, dst);
-    return st;
+    return gg_op_run_kernel(ctx, &view, dst, GG_K_MULTILOOK, &p, sizeof p);
 }
 
 static double ml_bytes_per_pixel(const gg_op *op)

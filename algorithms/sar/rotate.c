@@ -140,12 +140,6 @@ static gg_status rot_run(gg_context *ctx, gg_op *op, int band, const gg_tile *sr
     (void)band;
     const rot_state *s = op->state;
     gg_tile view = gg_op_source_view(op, src, dst);
-    gg_buffer *bin, *bout;
-    gg_status st = gg_rt_upload_tile(ctx, 0, &view, &bin);
-    if (st == GG_OK)
-        st = gg_rt_scratch(ctx, 1, (size_t)dst->width * dst->height * gg_type_size(dst->type), &bout);
-    if (st != GG_OK)
-        return st;
     gg_rotate_params p = s->p;
     p.tile_x0 = view.x0;
     p.tile_y0 = view.y0;
@@ -156,11 +150,7 @@ static gg_status rot_run(gg_context *ctx, gg_op *op, int band, const gg_tile *sr
     p.has_nodata = op->src_has_nodata;
     p.nodata = (float)op->src_nodata;
     p.dst_nodata = (float)op->dst_nodata;
-    gg_buffer *bufs[2] = {bin, bout};
-    st = gg_rt_launch(ctx, GG_K_ROTATE, dst->width, dst->height, &p, sizeof p, bufs, 2);
-    if (st == GG_OK)
-        st = gg_rt_download_tile(ctx, bout, dst);
-    return st;
+    return gg_op_run_kernel(ctx, &view, dst, GG_K_ROTATE, &p, sizeof p);
 }
 
 static double rot_bytes_per_pixel(const gg_op *op)
