@@ -5,11 +5,13 @@
  * product.
  *
  *   bench_fmcw [-device D] [-batch B] [-streams T] [-sectors S] [-sweeps M]
- *              [-samples N] [-gates G]
+ *              [-samples N] [-gates G] [-pinned 0|1]
  *
  * Reports
- *   - host-to-device bandwidth of one batch's raw data (gg_buffer_write,
- *     i.e. the backend's own staged copy) beside the rate it allows;
+ *   - host-to-device bandwidth of one batch's raw data (gg_buffer_write)
+ *     from pageable memory (the backend's own staged copy) and, with
+ *     -pinned 1 (default) on CUDA, from page-locked memory (the copy
+ *     engine reads it directly), beside the rate each allows;
  *   - per-stage times of one push (timing mode: a device sync per stage);
  *   - sustained sectors/s with T workers: each worker owns a context
  *     (its own CUDA stream / OpenCL queue) and a processor on the same
@@ -23,6 +25,7 @@
  */
 #include "geogpu.h"
 
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -38,6 +41,68 @@ static double now_s(void)
 }
 
 #define NDISTINCT 8
+
+/* Page-locks host memory for the CUDA backend without linking CUDA: the
+ * driver API from libcuda.so.1, registered "portable" in the device's
+ * primary context (the one the backend's runtime uses), so the backend
+ * sees pinned memory and copies it without staging.  0 where there is no
+ * CUDA driver (CPU, OpenCL elsewhere). */
+static int pinned_wanted = 1;
+static int pin_(void *ptr, size_t bytes, void *unpin_ptr);
+static int pin(void *ptr, size_t bytes) { return pin_(ptr, bytes, NULL); }
+static void unpin_free(void *ptr)
+{
+    pin_(NULL, 0, ptr);
+    free(ptr);
+}
+typedef int (*unreg_fn)(void *);
+static unreg_fn unreg;
+static int pin_(void *ptr, size_t bytes, void *unpin_ptr)
+{
+    typedef int (*init_fn)(unsigned);
+    typedef int (*devget_fn)(int *, int);
+    typedef int (*retain_fn)(void **, int);
+    typedef int (*push_fn)(void *);
+    typedef int (*pop_fn)(void **);
+    typedef int (*reg_fn)(void *, size_t, unsigned);
+    static int tried;
+    static reg_fn reg;
+    static push_fn push;
+    static pop_fn pop;
+    static void *pctx;
+    if (unpin_ptr) {   /* unregister before free: a freed range left registered
+                          could come back from malloc with stale pinned pages */
+        if (unreg && !push(pctx)) {
+            unreg(unpin_ptr);
+            void *old;
+            pop(&old);
+        }
+        return 0;
+    }
+    if (!pinned_wanted)
+        return 0;
+    if (!tried) {
+        tried = 1;
+        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        init_fn init = h ? (init_fn)dlsym(h, "cuInit") : NULL;
+        devget_fn devget = h ? (devget_fn)dlsym(h, "cuDeviceGet") : NULL;
+        retain_fn retain = h ? (retain_fn)dlsym(h, "cuDevicePrimaryCtxRetain") : NULL;
+        push = h ? (push_fn)dlsym(h, "cuCtxPushCurrent_v2") : NULL;
+        pop = h ? (pop_fn)dlsym(h, "cuCtxPopCurrent_v2") : NULL;
+        reg = h ? (reg_fn)dlsym(h, "cuMemHostRegister_v2") : NULL;
+        unreg = h ? (unreg_fn)dlsym(h, "cuMemHostUnregister") : NULL;
+        int dev = 0;
+        if (!init || !devget || !retain || !push || !pop || !reg || !unreg || init(0) || devget(&dev, 0) ||
+            retain(&pctx, dev))
+            reg = NULL;
+    }
+    if (!reg || push(pctx))
+        return 0;
+    const int ok = reg(ptr, bytes, 1 /* CU_MEMHOSTREGISTER_PORTABLE */) == 0;
+    void *old;
+    pop(&old);
+    return ok;
+}
 
 typedef struct worker {
     const char *device;
@@ -67,6 +132,7 @@ static void *work(void *arg)
     const size_t sv = gg_fmcw_sector_values(w->p);
     float *out = malloc(sizeof(float) * GG_FMCW_NPRODUCTS * w->p->n_gates * w->batch);
     int16_t *buf = malloc(sizeof(int16_t) * sv * w->batch);
+    pin(buf, sizeof(int16_t) * sv * w->batch);   /* never unregistered: lives until exit */
     for (int b = 0; b < w->batch; b++)
         memcpy(buf + b * sv, w->input + ((b + w->id) % NDISTINCT) * sv, sizeof(int16_t) * sv);
     /* warm-up: plans, kernels, buffers */
@@ -82,7 +148,7 @@ static void *work(void *arg)
         }
     w->seconds = now_s() - t0;
     free(out);
-    free(buf);
+    unpin_free(buf);
     gg_fmcw_destroy(f);
     gg_context_destroy(ctx);
     return NULL;
@@ -103,11 +169,15 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-sweeps")) p.n_sweeps = atoi(v);
         else if (!strcmp(a, "-samples")) p.n_samples = atoi(v);
         else if (!strcmp(a, "-gates")) p.n_gates = atoi(v);
+        else if (!strcmp(a, "-pinned")) pinned_wanted = atoi(v);
         else {
             fprintf(stderr, "unknown option %s\n", a);
             return 2;
         }
     }
+    /* page-locking is a CUDA matter; OpenCL and the CPU copy on their own */
+    if (!strncmp(device, "opencl", 6) || !strncmp(device, "cpu", 3))
+        pinned_wanted = 0;
     char err[512];
     if (gg_fmcw_params_check(&p, err, sizeof err) != GG_OK || batch < 1 || streams < 1 || sectors < 1) {
         fprintf(stderr, "bad parameters: %s\n", err);
@@ -145,6 +215,7 @@ int main(int argc, char **argv)
         return 1;
     }
     const double mb = sv * 2.0 / 1e6;
+    double h2d_pinned = 0;
     printf("device %s\nsector 3 x %d sweeps x %d samples int16 I/Q (%.2f MB), %d gates kept, batch %d\n",
            gg_context_device_name(ctx), p.n_sweeps, p.n_samples, mb, G, batch);
 
@@ -163,6 +234,21 @@ int main(int argc, char **argv)
         const double dt = (now_s() - t0) / reps;
         printf("host-to-device (pageable, staged): %.2f GB/s -> at most %.0f sectors/s from host memory\n",
                bytes / dt / 1e9, batch / dt);
+        int16_t *pbig = malloc(bytes);
+        memcpy(pbig, big, bytes);
+        if (pin(pbig, bytes)) {
+            gg_buffer_write(ctx, b, 0, pbig, bytes);
+            const double t1 = now_s();
+            for (int r = 0; r < reps; r++)
+                gg_buffer_write(ctx, b, 0, pbig, bytes);
+            const double dt1 = (now_s() - t1) / reps;
+            h2d_pinned = bytes / dt1;
+            printf("host-to-device (pinned, direct): %.2f GB/s -> at most %.0f sectors/s from pinned memory\n",
+                   bytes / dt1 / 1e9, batch / dt1);
+        } else {
+            printf("host-to-device (pinned): not available on this device\n");
+        }
+        unpin_free(pbig);
         gg_buffer_free(ctx, b);
     }
     free(big);
@@ -174,6 +260,7 @@ int main(int argc, char **argv)
         return 1;
     }
     int16_t *buf = malloc(sizeof(int16_t) * sv * batch);
+    pin(buf, sizeof(int16_t) * sv * batch);
     for (int k = 0; k < batch; k++)
         memcpy(buf + k * sv, input + (k % NDISTINCT) * sv, sv * 2);
     gg_fmcw_set_timing(f, 1);
@@ -189,6 +276,7 @@ int main(int argc, char **argv)
         sum.upload += t.upload, sum.convert += t.convert, sum.range_fft += t.range_fft;
         sum.corner_turn += t.corner_turn, sum.doppler_fft += t.doppler_fft, sum.spectra += t.spectra;
         sum.moments += t.moments, sum.download += t.download;
+        sum.sort += t.sort, sum.noise += t.noise, sum.block += t.block;
     }
     const double k = 1e6 / reps / batch;
     const double dev = sum.convert + sum.range_fft + sum.corner_turn + sum.doppler_fft + sum.spectra + sum.moments;
@@ -196,8 +284,10 @@ int main(int argc, char **argv)
            "%.1f | Doppler FFT %.1f | spectra %.1f | HS+moments %.1f | download %.1f | device compute %.1f\n",
            sum.upload * k, sum.convert * k, sum.range_fft * k, sum.corner_turn * k, sum.doppler_fft * k,
            sum.spectra * k, sum.moments * k, sum.download * k, dev * k);
+    printf("  HS+moments = sort %.1f | HS noise %.1f | peak block + products %.1f (us per sector)\n", sum.sort * k,
+           sum.noise * k, sum.block * k);
     gg_fmcw_destroy(f);
-    free(buf);
+    unpin_free(buf);
     gg_context_destroy(ctx);
 
     /* sustained throughput, T workers on the device */
@@ -213,6 +303,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < streams; i++) {
         pthread_join(th[i], NULL);
         if (w[i].failed) {
+            fflush(stdout);
             fprintf(stderr, "worker %d: %s\n", i, w[i].err);
             failed = 1;
         }
@@ -225,6 +316,9 @@ int main(int argc, char **argv)
     printf("sustained: %d workers x %d batches of %d = %.0f sectors in %.3f s: %.0f sectors/s (%.2f GB/s of raw "
            "input) [wall incl. setup %.3f s]\n",
            streams, nb, batch, total, tmax, total / tmax, total * mb / 1e3 / tmax, wall);
+    if (h2d_pinned > 0)
+        printf("sustained input rate = %.0f %% of the pinned host-to-device bandwidth\n",
+               100.0 * total * mb * 1e6 / tmax / h2d_pinned);
     free(w), free(th), free(input);
     return failed;
 }

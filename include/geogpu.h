@@ -374,6 +374,9 @@ GG_API int gg_fmcw_sector_flags(const gg_fmcw *f, int sector);
 typedef struct gg_fmcw_timing {
     double upload, convert, range_fft, corner_turn, doppler_fft, spectra, moments,
         download;
+    /* parts of `moments`: the sort, the HS noise (chunk sums, scan,
+     * combine), the peak block and the products */
+    double sort, noise, block;
 } gg_fmcw_timing;
 GG_API void gg_fmcw_set_timing(gg_fmcw *f, int on);
 GG_API void gg_fmcw_get_timing(const gg_fmcw *f, gg_fmcw_timing *t);

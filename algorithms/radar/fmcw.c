@@ -24,6 +24,11 @@
 
 #define C_LIGHT 299792458.0
 #define CHECK_LANES_MAX 4096
+/* Bins per chunk of the spectral stage's per-chunk passes and per run of
+ * the sort's first pass (see fmcw_kernels.h). */
+#define SPEC_CHUNK 32
+#define SORT_RUN 64
+#define NPART 6   /* = GG_FMCW_NPART */
 
 static const char *const names[GG_FMCW_NPRODUCTS] = {
     "DBZ", "ZDR", "LDR", "VEL", "WIDTH", "RHOHV", "PHIDP", "SNR", "SNRVC", "SNRHX"};
@@ -198,7 +203,10 @@ struct gg_fmcw {
     int products[GG_FMCW_NPRODUCTS], nproducts;
     int max_batch, lanes;
     int n;                 /* sectors of the last push */
-    gg_buffer *raw, *ws, *dop, *pw, *sorted, *xs, *out, *cnt;
+    gg_buffer *raw, *ws, *dop, *pw, *xs, *out, *cnt;
+    struct spec_bufs {   /* the spectral stage's work buffers */
+        gg_buffer *sorted, *tmp, *parts, *hs, *stat, *ends, *msum;
+    } sb;
     float *host_out;       /* [max_batch][NPROD][G] */
     int *host_cnt;         /* [max_batch * 3][lanes] */
     int *flags;
@@ -225,6 +233,127 @@ static gg_status rfail(gg_fmcw *f, gg_status s)
 }
 
 const char *gg_fmcw_last_error(const gg_fmcw *f) { return f ? f->err : "no processor"; }
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* With timing on, waits for the queue and adds the time since *t0 to acc. */
+static gg_status stage(gg_fmcw *f, double *acc, double *t0)
+{
+    if (!f->timing)
+        return GG_OK;
+    gg_status s = gg_rt_finish(f->ctx);
+    const double t = now();
+    *acc += t - *t0;
+    *t0 = t;
+    return s;
+}
+
+static int n_chunks(int M) { return (M + SPEC_CHUNK - 1) / SPEC_CHUNK; }
+
+/* Work buffers of the spectral stage for `rows` rows of nch spectra of G
+ * gates x M bins. */
+static gg_status spec_alloc(gg_context *ctx, size_t rows, int nch, int G, int M, struct spec_bufs *b)
+{
+    const size_t S = rows * (size_t)nch * (size_t)G, NC = (size_t)n_chunks(M), SG = rows * (size_t)G;
+    gg_status s;
+    if ((s = gg_buffer_alloc(ctx, S * M * 4, &b->sorted)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, S * M * 4, &b->tmp)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, S * NC * NPART * 8, &b->parts)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, S * NC * 2 * 8, &b->hs)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, S * 4 * 8, &b->stat)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, SG * NC * 2 * 4, &b->ends)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, SG * NC * 3 * 8, &b->msum)) != GG_OK)
+        return s;
+    return GG_OK;
+}
+
+static void spec_free(gg_context *ctx, struct spec_bufs *b)
+{
+    gg_buffer *v[] = {b->sorted, b->tmp, b->parts, b->hs, b->stat, b->ends, b->msum};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+        gg_buffer_free(ctx, v[i]);
+    memset(b, 0, sizeof *b);
+}
+
+/* The spectral stage on `rows` rows of power spectra pw ([row][nch][G][M],
+ * the clutter notch already bridged) and, in the chain, the HH.VV*
+ * spectra xs: sort, Hildebrand-Sekhon noise, block moments, products into
+ * out.  Every pass has one item per bin or per chunk of SPEC_CHUNK bins
+ * (fmcw_kernels.h). */
+static gg_status spec_run(gg_context *ctx, const gg_fmcw_moments_params *mp0, gg_buffer *pw, gg_buffer *xs,
+                          struct spec_bufs *b, gg_buffer *out, int rows, gg_fmcw *f)
+{
+    /* f (the chain; NULL for the spectral stage) times the sub-stages */
+    gg_fmcw_timing tdummy;
+    gg_fmcw_timing *tm = f ? &f->t : &tdummy;
+    double t0 = now();
+#define SUBSTAGE(acc) \
+    if (f && (s = stage(f, &tm->acc, &t0)) != GG_OK) \
+        return s
+    gg_fmcw_moments_params mp = *mp0;
+    const int M = mp.n_bins, G = mp.n_gates, nch = mp.mode == 0 ? 3 : 1;
+    const int S = rows * nch * G;
+    mp.chunk = SPEC_CHUNK;
+    mp.n_chunks = n_chunks(M);
+    gg_status s;
+    /* ascending sort: runs of SORT_RUN ranked in place, then merged */
+    gg_fmcw_sort_params sp = {M, SORT_RUN < M ? SORT_RUN : M};
+    gg_buffer *v[5], *src = b->tmp, *dst = b->sorted;
+    v[0] = pw;
+    v[1] = src;
+    if ((s = gg_rt_launch(ctx, GG_K_FMCW_SORT0, M, S, &sp, sizeof sp, v, 2)) != GG_OK)
+        return s;
+    for (; sp.width < M; sp.width *= 2) {
+        v[0] = src;
+        v[1] = dst;
+        if ((s = gg_rt_launch(ctx, GG_K_FMCW_MERGE, M, S, &sp, sizeof sp, v, 2)) != GG_OK)
+            return s;
+        gg_buffer *t = src;
+        src = dst;
+        dst = t;
+    }
+    gg_buffer *sorted = src;
+    SUBSTAGE(sort);
+    v[0] = sorted;
+    v[1] = pw;
+    v[2] = xs;
+    v[3] = b->parts;
+    if ((s = gg_rt_launch(ctx, GG_K_FMCW_PARTS, mp.n_chunks, S, &mp, sizeof mp, v, 4)) != GG_OK)
+        return s;
+    v[0] = sorted;
+    v[1] = b->parts;
+    v[2] = b->hs;
+    if ((s = gg_rt_launch(ctx, GG_K_FMCW_HS, mp.n_chunks, S, &mp, sizeof mp, v, 3)) != GG_OK)
+        return s;
+    v[0] = b->parts;
+    v[1] = b->hs;
+    v[2] = b->stat;
+    if ((s = gg_rt_launch(ctx, GG_K_FMCW_NOISE, G, rows * nch, &mp, sizeof mp, v, 3)) != GG_OK)
+        return s;
+    SUBSTAGE(noise);
+    v[0] = pw;
+    v[1] = b->stat;
+    v[2] = b->ends;
+    if ((s = gg_rt_launch(ctx, GG_K_FMCW_ENDS, mp.n_chunks, rows * G, &mp, sizeof mp, v, 3)) != GG_OK)
+        return s;
+    v[3] = b->msum;
+    if ((s = gg_rt_launch(ctx, GG_K_FMCW_BLOCKSUM, mp.n_chunks, rows * G, &mp, sizeof mp, v, 4)) != GG_OK)
+        return s;
+    v[0] = b->stat;
+    v[1] = b->parts;
+    v[2] = b->msum;
+    v[3] = out;
+    if ((s = gg_rt_launch(ctx, GG_K_FMCW_FINAL, G, rows, &mp, sizeof mp, v, 4)) != GG_OK)
+        return s;
+    SUBSTAGE(block);
+#undef SUBSTAGE
+    return GG_OK;
+}
 
 gg_status gg_fmcw_create(gg_context *ctx, const gg_fmcw_params *p, const int *products,
                          int nproducts, int max_batch, gg_fmcw **out)
@@ -275,8 +404,8 @@ gg_status gg_fmcw_create(gg_context *ctx, const gg_fmcw_params *p, const int *pr
         (s = gg_buffer_alloc(ctx, B * 3 * plane * 8, &f->ws)) != GG_OK ||
         (s = gg_buffer_alloc(ctx, B * 3 * G * M * 8, &f->dop)) != GG_OK ||
         (s = gg_buffer_alloc(ctx, B * 3 * G * M * 4, &f->pw)) != GG_OK ||
-        (s = gg_buffer_alloc(ctx, B * 3 * G * M * 4, &f->sorted)) != GG_OK ||
         (s = gg_buffer_alloc(ctx, B * G * M * 8, &f->xs)) != GG_OK ||
+        (s = spec_alloc(ctx, B, 3, (int)G, (int)M, &f->sb)) != GG_OK ||
         (s = gg_buffer_alloc(ctx, B * GG_FMCW_NPRODUCTS * G * 4, &f->out)) != GG_OK ||
         (s = gg_buffer_alloc(ctx, B * 3 * lanes * 4, &f->cnt)) != GG_OK) {
         gg_fmcw_destroy(f);
@@ -297,9 +426,10 @@ void gg_fmcw_destroy(gg_fmcw *f)
 {
     if (!f)
         return;
-    gg_buffer *b[] = {f->raw, f->ws, f->dop, f->pw, f->sorted, f->xs, f->out, f->cnt};
+    gg_buffer *b[] = {f->raw, f->ws, f->dop, f->pw, f->xs, f->out, f->cnt};
     for (size_t i = 0; i < sizeof b / sizeof *b; i++)
         gg_buffer_free(f->ctx, b[i]);
+    spec_free(f->ctx, &f->sb);
     free(f->host_out);
     free(f->host_cnt);
     free(f->flags);
@@ -308,25 +438,6 @@ void gg_fmcw_destroy(gg_fmcw *f)
 
 void gg_fmcw_set_timing(gg_fmcw *f, int on) { f->timing = on; }
 void gg_fmcw_get_timing(const gg_fmcw *f, gg_fmcw_timing *t) { *t = f->t; }
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* With timing on, waits for the queue and adds the time since *t0 to acc. */
-static gg_status stage(gg_fmcw *f, double *acc, double *t0)
-{
-    if (!f->timing)
-        return GG_OK;
-    gg_status s = gg_rt_finish(f->ctx);
-    const double t = now();
-    *acc += t - *t0;
-    *t0 = t;
-    return s;
-}
 
 /* Fills the moments parameters of the chain (also used by the spectral
  * stage with its own velocity axis). */
@@ -417,6 +528,7 @@ gg_status gg_fmcw_push(gg_fmcw *f, const int16_t *sectors, int n)
         return rfail(f, s);
     if ((s = stage(f, &f->t.doppler_fft, &t0)) != GG_OK)
         return rfail(f, s);
+    gg_fmcw_moments_params mp = moments_params(p);
     gg_fmcw_spectra_params sp;
     window_taps(p->window_doppler, &a, &b);
     sp.n_sweeps = M;
@@ -426,6 +538,8 @@ gg_status gg_fmcw_push(gg_fmcw *f, const int16_t *sectors, int n)
     sp.win_a = a;
     sp.win_b = b;
     sp.scale = (float)(1.0 / ((double)M * (double)M * ((double)a * a + 2.0 * (double)b * b)));
+    sp.notch_lo = mp.notch_lo;
+    sp.notch_hi = mp.notch_hi;
     b2[0] = f->dop;
     b2[1] = f->pw;
     b2[2] = f->xs;
@@ -433,15 +547,7 @@ gg_status gg_fmcw_push(gg_fmcw *f, const int16_t *sectors, int n)
         return rfail(f, s);
     if ((s = stage(f, &f->t.spectra, &t0)) != GG_OK)
         return rfail(f, s);
-    gg_fmcw_moments_params mp = moments_params(p);
-    gg_fmcw_rank_params rp = {M, mp.notch_lo, mp.notch_hi};
-    b2[0] = f->pw;
-    b2[1] = f->sorted;
-    if ((s = gg_rt_launch(ctx, GG_K_FMCW_RANK, M, n * 3 * G, &rp, sizeof rp, b2, 2)) != GG_OK)
-        return rfail(f, s);
-    b2[2] = f->xs;
-    b2[3] = f->out;
-    if ((s = gg_rt_launch(ctx, GG_K_FMCW_MOMENTS, G, n, &mp, sizeof mp, b2, 4)) != GG_OK)
+    if ((s = spec_run(ctx, &mp, f->pw, f->xs, &f->sb, f->out, n, f)) != GG_OK)
         return rfail(f, s);
     if ((s = stage(f, &f->t.moments, &t0)) != GG_OK)
         return rfail(f, s);
@@ -507,10 +613,12 @@ gg_status gg_fmcw_spectral_moments(gg_context *ctx, const float *spectra, int ro
                           "fmcw: spectral moments need rows, gates >= 1, 4..%d bins, dv > 0, n_avg >= 1",
                           GG_FMCW_MAX_SWEEPS);
     const size_t nin = (size_t)rows * n_gates * n_bins, nout = (size_t)rows * 5 * n_gates;
-    gg_buffer *in = NULL, *sorted = NULL, *dummy = NULL, *o = NULL;
+    gg_buffer *in = NULL, *dummy = NULL, *o = NULL;
+    struct spec_bufs sb;
+    memset(&sb, 0, sizeof sb);
     gg_status s;
     if ((s = gg_buffer_alloc(ctx, nin * 4, &in)) == GG_OK &&
-        (s = gg_buffer_alloc(ctx, nin * 4, &sorted)) == GG_OK &&
+        (s = spec_alloc(ctx, (size_t)rows, 1, n_gates, n_bins, &sb)) == GG_OK &&
         (s = gg_buffer_alloc(ctx, 8, &dummy)) == GG_OK &&
         (s = gg_buffer_alloc(ctx, nout * 4, &o)) == GG_OK &&
         (s = gg_buffer_write(ctx, in, 0, spectra, nin * 4)) == GG_OK) {
@@ -526,14 +634,11 @@ gg_status gg_fmcw_spectral_moments(gg_context *ctx, const float *spectra, int ro
         mp.nodata = GG_FMCW_NODATA;
         mp.notch_lo = 1;
         mp.notch_hi = 0;
-        gg_fmcw_rank_params rp = {n_bins, 1, 0};
-        gg_buffer *bufs[4] = {in, sorted, dummy, o};
-        if ((s = gg_rt_launch(ctx, GG_K_FMCW_RANK, n_bins, rows * n_gates, &rp, sizeof rp, bufs, 2)) == GG_OK &&
-            (s = gg_rt_launch(ctx, GG_K_FMCW_MOMENTS, n_gates, rows, &mp, sizeof mp, bufs, 4)) == GG_OK)
+        if ((s = spec_run(ctx, &mp, in, dummy, &sb, o, rows, NULL)) == GG_OK)
             s = gg_buffer_read(ctx, o, 0, out, nout * 4);
     }
     gg_buffer_free(ctx, in);
-    gg_buffer_free(ctx, sorted);
+    spec_free(ctx, &sb);
     gg_buffer_free(ctx, dummy);
     gg_buffer_free(ctx, o);
     return s;

@@ -34,14 +34,21 @@ typedef struct gg_fmcw_spectra_params {
     int notch_bins;       /* also zero 0 < |j| <= notch_bins */
     float win_a, win_b;   /* Doppler window taps a, -b, -b */
     float scale;          /* power scale 1 / (M * sum w^2) */
+    /* output bins notch_lo..notch_hi (velocity order; lo > hi: none) are
+     * written as the straight line between bins lo-1 and hi+1 (see
+     * gg_fmcw_moments_params), so every later pass reads plain arrays */
+    int notch_lo, notch_hi;
 } gg_fmcw_spectra_params;
 
-/* Ascending order of every spectrum (one item per bin: its rank among the
- * bins of its row, ties by index), for the Hildebrand-Sekhon scan. */
-typedef struct gg_fmcw_rank_params {
+/* Ascending order of every spectrum of n_bins (ties by index), for the
+ * Hildebrand-Sekhon scan, by a bottom-up merge sort in per-element passes:
+ * pass 0 ranks every bin inside its run of `width` bins; each later pass
+ * merges runs of `width` pairwise (every bin binary-searches its place in
+ * the partner run).  One item per bin. */
+typedef struct gg_fmcw_sort_params {
     int n_bins;
-    int notch_lo, notch_hi;   /* as gg_fmcw_moments_params */
-} gg_fmcw_rank_params;
+    int width;
+} gg_fmcw_sort_params;
 
 /* Hildebrand-Sekhon noise and spectral moments, one item per gate.
  * mode 0 (chain): nchan 3 power spectra [row][3][gate][bin] + the HH.VV*
@@ -64,6 +71,10 @@ typedef struct gg_fmcw_moments_params {
      * as the straight line between bins lo-1 and hi+1 so that weather
      * spanning 0 m/s keeps its power and one block.  lo > hi: none. */
     int notch_lo, notch_hi;
+    /* the per-spectrum reductions run as n_chunks items of `chunk` bins
+     * each (parts, HS scan, block ends and sums), then one item per gate
+     * combines them: no work item walks a whole spectrum */
+    int chunk, n_chunks;
 } gg_fmcw_moments_params;
 
 #endif
