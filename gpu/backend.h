@@ -120,6 +120,14 @@ struct gg_backend {
      * 0 where the backend cannot tell). */
     int (*launch_info)(gg_dev *dev, int id, int *block_x, int *block_y,
                        double *occupancy);
+
+    /* Host memory for transfer sources and destinations: page-locked
+     * (pinned) where the backend can, so the copy engine reads and writes
+     * it directly (CUDA: portable, i.e. pinned for every device), else
+     * ordinary memory.  host_free takes only what host_alloc of the same
+     * backend gave (NULL: nothing). */
+    int (*host_alloc)(gg_dev *dev, size_t bytes, void **out);
+    void (*host_free)(gg_dev *dev, void *p);
 };
 
 typedef const gg_backend *(*gg_backend_entry_fn)(void);

@@ -331,6 +331,20 @@ gg_status gg_context_memory(gg_context *ctx, size_t *free_bytes, size_t *total_b
     return GG_OK;
 }
 
+gg_status gg_host_alloc(gg_context *ctx, size_t bytes, void **out)
+{
+    if (!ctx || !out)
+        return GG_ERR_ARGUMENT;
+    *out = NULL;
+    return gg_rt_check(ctx, ctx->vt->host_alloc(ctx->dev, bytes, out), "host memory");
+}
+
+void gg_host_free(gg_context *ctx, void *p)
+{
+    if (ctx && p)
+        ctx->vt->host_free(ctx->dev, p);
+}
+
 gg_status gg_list_devices(char *buf, size_t buflen)
 {
     if (!buf || !buflen)

@@ -664,6 +664,21 @@ GG_API gg_status gg_coreg_fit_prm(const gg_coreg_fit *f, char *buf, size_t len);
 /* Parses gg_coreg_fit_json's text, or "d0,d1,...;a0,a1,..." (down;across). */
 GG_API gg_status gg_coreg_fit_parse(const char *text, gg_coreg_fit *f, char *err, size_t errlen);
 
+/* ===================================================================
+ * Page-locked host memory (gg_host_*)
+ *
+ * Host buffers that tiles are uploaded from or downloaded to: on CUDA
+ * page-locked and portable (pinned for every GPU), so transfers go
+ * straight to the copy engine at full link speed without the staging
+ * copies of pageable memory, and several GPUs can upload at once without
+ * contending for CPU memory bandwidth; on the CPU and OpenCL backends
+ * ordinary 64-byte aligned memory.  Pinning is costly (about 1 s per few
+ * GB): allocate once and reuse.  Free with gg_host_free on a context of
+ * the same backend, before the last context of that backend is destroyed.
+ * =================================================================== */
+GG_API gg_status gg_host_alloc(gg_context *ctx, size_t bytes, void **out);
+GG_API void gg_host_free(gg_context *ctx, void *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 typedef struct {
     int window;
@@ -315,6 +316,33 @@ static gg_status read_block(gg_context *ctx, const gg_buffer *b, size_t offset, 
     return gg_rt_read_tile(ctx, b, offset + (size_t)y * pitch + (size_t)x * es, pitch, t);
 }
 
+/* GG_PTSEL_PROFILE=1 (benchmarks only): each strip waits for the device
+ * after every phase and prints one line to stderr with the phase times
+ * (ms) and its start/end on CLOCK_MONOTONIC, for a per-device timeline
+ * (bench/bench_ptsel.c -timeline).  The waits cost a little overlap;
+ * results are unchanged. */
+static double prof_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+typedef struct {
+    int on;
+    double t0, last, ms[5]; /* upload, norm, arcs (passes 1-2), finish(+filter), download */
+} prof;
+
+static void prof_mark(gg_context *ctx, prof *pf, int phase)
+{
+    if (!pf->on)
+        return;
+    (void)gg_rt_finish(ctx);
+    const double t = prof_now();
+    pf->ms[phase] += 1e3 * (t - pf->last);
+    pf->last = t;
+}
+
 /* Bands per filter launch: grid rows (the tau window's rows per band) up
  * to 65535. */
 static int filter_group(int nbands, int rows)
@@ -346,6 +374,13 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
     }
     const size_t tnp = (size_t)tw.width * (size_t)tw.height;
 
+    prof pf = {0};
+    {
+        const char *e = getenv("GG_PTSEL_PROFILE");
+        pf.on = e && *e && *e != '0';
+        if (pf.on)
+            pf.t0 = pf.last = prof_now();
+    }
     /* every epoch's window into one buffer, band-sequential planes */
     gg_buffer *bz, *bflags, *bout, *bmask, *bfilt = NULL;
     gg_status st = gg_rt_scratch(ctx, 0, (size_t)nsrc * plane * 8, &bz);
@@ -359,11 +394,13 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
         st = gg_buffer_write(ctx, bflags, 0, s->flags, (size_t)nsrc * sizeof(int));
     if (st != GG_OK)
         return st;
+    prof_mark(ctx, &pf, 0);
     gg_ptsel_norm_params pn = {.nbands = nsrc,
                                .has_nodata = op->src_has_nodata,
                                .nodata = (float)op->src_nodata};
     gg_buffer *nb[2] = {bflags, bz};
     st = gg_rt_launch(ctx, GG_K_PTSEL_NORM, need.width, need.height, &pn, sizeof pn, nb, 2);
+    prof_mark(ctx, &pf, 1);
 
     /* planes of the tau window: tau_max, [best_dx, best_dy], [weights] */
     const int nfloat = s->offsets ? 3 : 1;
@@ -433,6 +470,7 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
         if (st == GG_OK)
             st = gg_rt_launch(ctx, GG_K_PTSEL_ARCMAX, tw.width, tw.height, &p, sizeof p, mb, 2);
     }
+    prof_mark(ctx, &pf, 2);
     gg_buffer *kb[3] = {bbest, bout, bmask};
     if (st == GG_OK)
         st = gg_rt_launch(ctx, GG_K_PTSEL_FINISH, tw.width, tw.height, &p, sizeof p, kb, 3);
@@ -467,6 +505,7 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
                                   sizeof fp, qb, 2);
         }
     }
+    prof_mark(ctx, &pf, 3);
     /* the output window is the inner part of the tau window */
     const int ix = dw.x0 - tw.x0, iy = dw.y0 - tw.y0;
     for (int b = 0; b < ndst && st == GG_OK; b++) {
@@ -479,6 +518,14 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
         else
             st = read_block(ctx, bout, (size_t)(k == PS_TAU ? 0 : k) * tnp * 4, tw.width, ix, iy,
                             &dst[b]);
+    }
+    if (pf.on && st == GG_OK) {
+        prof_mark(ctx, &pf, 4);
+        fprintf(stderr,
+                "ptsel-profile %s rows %d+%d chunk %d: upload %.2f norm %.2f arcs %.2f finish "
+                "%.2f download %.2f ms; t %.6f %.6f\n",
+                gg_context_device_name(ctx), dw.y0, dw.height, chunk, pf.ms[0], pf.ms[1],
+                pf.ms[2], pf.ms[3], pf.ms[4], pf.t0, pf.last);
     }
     return st;
 }

@@ -345,6 +345,24 @@ static int cpu_launch_info(gg_dev *d, int id, int *bx, int *by, double *occ)
     return GGB_OK;
 }
 
+/* Host memory: nothing to pin for the CPU; 64-byte aligned. */
+static int cpu_host_alloc(gg_dev *d, size_t bytes, void **out)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? bytes : 1)) {
+        snprintf(d->err, GG_ERRLEN, "cannot allocate %zu bytes of host memory", bytes);
+        return GGB_ERR_NOMEM;
+    }
+    *out = p;
+    return GGB_OK;
+}
+
+static void cpu_host_free(gg_dev *d, void *p)
+{
+    (void)d;
+    free(p);
+}
+
 static const gg_backend cpu_backend = {
     .abi = GG_BACKEND_ABI,
     .name = "cpu",
@@ -365,6 +383,8 @@ static const gg_backend cpu_backend = {
     .fft_destroy = cpu_fft_destroy,
     .finish = cpu_finish,
     .launch_info = cpu_launch_info,
+    .host_alloc = cpu_host_alloc,
+    .host_free = cpu_host_free,
 };
 
 const gg_backend *gg_backend_cpu_entry(void) { return &cpu_backend; }

@@ -1043,6 +1043,36 @@ static int cuda_finish(gg_dev *dev)
     return GGB_OK;
 }
 
+/* Page-locked host memory, portable: pinned for every device (and every
+ * handle), so uploads from it on any GPU go straight to the copy engine
+ * (should_stage sees it as registered and skips the staging ring). */
+static int cuda_host_alloc(gg_dev *dev, size_t bytes, void **out)
+{
+    cuda_dev *d = as_cuda(dev);
+    int rc = use_device(d);
+    if (rc)
+        return rc;
+    void *p = NULL;
+    const cudaError_t e = cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return set_err(d, GGB_ERR_NOMEM, "CUDA: cudaHostAlloc of %zu MiB failed: %s (%s)",
+                       bytes >> 20, cudaGetErrorString(e), cudaGetErrorName(e));
+    }
+    *out = p;
+    return GGB_OK;
+}
+
+static void cuda_host_free(gg_dev *dev, void *p)
+{
+    if (!p)
+        return;
+    cuda_dev *d = as_cuda(dev);
+    const cudaError_t e = cudaFreeHost(p);
+    if (e != cudaSuccess)
+        cuda_fail(d, e, "cudaFreeHost");
+}
+
 /* ------------------------------------------------------------- entry */
 
 static const gg_backend cuda_backend = {
@@ -1065,6 +1095,8 @@ static const gg_backend cuda_backend = {
     /* fft_destroy */ cuda_fft_destroy,
     /* finish */ cuda_finish,
     /* launch_info */ cuda_launch_info,
+    /* host_alloc */ cuda_host_alloc,
+    /* host_free */ cuda_host_free,
 };
 
 GG_CUDA_EXPORT const gg_backend *gg_backend_cuda_entry(void)

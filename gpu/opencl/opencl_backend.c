@@ -848,6 +848,24 @@ static int ocl_launch_info(gg_dev *dev, int id, int *block_x, int *block_y, doub
     return st;
 }
 
+/* Host memory: ordinary (OpenCL pins only through mapped buffers, which
+ * write2d/read2d do not take), 64-byte aligned. */
+static int ocl_host_alloc(gg_dev *dev, size_t bytes, void **out)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? bytes : 1))
+        return gg_cl_fail(gg_cl(dev), GGB_ERR_NOMEM,
+                          "opencl: cannot allocate %zu bytes of host memory", bytes);
+    *out = p;
+    return GGB_OK;
+}
+
+static void ocl_host_free(gg_dev *dev, void *p)
+{
+    (void)dev;
+    free(p);
+}
+
 /* ---------------------------------------------------------------- table */
 
 static const gg_backend gg_opencl_backend_table = {
@@ -870,6 +888,8 @@ static const gg_backend gg_opencl_backend_table = {
     .fft_destroy = gg_cl_fft_destroy,
     .finish = ocl_finish,
     .launch_info = ocl_launch_info,
+    .host_alloc = ocl_host_alloc,
+    .host_free = ocl_host_free,
 };
 
 __attribute__((visibility("default"))) const gg_backend *gg_backend_opencl_entry(void)

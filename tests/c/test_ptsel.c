@@ -7,6 +7,13 @@
  *   - best_dx/best_dy point at an arc whose reference tau is tau_max, the
  *     mask is tau_max >= threshold (255 on nodata);
  *   - tiled runs (uneven tiles) identical to one whole run; devices agree;
+ *   - strips of rows spread over two contexts of one device, run by two
+ *     threads at once (as gdal_ptsel -device cuda:all and bench_ptsel
+ *     -parallel spread a stack over GPUs): every band bit-identical to one
+ *     whole run, with and without the filter;
+ *   - the stack in page-locked host memory (gg_host_alloc; on CUDA the
+ *     copy engine reads it directly instead of through the staging ring):
+ *     bit-identical to the same run from ordinary memory;
  *   - conjugating every band leaves tau unchanged, one band changes it;
  *   - filter=yes (coherence-weighted filter): the filtered_i bands against
  *     a float64 implementation built on the reference tau_max (ifg and slc
@@ -25,6 +32,7 @@
 #include <complex.h>
 #include <dirent.h>
 #include <math.h>
+#include <pthread.h>
 #include <time.h>
 
 #define MAXDEV 4
@@ -705,6 +713,212 @@ static void test_conj_identity(gg_context **ctx, char devs[][32], int nd)
     free(z);
 }
 
+/* ------------------------------------------- strips over two contexts */
+
+/* Planes for a result laid out like `like` (same bands), NaN-free garbage
+ * (0xAB bytes) so that a strip left unwritten shows. */
+static int alloc_like(result *r, const result *like, size_t np, int n)
+{
+    memset(r, 0, sizeof *r);
+    r->nbands = like->nbands;
+    r->nfilt = like->nfilt;
+    r->tau = malloc(np * 4);
+    if (like->dx) {
+        r->dx = malloc(np * 4);
+        r->dy = malloc(np * 4);
+    }
+    if (like->mask)
+        r->mask = malloc(np);
+    if (like->filt)
+        r->filt = malloc(np * 8 * (size_t)n);
+    if (!r->tau || (like->dx && (!r->dx || !r->dy)) || (like->mask && !r->mask) ||
+        (like->filt && !r->filt))
+        return 0;
+    memset(r->tau, 0xAB, np * 4);
+    if (r->dx) {
+        memset(r->dx, 0xAB, np * 4);
+        memset(r->dy, 0xAB, np * 4);
+    }
+    if (r->mask)
+        memset(r->mask, 0xAB, np);
+    if (r->filt)
+        memset(r->filt, 0xAB, np * 8 * (size_t)n);
+    return 1;
+}
+
+typedef struct split_job {
+    const stack *s;
+    const char *const *opts;
+    const int *y0s; /* strip starts, y0s[nstrips] = H */
+    int nstrips, next, failed;
+    result *r;
+    pthread_mutex_t lock;
+    char err[512];
+} split_job;
+
+typedef struct split_worker {
+    split_job *job;
+    gg_context *ctx;
+} split_worker;
+
+/* One worker: its own op on its own context, full-width strips taken in
+ * turn, written into the shared planes (each strip its own rows). */
+static void *split_run(void *arg)
+{
+    split_worker *w = arg;
+    split_job *j = w->job;
+    const stack *s = j->s;
+    char err[512] = "";
+    gg_op *op = NULL;
+    gg_status st = gg_op_new("ptsel", &op, err, sizeof err);
+    for (int i = 0; st == GG_OK && j->opts[i]; i += 2)
+        st = gg_op_set(op, j->opts[i], j->opts[i + 1]);
+    gg_raster_info ii = {s->W, s->H, s->n, GG_CFLOAT32, {0, 1, 0, 0, 0, 1}, 0, s->has_nodata,
+                         s->nodata}, oi;
+    if (st == GG_OK)
+        st = gg_op_prepare(op, &ii, &oi);
+    const size_t np = (size_t)s->W * s->H;
+    gg_tile *src = calloc((size_t)s->n, sizeof *src), *dst = calloc(4 + (size_t)s->n, sizeof *dst);
+    if (!src || !dst)
+        st = GG_ERR_NOMEM;
+    for (;;) {
+        pthread_mutex_lock(&j->lock);
+        const int k = st != GG_OK || j->failed ? j->nstrips : j->next++;
+        pthread_mutex_unlock(&j->lock);
+        if (k >= j->nstrips)
+            break;
+        const int y = j->y0s[k];
+        gg_window dw = {0, y, s->W, j->y0s[k + 1] - y}, sw;
+        gg_op_source_window(op, &dw, &sw);
+        for (int b = 0; b < s->n; b++)
+            src[b] = (gg_tile){(void *)(s->z + 2 * ((size_t)b * np + (size_t)sw.y0 * s->W + sw.x0)),
+                               GG_CFLOAT32, sw.width, sw.height, (size_t)s->W, sw.x0, sw.y0};
+        int nf = 0;
+        for (int b = 0; b < oi.bands; b++) {
+            const char *name = gg_op_band_name(op, b);
+            const gg_type t = gg_op_band_type(op, b);
+            char *plane = !strncmp(name, "filtered_", 9) ? (char *)(j->r->filt + 2 * np * (size_t)nf++)
+                          : !strcmp(name, "tau_max")      ? (char *)j->r->tau
+                          : !strcmp(name, "best_dx")      ? (char *)j->r->dx
+                          : !strcmp(name, "best_dy")      ? (char *)j->r->dy
+                                                          : (char *)j->r->mask;
+            dst[b] = (gg_tile){plane + (size_t)y * s->W * gg_type_size(t), t, dw.width, dw.height,
+                               (size_t)s->W, 0, y};
+        }
+        st = gg_op_run_stack(w->ctx, op, src, s->n, dst, oi.bands);
+    }
+    if (st != GG_OK) {
+        pthread_mutex_lock(&j->lock);
+        if (!j->failed)
+            snprintf(j->err, sizeof j->err, "%s: %s", gg_context_device_name(w->ctx),
+                     op ? gg_op_last_error(op) : err);
+        j->failed = 1;
+        pthread_mutex_unlock(&j->lock);
+    }
+    free(src);
+    free(dst);
+    gg_op_free(op);
+    return NULL;
+}
+
+static void test_split_contexts(gg_context **ctx, char devs[][32], int nd)
+{
+    static const pcase cases[] = {
+        {23, 17, 13, 1, -9999, {"window", "7", "offsets", "yes", "mask", "yes", NULL}},
+        {23, 17, 5, 0, 0, {"window", "5", "slc", "yes", "mindist", "1.5", "mask", "yes", NULL}},
+        {23, 17, 5, 1, -9999, {"window", "5", "filter", "yes", "offsets", "yes", NULL}},
+    };
+    /* uneven strips, some shorter than the halo (r/2 = 3 or 2 rows) */
+    static const int y0s[] = {0, 1, 4, 9, 10, 15, 17};
+    const int nstrips = (int)(sizeof y0s / sizeof y0s[0]) - 1;
+    for (int d = 0; d < nd; d++) {
+        char err[512] = "";
+        gg_context *other = NULL;
+        if (gg_context_create(devs[d], &other, err, sizeof err) != GG_OK) {
+            CHECK(0, "%s: a second context: %s", devs[d], err);
+            continue;
+        }
+        for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+            const pcase *c = &cases[ci];
+            float *z = make_stack(c->W, c->H, c->n, c->has_nodata, c->nodata);
+            const stack s = {c->W, c->H, c->n, z, c->has_nodata, c->nodata};
+            const size_t np = (size_t)c->W * c->H;
+            result whole, split;
+            gg_status st = run_ptsel(ctx[d], &s, c->opts, 1 << 20, 1 << 20, &whole, err, sizeof err);
+            CHECK(st == GG_OK, "%s split case %zu: whole run: %s", devs[d], ci, err);
+            if (st == GG_OK && alloc_like(&split, &whole, np, c->n)) {
+                split_job job = {.s = &s, .opts = c->opts, .y0s = y0s, .nstrips = nstrips,
+                                 .r = &split};
+                pthread_mutex_init(&job.lock, NULL);
+                split_worker w[2] = {{&job, ctx[d]}, {&job, other}};
+                pthread_t th;
+                const int threaded = pthread_create(&th, NULL, split_run, &w[1]) == 0;
+                split_run(&w[0]);
+                if (threaded)
+                    pthread_join(th, NULL);
+                else
+                    split_run(&w[1]);
+                pthread_mutex_destroy(&job.lock);
+                CHECK(!job.failed, "%s split case %zu: %s", devs[d], ci, job.err);
+                CHECK(job.failed || same_result(&whole, &split, np),
+                      "%s split case %zu: %d strips over two contexts differ from the whole run",
+                      devs[d], ci, nstrips);
+                printf("  %-7s split case %zu: %d strips over 2 contexts, 2 threads: %s\n", devs[d],
+                       ci, nstrips, !job.failed && same_result(&whole, &split, np)
+                                        ? "bit-identical" : "DIFFERENT");
+                result_free(&split);
+            } else if (st == GG_OK) {
+                CHECK(0, "%s split case %zu: out of memory", devs[d], ci);
+                result_free(&split);
+            }
+            result_free(&whole);
+            free(z);
+        }
+        gg_context_destroy(other);
+    }
+}
+
+/* The stack in gg_host_alloc memory (page-locked on CUDA: uploaded by
+ * the copy engine directly, where ordinary memory goes through the
+ * staging ring): the same bits as from malloc'ed memory.  Large enough
+ * (8 MiB) that the CUDA backend would stage it if it were pageable. */
+static void test_pinned_source(gg_context **ctx, char devs[][32], int nd)
+{
+    const pcase c = {256, 192, 24, 1, -9999, {"window", "5", "offsets", "yes", "mask", "yes", NULL}};
+    float *z = make_stack(c.W, c.H, c.n, c.has_nodata, c.nodata);
+    const size_t bytes = (size_t)c.W * c.H * c.n * 8, np = (size_t)c.W * c.H;
+    for (int d = 0; d < nd && z; d++) {
+        float *pz = NULL;
+        char err[512] = "";
+        gg_status st = gg_host_alloc(ctx[d], bytes, (void **)&pz);
+        CHECK(st == GG_OK && pz, "%s: gg_host_alloc of %zu bytes: %s", devs[d], bytes,
+              gg_context_last_error(ctx[d]));
+        if (st != GG_OK || !pz)
+            continue;
+        memcpy(pz, z, bytes);
+        const stack a = {c.W, c.H, c.n, z, c.has_nodata, c.nodata};
+        const stack b = {c.W, c.H, c.n, pz, c.has_nodata, c.nodata};
+        result ra, rb;
+        st = run_ptsel(ctx[d], &a, c.opts, 1 << 20, 1 << 20, &ra, err, sizeof err);
+        CHECK(st == GG_OK, "%s pinned: ordinary-memory run: %s", devs[d], err);
+        gg_status st2 = run_ptsel(ctx[d], &b, c.opts, 1 << 20, 1 << 20, &rb, err, sizeof err);
+        CHECK(st2 == GG_OK, "%s pinned: page-locked run: %s", devs[d], err);
+        size_t valid = 0;
+        for (size_t k = 0; st == GG_OK && k < np; k++)
+            valid += !isnan(ra.tau[k]);
+        CHECK(st != GG_OK || valid > np / 2, "%s pinned: only %zu of %zu pixels valid", devs[d],
+              valid, np);
+        const int same = st == GG_OK && st2 == GG_OK && same_result(&ra, &rb, np);
+        CHECK(same, "%s: the stack from page-locked memory gives other results", devs[d]);
+        printf("  %-7s stack (%zu MiB) from gg_host_alloc memory: %s\n", devs[d], bytes >> 20,
+               same ? "bit-identical" : "DIFFERENT");
+        result_free(&ra); /* run_ptsel clears it first: safe after a failure too */
+        result_free(&rb);
+        gg_host_free(ctx[d], pz);
+    }
+    free(z);
+}
+
 /* method=pairs (the paper's O(n^2) pair loop, same kernel) and the prefix
  * form are the same function: they agree to float rounding. */
 static void test_pairs_method(gg_context **ctx, char devs[][32], int nd)
@@ -1077,6 +1291,8 @@ int main(void)
     test_cases(ctx, okdevs, nok);
     test_conj_identity(ctx, okdevs, nok);
     test_pairs_method(ctx, okdevs, nok);
+    test_split_contexts(ctx, okdevs, nok);
+    test_pinned_source(ctx, okdevs, nok);
     test_filter(ctx, okdevs, nok);
     test_bad_options();
     test_psps(ctx, okdevs, nok);
