@@ -9,17 +9,24 @@ single-process ones.
         [--devices cuda|cpu] [--workers 1,2,4] [--threads N] \\
         [--scenes 16] [--scene-size 4096] \\
         [--ptsel-size 3260x2680] [--bands 60] [--window 51] [--grid 4x4] \\
-        [--skip-ortho] [--skip-ptsel]
+        [--per-task 1,auto] [--skip-ortho] [--skip-ptsel] [--json FILE]
 
 --devices cuda: N workers on the first N CUDA GPUs (one each); cpu: N CPU
 workers with --threads OpenMP threads each (default: cores / N).  The single
-process runs with the threads of one worker.  Inputs: bench_ortho_make (a
+process runs with the threads of one worker.  --per-task: the ortho batch
+once per value (scenes per task: 1, N, or auto = scenes / workers); --grid
+takes several grids too (4x4,1x8).  Inputs: bench_ortho_make (a
 UInt16 RPC scene and a rough DEM, translated to GeoTIFF; the batch is
 copies of that scene) and gg_make_input (a CFloat32 stack), both from the
 build.  Needs GDAL's Python bindings and python3-distributed (Debian:
-/usr/bin/python3).  Timing only: never run by the tests.
+/usr/bin/python3; on the lent GPU machine: scripts/pack_device_python.sh,
+then `. <out>/env.sh` and --build $GGRT, see docs/distributed.md).  Every
+worker's device is started before timing (gd.warm_up); the JSON holds each
+batch's wall time and its tasks' summed, median and longest durations.
+Timing only: never run by the tests.
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -64,7 +71,11 @@ def main():
     ap.add_argument("--ptsel-size", default="3260x2680")
     ap.add_argument("--bands", type=int, default=60)
     ap.add_argument("--window", type=int, default=51)
-    ap.add_argument("--grid", default="4x4", help="PtSel tiles across x down (same for every N)")
+    ap.add_argument("--grid", default="4x4",
+                    help="PtSel tiles across x down (same for every N); several: 4x4,1x8")
+    ap.add_argument("--per-task", default="1,auto",
+                    help="ortho scenes per task, one batch per value (1, N or auto)")
+    ap.add_argument("--json", help="write every figure to this file too")
     ap.add_argument("--skip-ortho", action="store_true")
     ap.add_argument("--skip-ptsel", action="store_true")
     a = ap.parse_args()
@@ -120,8 +131,16 @@ def main():
         ref.mkdir()
         t1 = run(build / "bin" / "gdal_ortho", "-q", "-device", one_dev, *args, "-outdir", ref,
                  *scenes, env=env1)
-        results["ortho"] = {"single": t1, "runs": {}}
-        print(f"ortho: {a.scenes} scenes {s}x{s}, single process ({one_dev}): {t1:.2f} s")
+        one = ref / "one"
+        one.mkdir()
+        t1one = run(build / "bin" / "gdal_ortho", "-q", "-device", one_dev, *args, scene0,
+                    one / scene0.name, env=env1)
+        print(f"ortho: {a.scenes} scenes {s}x{s}, single process ({one_dev}): {t1:.2f} s "
+              f"({a.scenes / t1:.2f} scenes/s); one scene alone: {t1one:.2f} s")
+        for pt in a.per_task.split(","):
+            pt = pt if pt == "auto" else int(pt)
+            results[f"ortho per_task={pt}"] = {"single": t1, "runs": {}, "per_task": pt,
+                                               "units": a.scenes, "one_scene": t1one}
 
     if not a.skip_ptsel:
         pd = work / "ptsel"
@@ -131,14 +150,16 @@ def main():
             run(build / "bin" / "gg_make_input", "-size", a.ptsel_size, "-type", "CFloat32",
                 "-bands", a.bands, stack)
         W, H = (int(v) for v in a.ptsel_size.split("x"))
-        gx, gy = (int(v) for v in a.grid.split("x"))
-        tile = (-(-W // gx), -(-H // gy))
         ref = pd / "ref.tif"
         t1 = run(build / "bin" / "gdal_ptsel", "-q", "-device", one_dev, "-window", a.window,
                  stack, ref, env=env1)
-        results["ptsel"] = {"single": t1, "runs": {}}
-        print(f"ptsel: {W}x{H}, n={a.bands}, window {a.window}, tiles {tile[0]}x{tile[1]} "
-              f"({gx * gy}), single process ({one_dev}): {t1:.2f} s")
+        for grid in a.grid.split(","):
+            gx, gy = (int(v) for v in grid.split("x"))
+            tile = (-(-W // gx), -(-H // gy))
+            results[f"ptsel {grid}"] = {"single": t1, "runs": {}, "tile": tile, "units": gx * gy,
+                                        "grid": grid}
+            print(f"ptsel: {W}x{H}, n={a.bands}, window {a.window}, grid {grid}: tiles "
+                  f"{tile[0]}x{tile[1]} ({gx * gy}), single process ({one_dev}): {t1:.2f} s")
 
     for n in counts:
         t0 = time.time()
@@ -146,40 +167,58 @@ def main():
                             local_directory=work / "scratch") as client:
             # start every worker's device once (CUDA context, kernels), as a
             # long-running cluster has
-            client.run(lambda: __import__("geogpu").context_for(None).device_name)
+            names = gd.warm_up(client)
+            print(f"  workers: {sorted(names.values())}")
             start = time.time() - t0
-            if "ortho" in results:
-                out = work / "ortho" / f"run{n}"
-                shutil.rmtree(out, ignore_errors=True)
-                out.mkdir()
-                b = gd.ortho_batch(client, scenes, out, args, retries=0)
-                b.raise_for_failures()
-                ok = all((out / p.name).read_bytes() == (work / "ortho" / "ref" / p.name).read_bytes()
-                         for p in scenes)
-                results["ortho"]["runs"][n] = (b.seconds, ok)
-                print(f"ortho: {n} worker(s): {b.seconds:.2f} s, identical: {ok}")
-            if "ptsel" in results:
-                dst = work / "ptsel" / f"run{n}.vrt"
-                shutil.rmtree(work / "ptsel" / f"run{n}.vrt.tiles", ignore_errors=True)
-                b = gd.tile_batch(client, "ptsel", [stack], dst, tile=tile, retries=0,
-                                  window=a.window)
-                b.raise_for_failures()
-                ok = same_pixels(dst, work / "ptsel" / "ref.tif")
-                results["ptsel"]["runs"][n] = (b.seconds, ok)
-                print(f"ptsel: {n} worker(s): {b.seconds:.2f} s, identical: {ok}")
-        print(f"  (cluster of {n}: started in {start:.1f} s)")
+            for key, r in results.items():
+                if key.startswith("ortho"):
+                    out = work / "ortho" / f"run{n}"
+                    shutil.rmtree(out, ignore_errors=True)
+                    out.mkdir()
+                    b = gd.ortho_batch(client, scenes, out, args, retries=0,
+                                       per_task=r["per_task"])
+                    b.raise_for_failures()
+                    ok = all((out / p.name).read_bytes() ==
+                             (work / "ortho" / "ref" / p.name).read_bytes() for p in scenes)
+                else:
+                    dst = work / "ptsel" / f"run{n}.vrt"
+                    shutil.rmtree(work / "ptsel" / f"run{n}.vrt.tiles", ignore_errors=True)
+                    b = gd.tile_batch(client, "ptsel", [stack], dst, tile=r["tile"], retries=0,
+                                      window=a.window)
+                    b.raise_for_failures()
+                    ok = same_pixels(dst, work / "ptsel" / "ref.tif")
+                secs = sorted(x.seconds for x in b.records)
+                r["runs"][n] = {"seconds": b.seconds, "identical": ok,
+                                "task_sum": sum(secs), "task_median": secs[len(secs) // 2],
+                                "task_max": secs[-1],
+                                "workers": len({x.worker for x in b.records})}
+                print(f"{key}: {n} worker(s): {b.seconds:.2f} s, identical: {ok}; per output "
+                      f"{secs[len(secs) // 2]:.2f} s median, {secs[-1]:.2f} s max, "
+                      f"sum {sum(secs):.1f} s over {r['runs'][n]['workers']} workers", flush=True)
+        print(f"  (cluster of {n}: started in {start:.1f} s)", flush=True)
 
     print("\n| batch | single process | " + " | ".join(f"{n} worker{'s' * (n > 1)}" for n in counts)
-          + " | speed-up / efficiency vs 1 worker |")
-    print("|---|---:|" + "---:|" * len(counts) + "---|")
+          + " | efficiency vs 1 worker | vs the single process |")
+    print("|---|---:|" + "---:|" * len(counts) + "---|---|")
     for name, r in results.items():
         t = r["runs"]
-        base = t[counts[0]][0] if counts[0] == 1 and 1 in t else None
-        eff = ", ".join(f"{n}: {base / t[n][0]:.2f}x / {base / t[n][0] / n:.2f}"
-                        for n in counts if base and n > 1)
+        base = t[1]["seconds"] if 1 in t else None
+        for n in t:
+            t[n]["efficiency"] = base / t[n]["seconds"] / n if base else None
+            t[n]["vs_single"] = r["single"] / t[n]["seconds"] / n
+            t[n]["units_per_s"] = r["units"] / t[n]["seconds"]
+        eff = ", ".join(f"{n}: {base / t[n]['seconds']:.2f}x / {t[n]['efficiency']:.2f}"
+                        for n in counts if base and n > 1 and n in t)
+        vs1 = ", ".join(f"{n}: {r['single'] / t[n]['seconds']:.2f}x / {t[n]['vs_single']:.2f}"
+                        for n in counts if n in t)
+        unit = "scenes" if name.startswith("ortho") else "tiles"
         print(f"| {name} | {r['single']:.2f} s | "
-              + " | ".join(f"{t[n][0]:.2f} s{'' if t[n][1] else ' (DIFFERENT)'}" for n in counts)
-              + f" | {eff or '-'} |")
+              + " | ".join(f"{t[n]['seconds']:.2f} s ({t[n]['units_per_s']:.2f} {unit}/s)"
+                           f"{'' if t[n]['identical'] else ' (DIFFERENT)'}" for n in counts if n in t)
+              + f" | {eff or '-'} | {vs1} |")
+    if a.json:
+        Path(a.json).write_text(json.dumps({"args": vars(a), "cores": cores, "kind": kind,
+                                            "results": results}, indent=1, default=str))
     return 0
 
 

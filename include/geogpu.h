@@ -540,6 +540,12 @@ GG_API gg_status gg_ortho_session_create(gg_context *ctx, const gg_ortho_rpc *rp
                                          const gg_ortho_dem *dem, const gg_ortho_options *opt,
                                          gg_ortho_session **out);
 GG_API void gg_ortho_session_destroy(gg_ortho_session *s);
+/* Downsampling: the ratio of output to source resolution along x and y as
+ * gdalwarp computes it for the chunk (dfXScale, dfYScale; 1 = none, the
+ * default).  Below 0.95 on either axis bilinear and cubic use GDAL's
+ * stretched kernels (taps 1 - ceil(r / scale) .. ceil(r / scale), weights
+ * K(d * min(scale, 1))) instead of the 4-sample formulas. */
+GG_API gg_status gg_ortho_session_set_scale(gg_ortho_session *s, double xscale, double yscale);
 /* One output block of width x height pixels of dst_type into dst (rows
  * dst_stride samples apart).  *missed is set to 1 when a sample needed a
  * source pixel outside src's window (the block is then incomplete: run it

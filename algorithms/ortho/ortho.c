@@ -171,6 +171,7 @@ gg_status gg_ortho_session_create(gg_context *ctx, const gg_ortho_rpc *rpc,
     s->base.has_src_nodata = opt->has_src_nodata;
     s->base.src_nodata = opt->src_nodata;
     s->base.dst_init = opt->dst_init;
+    s->base.xscale = s->base.yscale = 1.0;
     st = gg_buffer_alloc(ctx, sizeof coef, &s->coef);
     if (st == GG_OK)
         st = gg_buffer_write(ctx, s->coef, 0, coef, sizeof coef);
@@ -187,6 +188,31 @@ gg_status gg_ortho_session_create(gg_context *ctx, const gg_ortho_rpc *rpc,
         return st;
     }
     *out = s;
+    return GG_OK;
+}
+
+gg_status gg_ortho_session_set_scale(gg_ortho_session *s, double xscale, double yscale)
+{
+    if (!s)
+        return GG_ERR_ARGUMENT;
+    if (!(xscale > 0 && yscale > 0 && xscale < 1e6 && yscale < 1e6))
+        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: kernel scales must be positive");
+    s->base.x_radius = s->base.y_radius = 0;
+    s->base.xscale = s->base.yscale = 1.0;
+    /* GDAL's warp kernel keeps its 4-sample formulas unless a scale is
+     * below 0.95; nearest neighbour is never stretched */
+    if (s->base.resampling == GG_ORTHO_NEAR || (xscale >= 0.95 && yscale >= 0.95))
+        return GG_OK;
+    const double radius = s->base.resampling == GG_ORTHO_CUBIC ? 2.0 : 1.0;
+    s->base.xscale = xscale < 1.0 ? xscale : 1.0;
+    s->base.yscale = yscale < 1.0 ? yscale : 1.0;
+    s->base.x_radius = xscale < 1.0 ? (int)ceil(radius / xscale) : (int)radius;
+    s->base.y_radius = yscale < 1.0 ? (int)ceil(radius / yscale) : (int)radius;
+    if (s->base.x_radius > 4096 || s->base.y_radius > 4096)
+        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT,
+                          "ortho: output %.3g x %.3g times coarser than the source: too coarse "
+                          "for a resampling kernel (use near)",
+                          1.0 / xscale, 1.0 / yscale);
     return GG_OK;
 }
 

@@ -28,7 +28,9 @@
  *      (GWKResampleNoMasks...: near = (int)(x + 1e-10); bilinear and
  *      Catmull-Rom cubic on pixel centres with the 4-sample formulas,
  *      cubic falling back to bilinear within 1-2 px of the image edge,
- *      bilinear renormalising over in-image taps at the edge), integer
+ *      bilinear renormalising over in-image taps at the edge; when the
+ *      output is coarser than the source, GDAL's stretched kernels, see
+ *      gg_ortho_stretched), integer
  *      outputs clamped then rounded half up.  With a source nodata value
  *      invalid taps are left out (bilinear renormalises, cubic falls back
  *      to bilinear), the masked path of GDAL.
@@ -291,6 +293,72 @@ GG_DEVICE_FN int gg_ortho_cubic(const GG_GLOBAL gg_u8 *src, gg_ortho_params p, d
     return 1;
 }
 
+/* GDAL's resampling kernels as functions of the (scaled) distance:
+ * Catmull-Rom (a = -0.5) and the triangle. */
+GG_DEVICE_FN double gg_ortho_kernel(int cubic, double t)
+{
+    const double a = fabs(t);
+    if (!cubic)
+        return a <= 1.0 ? 1.0 - a : 0.0;
+    if (a <= 1.0)
+        return t * t * (1.5 * a - 2.5) + 1.0;
+    if (a <= 2.0)
+        return t * t * (-0.5 * a + 2.5) - 4.0 * a + 2.0;
+    return 0.0;
+}
+
+/* Downsampling (a scale below 0.95 on either axis): GDAL's warp kernel
+ * stretches the cubic or bilinear kernel by 1 / scale and takes the taps
+ * 1 - radius .. radius around floor(position - 0.5), clipped to the image,
+ * weights K((i - frac) * scale), the sum normalised by the product of the
+ * row and column weight sums (GWKResampleNoMasksT).  With a source nodata
+ * value, invalid taps are left out and the sum is normalised by the weight
+ * of the valid ones, failing below 1e-6 (GWKResample, the masked path). */
+GG_DEVICE_FN int gg_ortho_stretched(const GG_GLOBAL gg_u8 *src, gg_ortho_params p, double sx,
+                                    double sy, double *out, int *miss)
+{
+    const int cubic = p.resampling == GG_ORTHO_CUBIC;
+    const double fx = sx - 0.5, fy = sy - 0.5;
+    const int ix = (int)floor(fx), iy = (int)floor(fy);
+    const double dx = fx - ix, dy = fy - iy;
+    int i0 = 1 - p.x_radius, i1 = p.x_radius, j0 = 1 - p.y_radius, j1 = p.y_radius;
+    if (ix + i0 < 0)
+        i0 = -ix;
+    if (ix + i1 > p.img_w - 1)
+        i1 = p.img_w - 1 - ix;
+    if (iy + j0 < 0)
+        j0 = -iy;
+    if (iy + j1 > p.img_h - 1)
+        j1 = p.img_h - 1 - iy;
+    double wxsum = 0.0, wysum = 0.0, acc = 0.0, wvalid = 0.0;
+    for (int i = i0; i <= i1; i++)
+        wxsum += gg_ortho_kernel(cubic, (i - dx) * p.xscale);
+    for (int j = j0; j <= j1; j++) {
+        const double wy = gg_ortho_kernel(cubic, (j - dy) * p.yscale);
+        wysum += wy;
+        double row = 0.0, rowv = 0.0;
+        for (int i = i0; i <= i1; i++) {
+            int ok = 1;
+            const double v = gg_ortho_tap(src, p, ix + i, iy + j, &ok, miss);
+            if (!ok)
+                continue;
+            const double wx = gg_ortho_kernel(cubic, (i - dx) * p.xscale);
+            row += v * wx;
+            rowv += wx;
+        }
+        acc += row * wy;
+        wvalid += rowv * wy;
+    }
+    if (!p.has_src_nodata) {
+        *out = acc / (wxsum * wysum);
+        return 1;
+    }
+    if (wvalid < 0.000001)
+        return 0;
+    *out = (wvalid < 0.99999 || wvalid > 1.00001) ? acc / wvalid : acc;
+    return 1;
+}
+
 /* Stores v into the destination: integers clamped, then rounded half up
  * (half away from zero for negatives), as GDAL's warp kernel. */
 GG_DEVICE_FN void gg_ortho_store(GG_GLOBAL gg_u8 *dst, int type, size_t i, double v)
@@ -384,6 +452,8 @@ GG_KERNEL6(gg_k_ortho, gg_ortho_params, p, const gg_u8, src, gg_u8, dst, const d
     double v = 0.0;
     if (p.resampling == GG_ORTHO_NEAR)
         v = gg_ortho_tap(src, p, ix, iy, &ok, &miss);
+    else if (p.x_radius > 0)
+        ok = gg_ortho_stretched(src, p, sx, sy, &v, &miss);
     else if (p.resampling == GG_ORTHO_BILINEAR)
         ok = gg_ortho_bilinear(src, p, sx, sy, &v, &miss);
     else

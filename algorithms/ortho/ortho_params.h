@@ -36,6 +36,9 @@ typedef struct gg_ortho_params {
     double rpc_height, height_scale, dem_missing, dem_nodata;
     double src_nodata;      /* when has_src_nodata */
     double dst_init;        /* value of output pixels that get no sample */
+    /* resampling kernel stretch when downsampling (GDAL's XSCALE/YSCALE,
+     * min(scale, 1)); used when x_radius > 0 */
+    double xscale, yscale;
     /* block of output pixels: gg_nx x gg_ny; grid nodes */
     int grid_nx, grid_ny, grid_step;
     /* rows of the source buffer before the window's first row: 0 when the
@@ -50,6 +53,10 @@ typedef struct gg_ortho_params {
     int has_dem, dem_w, dem_h, dem_x0, dem_y0, dem_win_w, dem_win_h;
     int dem_interp, has_dem_missing, has_dem_nodata;
     int resampling, src_type, dst_type, has_src_nodata;
+    /* taps of the stretched kernel: 1 - radius .. radius around the pixel
+     * (GDAL's nXRadius = ceil(filter radius / scale)); 0: the 4-sample
+     * formulas (scales >= 0.95) */
+    int x_radius, y_radius;
 } gg_ortho_params;
 
 #endif

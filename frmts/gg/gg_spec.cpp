@@ -6,6 +6,7 @@
  */
 #include "gg_spec.h"
 #include "gg_driver.h"
+#include "gg_ortho_scene.h"
 
 #include "cpl_conv.h"
 #include "cpl_error.h"
@@ -31,12 +32,12 @@ std::string KnownOperations()
             os += ", ";
         os += *papszNames;
     }
-    return os;
+    return os + ", ortho";
 }
 
 bool CheckOperation(const char *pszOperation, const char *pszWhere)
 {
-    if (gg_op_option_list(pszOperation) != nullptr)
+    if (gg_op_option_list(pszOperation) != nullptr || EQUAL(pszOperation, "ortho"))
         return true;
     CPLError(CE_Failure, CPLE_OpenFailed, "GG: unknown operation '%s' in %s (known: %s)",
              pszOperation, pszWhere, KnownOperations().c_str());
@@ -126,6 +127,8 @@ bool GGLooksLikeGGVRT(const char *pszHeader, int nHeaderBytes)
 
 bool GGIsOperationOption(const char *pszOperation, const char *pszKey)
 {
+    if (pszOperation && EQUAL(pszOperation, "ortho"))
+        return pszKey && ggo_is_option(pszKey);
     const char *pszList = gg_op_option_list(pszOperation);
     if (!pszList || !pszKey || !*pszKey)
         return false;
@@ -223,6 +226,18 @@ bool GGParseConnectionString(const char *pszName, GGSpec &oSpec)
         }
         else
         {
+            // ortho: t_srs=EPSG:32632 -- an authority name takes its code
+            // segment with it (the last segment is always the input)
+            const size_t nNext = nPos < osBody.size() ? osBody.find(':', nPos) : std::string::npos;
+            if ((EQUAL(osKey.c_str(), "t_srs") || EQUAL(osKey.c_str(), "dem_srs")) &&
+                EQUAL(oSpec.osOperation.c_str(), "ortho") && !osValue.empty() &&
+                std::all_of(osValue.begin(), osValue.end(),
+                            [](char c) { return isalpha(static_cast<unsigned char>(c)); }) &&
+                nNext != std::string::npos)
+            {
+                osValue += ":" + osBody.substr(nPos, nNext - nPos);
+                nPos = nNext + 1;
+            }
             oSpec.aoOptions.emplace_back(osKey, osValue);
         }
     }

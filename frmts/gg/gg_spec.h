@@ -40,4 +40,9 @@ bool GGIsOperationOption(const char *pszOperation, const char *pszKey);
 // The op's options as (key, value) pairs, from gg_op_options_string.
 std::vector<std::pair<std::string, std::string>> GGOperationOptions(const gg_op *op);
 
+// "ortho" is not an op of the registry (it needs GDAL/PROJ and reads its
+// source anywhere): GG:ortho: opens its own dataset (ggortho.cpp).
+class GDALDataset;
+GDALDataset *GGOrthoOpen(const GGSpec &oSpec, const char *pszName, bool bConnection);
+
 #endif /* GG_SPEC_H */

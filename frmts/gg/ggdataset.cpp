@@ -815,6 +815,9 @@ GDALDataset *GGDataset::Open(GDALOpenInfo *poOpenInfo)
     if (oSpec.osDevice.empty())
         oSpec.osDevice = CSLFetchNameValueDef(poOpenInfo->papszOpenOptions, "DEVICE", "");
 
+    if (EQUAL(oSpec.osOperation.c_str(), "ortho"))
+        return GGOrthoOpen(oSpec, poOpenInfo->pszFilename, bConnection);
+
     char szError[512] = "";
     gg_op *op = nullptr;
     if (gg_op_new(oSpec.osOperation.c_str(), &op, szError, sizeof(szError)) != GG_OK)

@@ -16,6 +16,8 @@
  */
 #define _GNU_SOURCE
 #include "geogpu.h"
+#include "gg_ortho_scene.h"
+#include "gg_app.h" /* gg_app_parse_only (tests/fuzz), the safe output path */
 
 #include "cpl_conv.h"
 #include "cpl_error.h"
@@ -40,18 +42,9 @@
 /* ------------------------------------------------------------ options */
 
 typedef struct options {
-    const char *dem, *dem_srs, *t_srs, *format, *outdir, *device, *ot;
-    int dem_interp, resampling;
-    int has_dem_missing;
-    double dem_missing, rpc_height;
-    int has_tr, has_te, has_ts;
-    double tr[2], te[4];
-    int ts[2];
-    int has_srcnodata, has_dstnodata;
-    double srcnodata, dstnodata;
+    ggo_options g;     /* what the scene needs (shared with GG:ortho:) */
+    const char *format, *outdir, *device;
     char **co;
-    int quiet, verbose;
-    int step;          /* grid step; 0: automatic */
 } options;
 
 static char last_error[2048];
@@ -84,21 +77,6 @@ static int fail(const char *scene, const char *fmt, ...)
     fflush(stderr);
     return 1;
 }
-
-static int parse_method(const char *s, int *out)
-{
-    if (EQUAL(s, "near") || EQUAL(s, "nearest"))
-        *out = GG_ORTHO_METHOD_NEAR;
-    else if (EQUAL(s, "bilinear"))
-        *out = GG_ORTHO_METHOD_BILINEAR;
-    else if (EQUAL(s, "cubic"))
-        *out = GG_ORTHO_METHOD_CUBIC;
-    else
-        return 0;
-    return 1;
-}
-
-static const char *const method_names[] = {"near", "bilinear", "cubic"};
 
 static void usage(FILE *f)
 {
@@ -137,376 +115,8 @@ static int number(const char *flag, const char *s, double *v)
 
 /* ------------------------------------------------------------ the scene */
 
-typedef struct scene {
-    const options *o;
-    const char *src_name, *dst_name;
-    GDALDatasetH src, dem;
-    gg_ortho_rpc rpc;
-    int nbands, width, height;
-    GDALDataType src_gdt, dst_gdt;
-    gg_ortho_type src_t, dst_t;
-    OGRSpatialReferenceH dst_srs, wgs84, dem_srs;
-    OGRCoordinateTransformationH to_ll, to_dem;   /* NULL: identity */
-    double dem_inv_gt[6];
-    int apply_vshift;
-    double *dem_buf;
-    gg_ortho_dem demw;
-    gg_ortho_options oo;
-    double gt[6];
-    int out_w, out_h;
-    int step;
-    int has_srcnodata, has_dstnodata;
-    double srcnodata, dstnodata;
-} scene;
-
-static gg_ortho_type to_ortho_type(GDALDataType t)
-{
-    switch (t) {
-    case GDT_Byte: return GG_ORTHO_BYTE;
-    case GDT_UInt16: return GG_ORTHO_UINT16;
-    case GDT_Int16: return GG_ORTHO_INT16;
-    default: return GG_ORTHO_FLOAT32;
-    }
-}
-
-static GDALDataType to_gdal_type(gg_ortho_type t)
-{
-    return t == GG_ORTHO_BYTE ? GDT_Byte
-           : t == GG_ORTHO_UINT16 ? GDT_UInt16
-           : t == GG_ORTHO_INT16 ? GDT_Int16
-                                 : GDT_Float32;
-}
-
-static const char *const rpc_keys[] = {"LINE_OFF",       "SAMP_OFF",       "LAT_OFF",
-                                       "LONG_OFF",       "HEIGHT_OFF",     "LINE_SCALE",
-                                       "SAMP_SCALE",     "LAT_SCALE",      "LONG_SCALE",
-                                       "HEIGHT_SCALE",   "LINE_NUM_COEFF", "LINE_DEN_COEFF",
-                                       "SAMP_NUM_COEFF", "SAMP_DEN_COEFF", NULL};
-
-/* RPCs from wherever GDAL finds them (TIFF tag, _RPC.TXT, .RPB, DIMAP, NITF,
- * the RPC metadata domain). */
-static int read_rpc(scene *sc)
-{
-    char **md = GDALGetMetadata(sc->src, "RPC");
-    if (!md || !CSLCount(md))
-        return fail(sc->src_name, "no RPCs (no RPC metadata, _RPC.TXT, .RPB or DIMAP found)");
-    for (int i = 0; rpc_keys[i]; i++) {
-        const char *v = CSLFetchNameValue(md, rpc_keys[i]);
-        if (!v)
-            return fail(sc->src_name, "RPC %s is missing", rpc_keys[i]);
-        if (strstr(rpc_keys[i], "COEFF")) {
-            char **t = CSLTokenizeString2(v, " ,", 0);
-            const int n = CSLCount(t);
-            CSLDestroy(t);
-            if (n != 20)
-                return fail(sc->src_name, "RPC %s has %d coefficients, 20 expected",
-                            rpc_keys[i], n);
-        }
-    }
-    GDALRPCInfoV2 info;
-    if (!GDALExtractRPCInfoV2(md, &info))
-        return fail(sc->src_name, "RPC metadata could not be parsed");
-    gg_ortho_rpc *r = &sc->rpc;
-    r->line_off = info.dfLINE_OFF;
-    r->samp_off = info.dfSAMP_OFF;
-    r->lat_off = info.dfLAT_OFF;
-    r->long_off = info.dfLONG_OFF;
-    r->height_off = info.dfHEIGHT_OFF;
-    r->line_scale = info.dfLINE_SCALE;
-    r->samp_scale = info.dfSAMP_SCALE;
-    r->lat_scale = info.dfLAT_SCALE;
-    r->long_scale = info.dfLONG_SCALE;
-    r->height_scale = info.dfHEIGHT_SCALE;
-    memcpy(r->line_num, info.adfLINE_NUM_COEFF, sizeof r->line_num);
-    memcpy(r->line_den, info.adfLINE_DEN_COEFF, sizeof r->line_den);
-    memcpy(r->samp_num, info.adfSAMP_NUM_COEFF, sizeof r->samp_num);
-    memcpy(r->samp_den, info.adfSAMP_DEN_COEFF, sizeof r->samp_den);
-    return 0;
-}
-
-static OGRSpatialReferenceH srs_from(const char *def)
-{
-    OGRSpatialReferenceH s = OSRNewSpatialReference(NULL);
-    if (OSRSetFromUserInput(s, def) != OGRERR_NONE) {
-        OSRDestroySpatialReference(s);
-        return NULL;
-    }
-    OSRSetAxisMappingStrategy(s, OAMS_TRADITIONAL_GIS_ORDER);
-    return s;
-}
-
-/* The transformer options gdalwarp would get for this run. */
-static char **transformer_options(const scene *sc, const char *dst_wkt)
-{
-    const options *o = sc->o;
-    char **to = NULL;
-    to = CSLSetNameValue(to, "METHOD", "RPC");
-    if (o->dem) {
-        to = CSLSetNameValue(to, "RPC_DEM", o->dem);
-        to = CSLSetNameValue(to, "RPC_DEMINTERPOLATION", method_names[o->dem_interp]);
-    }
-    if (o->has_dem_missing)
-        to = CSLSetNameValue(to, "RPC_DEM_MISSING_VALUE", CPLSPrintf("%.17g", o->dem_missing));
-    if (o->rpc_height != 0)
-        to = CSLSetNameValue(to, "RPC_HEIGHT", CPLSPrintf("%.17g", o->rpc_height));
-    if (o->dem_srs)
-        to = CSLSetNameValue(to, "RPC_DEM_SRS", o->dem_srs);
-    if (dst_wkt)
-        to = CSLSetNameValue(to, "DST_SRS", dst_wkt);
-    return to;
-}
-
-/* DEM: its CRS, the WGS84 -> DEM transformation (with the vertical datum
- * when the CRS has one: geoid heights become ellipsoidal), the geoid check. */
-static int open_dem(scene *sc)
-{
-    const options *o = sc->o;
-    if (!o->dem)
-        return 0;
-    sc->dem = GDALOpen(o->dem, GA_ReadOnly);
-    if (!sc->dem)
-        return fail(sc->src_name, "cannot open DEM %s", o->dem);
-    double gt[6];
-    if (GDALGetGeoTransform(sc->dem, gt) != CE_None)
-        return fail(sc->src_name, "DEM %s has no geotransform", o->dem);
-    if (!GDALInvGeoTransform(gt, sc->dem_inv_gt))
-        return fail(sc->src_name, "DEM %s has a singular geotransform", o->dem);
-    const char *def = o->dem_srs ? o->dem_srs : GDALGetProjectionRef(sc->dem);
-    if (!def || !*def)
-        return fail(sc->src_name, "DEM %s has no CRS (unknown CRS); give -dem_srs", o->dem);
-    sc->dem_srs = srs_from(def);
-    if (!sc->dem_srs)
-        return fail(sc->src_name, "DEM CRS '%s' is not understood", def);
-    const int compound = OSRIsCompound(sc->dem_srs);
-    sc->apply_vshift = compound;
-    OGRSpatialReferenceH ll = srs_from(compound ? "EPSG:4979" : "EPSG:4326");
-    if (!OSRIsSame(ll, sc->dem_srs)) {
-        sc->to_dem = OCTNewCoordinateTransformation(ll, sc->dem_srs);
-        if (!sc->to_dem) {
-            OSRDestroySpatialReference(ll);
-            return fail(sc->src_name, "no transformation from WGS84 to the DEM CRS");
-        }
-    }
-    OSRDestroySpatialReference(ll);
-    GDALRasterBandH b = GDALGetRasterBand(sc->dem, 1);
-    sc->demw.raster_width = GDALGetRasterXSize(sc->dem);
-    sc->demw.raster_height = GDALGetRasterYSize(sc->dem);
-    int has = 0;
-    const double nd = GDALGetRasterNoDataValue(b, &has);
-    sc->demw.has_nodata = has;
-    sc->demw.nodata = nd;
-    if (compound && sc->to_dem) {
-        /* Geoid policy: a vertical CRS must shift heights; PROJ without the
-         * grid returns them unshifted, which GDAL accepts silently. */
-        double x = sc->rpc.long_off, y = sc->rpc.lat_off, z = 0;
-        int ok = 0;
-        OCTTransformEx(sc->to_dem, 1, &x, &y, &z, &ok);
-        if (!ok || fabs(z) < 1e-6)
-            fprintf(stderr,
-                    "Warning 1: %s: %s: the DEM's heights are relative to a vertical datum "
-                    "(%s) but PROJ applies no shift at the scene centre (its geoid grid is "
-                    "probably not installed: see projsync); heights are used UNSHIFTED, as "
-                    "gdalwarp does, which displaces the ground by tens of metres\n",
-                    PROG, sc->src_name, OSRGetAttrValue(sc->dem_srs, "VERT_CS", 0)
-                                            ? OSRGetAttrValue(sc->dem_srs, "VERT_CS", 0)
-                                            : "vertical CRS");
-    }
-    return 0;
-}
-
-/* lon/lat (WGS84) -> DEM pixel position and vertical shift, in place:
- * x, y in, x, y, z (shift) out; ok[i] 0 on failure. */
-static void ll_to_dem(const scene *sc, int n, double *x, double *y, double *z, int *ok)
-{
-    for (int i = 0; i < n; i++)
-        z[i] = 0.0;
-    if (sc->to_dem)
-        OCTTransformEx(sc->to_dem, n, x, y, z, ok);
-    for (int i = 0; i < n; i++) {
-        if (sc->to_dem && !ok[i]) {
-            x[i] = y[i] = z[i] = NAN;
-            continue;
-        }
-        ok[i] = 1;
-        const double gx = x[i], gy = y[i];
-        x[i] = sc->dem_inv_gt[0] + gx * sc->dem_inv_gt[1] + gy * sc->dem_inv_gt[2];
-        y[i] = sc->dem_inv_gt[3] + gx * sc->dem_inv_gt[4] + gy * sc->dem_inv_gt[5];
-        /* GDAL's CT goes WGS84 -> DEM: heights over the geoid come back
-         * with the opposite sign of the shift */
-        z[i] = sc->apply_vshift ? -z[i] : 0.0;
-    }
-}
-
-/* Output pixel centres (px, py) -> the 5 grid planes at nodes[k*n + i]. */
-static void exact_nodes(const scene *sc, int n, const double *px, const double *py, double *planes,
-                        size_t plane, double lon_ref)
-{
-    double *x = planes, *y = planes + plane, *dx = planes + 2 * plane, *dy = planes + 3 * plane,
-           *dz = planes + 4 * plane;
-    int *ok = malloc(sizeof(int) * (size_t)n);
-    for (int i = 0; i < n; i++) {
-        x[i] = sc->gt[0] + px[i] * sc->gt[1] + py[i] * sc->gt[2];
-        y[i] = sc->gt[3] + px[i] * sc->gt[4] + py[i] * sc->gt[5];
-        ok[i] = 1;
-    }
-    if (sc->to_ll)
-        OCTTransformEx(sc->to_ll, n, x, y, NULL, ok);
-    for (int i = 0; i < n; i++) {
-        if (!ok[i])
-            x[i] = y[i] = NAN;
-        dx[i] = x[i];
-        dy[i] = y[i];
-    }
-    if (sc->dem)
-        ll_to_dem(sc, n, dx, dy, dz, ok);
-    else
-        for (int i = 0; i < n; i++)
-            dx[i] = dy[i] = dz[i] = 0.0;
-    /* continuous longitudes across the antimeridian (the RFM wraps them) */
-    for (int i = 0; i < n; i++) {
-        if (x[i] - lon_ref > 180.0)
-            x[i] -= 360.0;
-        else if (x[i] - lon_ref < -180.0)
-            x[i] += 360.0;
-    }
-    free(ok);
-}
-
-/* Lagrange interpolation of plane k of a block grid at block pixel (x, y),
- * as the kernel does. */
-static double interp(const double *nodes, int nx, int ny, int step, int k, double x, double y)
-{
-    const int gx = (int)x / step, gy = (int)y / step;
-    const double fx = (x - gx * step) / step, fy = (y - gy * step) / step;
-    double wx[4], wy[4];
-    const double f[2] = {fx, fy};
-    double *w[2] = {wx, wy};
-    for (int a = 0; a < 2; a++) {
-        const double t = f[a];
-        w[a][0] = -t * (t - 1.0) * (t - 2.0) / 6.0;
-        w[a][1] = (t + 1.0) * (t - 1.0) * (t - 2.0) / 2.0;
-        w[a][2] = -(t + 1.0) * t * (t - 2.0) / 2.0;
-        w[a][3] = (t + 1.0) * t * (t - 1.0) / 6.0;
-    }
-    const double *p = nodes + (size_t)k * nx * ny;
-    double acc = 0;
-    for (int j = 0; j < 4; j++)
-        for (int i = 0; i < 4; i++)
-            acc += wy[j] * wx[i] * p[(size_t)(gy + j) * nx + gx + i];
-    return acc;
-}
-
-typedef struct block {
-    int y0, rows;
-    int gnx, gny;
-    double *nodes;
-    int sx0, sy0, sw, sh;  /* source window */
-    void *src;             /* nbands planes */
-    void *dst;             /* nbands planes */
-    int failed;
-} block;
-
-/* The grid nodes of a block of rows. */
-static int block_grid(const scene *sc, block *b, double lon_ref)
-{
-    const int S = sc->step;
-    b->gnx = (sc->out_w - 1) / S + 4;
-    b->gny = (b->rows - 1) / S + 4;
-    const size_t n = (size_t)b->gnx * b->gny;
-    b->nodes = malloc(n * GG_ORTHO_PLANES * sizeof(double));
-    double *px = malloc(n * sizeof(double)), *py = malloc(n * sizeof(double));
-    if (!b->nodes || !px || !py) {
-        free(px);
-        free(py);
-        return 0;
-    }
-    for (int j = 0; j < b->gny; j++)
-        for (int i = 0; i < b->gnx; i++) {
-            px[(size_t)j * b->gnx + i] = (i - 1) * S + 0.5;
-            py[(size_t)j * b->gnx + i] = b->y0 + (j - 1) * S + 0.5;
-        }
-    exact_nodes(sc, (int)n, px, py, b->nodes, n, lon_ref);
-    free(px);
-    free(py);
-    return 1;
-}
-
-/* Source window of a block: the RFM at every node with its DEM height
- * (HEIGHT_OFF where the DEM has none), plus a margin for the resampling
- * kernel and the terrain between nodes.  The kernel reports a tap outside
- * the window, so this only has to be right usually. */
-static void block_window(const scene *sc, block *b, int margin)
-{
-    const size_t n = (size_t)b->gnx * b->gny;
-    double xmin = 1e300, xmax = -1e300, ymin = 1e300, ymax = -1e300;
-    for (size_t i = 0; i < n; i++) {
-        const double lon = b->nodes[i], lat = b->nodes[n + i];
-        if (!isfinite(lon) || !isfinite(lat))
-            continue;
-        double h = sc->rpc.height_off;
-        if (!gg_ortho_height_at(sc->dem ? &sc->demw : NULL, &sc->oo, b->nodes[2 * n + i],
-                                b->nodes[3 * n + i], b->nodes[4 * n + i], &h) ||
-            !isfinite(h))
-            h = sc->rpc.height_off;
-        double x, y;
-        gg_ortho_rpc_forward(&sc->rpc, lon, lat, h, &x, &y);
-        if (!isfinite(x) || !isfinite(y))
-            continue;
-        xmin = fmin(xmin, x);
-        xmax = fmax(xmax, x);
-        ymin = fmin(ymin, y);
-        ymax = fmax(ymax, y);
-    }
-    if (xmin > xmax || xmax < -margin || ymax < -margin || xmin > sc->width + margin ||
-        ymin > sc->height + margin) {
-        b->sx0 = b->sy0 = b->sw = b->sh = 0;
-        return;
-    }
-    int x0 = (int)floor(xmin) - margin, y0 = (int)floor(ymin) - margin;
-    int x1 = (int)ceil(xmax) + margin, y1 = (int)ceil(ymax) + margin;
-    x0 = x0 < 0 ? 0 : x0;
-    y0 = y0 < 0 ? 0 : y0;
-    x1 = x1 > sc->width ? sc->width : x1;
-    y1 = y1 > sc->height ? sc->height : y1;
-    b->sx0 = x0;
-    b->sy0 = y0;
-    b->sw = x1 > x0 ? x1 - x0 : 0;
-    b->sh = y1 > y0 ? y1 - y0 : 0;
-}
-
-/* Margin of a block's first source window: the resampling kernel's reach
- * plus the terrain between grid nodes.  GG_ORTHO_MARGIN (tests) narrows it
- * to exercise the retry path. */
-static int first_margin(const scene *sc)
-{
-    const char *env = getenv("GG_ORTHO_MARGIN");
-    if (env && *env)
-        return atoi(env);
-    return 4 + sc->step / 2;
-}
-
-static size_t tsize(gg_ortho_type t)
-{
-    return t == GG_ORTHO_BYTE ? 1 : t == GG_ORTHO_FLOAT32 ? 4 : 2;
-}
-
-static int read_window(const scene *sc, GDALDatasetH ds, block *b)
-{
-    const size_t ss = tsize(sc->src_t);
-    const size_t plane = (size_t)b->sw * b->sh;
-    free(b->src);
-    b->src = malloc(plane * ss * sc->nbands + 1);
-    if (!b->src)
-        return 0;
-    if (plane == 0)
-        return 1;
-    for (int k = 0; k < sc->nbands; k++)
-        if (GDALRasterIO(GDALGetRasterBand(ds, k + 1), GF_Read, b->sx0, b->sy0, b->sw, b->sh,
-                         (char *)b->src + k * plane * ss, b->sw, b->sh, to_gdal_type(sc->src_t), 0,
-                         0) != CE_None)
-            return 0;
-    return 1;
-}
+typedef ggo_scene scene;
+typedef ggo_block block;
 
 /* ------------------------------------------------- the 3-stage pipeline */
 
@@ -593,13 +203,13 @@ static void *reader_loop(pipe_t *p, scene *sc)
             return NULL;
         block *b = &p->blocks[k];
         const double t0 = wall();
-        if (!block_grid(sc, b, p->lon_ref)) {
+        if (!ggo_block_grid(sc, b, p->lon_ref)) {
             pipe_fail(p, "out of memory");
             return NULL;
         }
-        block_window(sc, b, first_margin(sc));
+        ggo_block_window(sc, b, ggo_first_margin(sc));
         const double t1 = wall();
-        if (!read_window(sc, p->rds, b)) {
+        if (!ggo_read_window(sc, p->rds, b)) {
             pipe_fail(p, "reading %s failed: %s", sc->src_name, last_error);
             return NULL;
         }
@@ -626,7 +236,7 @@ static void *writer(void *arg)
 static void *writer_loop(pipe_t *p)
 {
     scene *sc = p->sc;
-    const size_t ds = tsize(sc->dst_t);
+    const size_t ds = ggo_tsize(sc->dst_t);
     for (int k = 0; k < p->nblocks; k++) {
         pthread_mutex_lock(&p->mu);
         while (!p->error && p->run_done <= k)
@@ -638,10 +248,14 @@ static void *writer_loop(pipe_t *p)
         block *b = &p->blocks[k];
         const size_t plane = (size_t)sc->out_w * b->rows;
         const double t0 = wall();
+        if (gg_fault_point("write")) { /* GG_FAULT=write:N (tests) */
+            pipe_fail(p, "writing %s failed: injected fault (GG_FAULT)", sc->dst_name);
+            return NULL;
+        }
         for (int i = 0; i < sc->nbands; i++)
             if (GDALRasterIO(GDALGetRasterBand(p->wds, i + 1), GF_Write, 0, b->y0, sc->out_w,
                              b->rows, (char *)b->dst + i * plane * ds, sc->out_w, b->rows,
-                             to_gdal_type(sc->dst_t), 0, 0) != CE_None) {
+                             ggo_to_gdal_type(sc->dst_t), 0, 0) != CE_None) {
                 pipe_fail(p, "writing %s failed: %s", sc->dst_name, last_error);
                 return NULL;
             }
@@ -661,51 +275,16 @@ static void *writer_loop(pipe_t *p)
     return NULL;
 }
 
-/* Device part of one block (all bands); retries with a wider window when
- * the kernel reports a tap outside it. */
+/* Device part of one block (all bands); retries with a wider window
+ * (read on this thread: the reader is done with the block) when the kernel
+ * reports a tap outside it. */
 static int run_block(pipe_t *p, block *b)
 {
-    scene *sc = p->sc;
-    const size_t ds = tsize(sc->dst_t);
-    const size_t plane = (size_t)sc->out_w * b->rows;
-    b->dst = malloc(plane * ds * sc->nbands);
-    if (!b->dst)
+    if (ggo_run_block(p->sc, p->sess, p->ctx, p->sc->src, b, NULL)) {
+        pipe_fail(p, "%s", p->sc->err);
         return 0;
-    gg_ortho_grid g = {b->nodes, b->gnx, b->gny, sc->step};
-    for (int attempt = 0; attempt < 3; attempt++) {
-        int any_miss = 0;
-        for (int k = 0; k < sc->nbands; k++) {
-            gg_ortho_image im = {(char *)b->src + (size_t)k * b->sw * b->sh * tsize(sc->src_t),
-                                 sc->src_t, b->sx0, b->sy0, b->sw, b->sh, (size_t)b->sw,
-                                 sc->width, sc->height};
-            int missed = 0;
-            if (gg_ortho_session_run(p->sess, &g, &im, (char *)b->dst + k * plane * ds,
-                                     sc->dst_t, sc->out_w, b->rows, (size_t)sc->out_w,
-                                     &missed) != GG_OK) {
-                pipe_fail(p, "%s", gg_context_last_error(p->ctx));
-                return 0;
-            }
-            any_miss |= missed;
-        }
-        if (!any_miss)
-            return 1;
-        if (sc->o->verbose)
-            fprintf(stderr, "%s: block at row %d needed a wider source window\n", PROG, b->y0);
-        if (attempt == 0)
-            block_window(sc, b, 64 + 4 * sc->step);
-        else {
-            b->sx0 = b->sy0 = 0;
-            b->sw = sc->width;
-            b->sh = sc->height;
-        }
-        /* the reader is done with this block: read the wider window here */
-        if (!read_window(sc, sc->src, b)) {
-            pipe_fail(p, "reading %s failed", sc->src_name);
-            return 0;
-        }
     }
-    pipe_fail(p, "internal error: source window still too small");
-    return 0;
+    return 1;
 }
 
 /* Runs every block through the windowed pipeline.  0 on error. */
@@ -829,7 +408,7 @@ static int rows_on_device(const pipe_t *p, int y0, int y1)
 static void upload_ready(pipe_t *p)
 {
     scene *sc = p->sc;
-    const size_t plane = (size_t)sc->width * (size_t)p->strip_rows * tsize(sc->src_t);
+    const size_t plane = (size_t)sc->width * (size_t)p->strip_rows * ggo_tsize(sc->src_t);
     while (p->nready > 0 && !p->error) {
         const int i = p->ready[--p->nready];
         strip *st = &p->strips[i];
@@ -889,11 +468,11 @@ static void *grid_thread(void *arg)
             break;
         block *b = &p->blocks[k];
         const double t0 = wall();
-        if (!block_grid(sc, b, p->lon_ref)) {
+        if (!ggo_block_grid(sc, b, p->lon_ref)) {
             pipe_fail(p, "out of memory");
             break;
         }
-        block_window(sc, b, first_margin(sc));
+        ggo_block_window(sc, b, ggo_first_margin(sc));
         p->t_grid += wall() - t0;
         pthread_mutex_lock(&p->mu);
         if (b->sh > 0)
@@ -918,7 +497,7 @@ static void *strip_reader(void *arg)
                                  NULL);
     if (!ds)
         pipe_fail(p, "cannot open %s again for reading: %s", sc->src_name, last_error);
-    const size_t ss = tsize(sc->src_t);
+    const size_t ss = ggo_tsize(sc->src_t);
     while (ds) {
         pthread_mutex_lock(&p->mu);
         while (!p->error && !p->finished && !(p->qhead < p->nqueue && p->npool > 0))
@@ -933,9 +512,12 @@ static void *strip_reader(void *arg)
         st->state = STRIP_READING;
         pthread_mutex_unlock(&p->mu);
         const double t0 = wall();
-        const CPLErr e = GDALDatasetRasterIO(
+        const CPLErr e = gg_fault_point("read") /* GG_FAULT=read:N (tests) */
+                             ? (CPLError(CE_Failure, CPLE_FileIO, "injected fault (GG_FAULT)"),
+                                CE_Failure)
+                             : GDALDatasetRasterIO(
             ds, GF_Read, 0, st->y0, sc->width, st->rows, buf, sc->width, st->rows,
-            to_gdal_type(sc->src_t), sc->nbands, NULL, (int)ss, (int)(ss * sc->width),
+            ggo_to_gdal_type(sc->src_t), sc->nbands, NULL, (int)ss, (int)(ss * sc->width),
             (GSpacing)(ss * sc->width * (size_t)p->strip_rows));
         const double t1 = wall();
         pthread_mutex_lock(&p->mu);
@@ -964,7 +546,7 @@ static void *strip_reader(void *arg)
 static int run_block_resident(pipe_t *p, block *b)
 {
     scene *sc = p->sc;
-    const size_t ds = tsize(sc->dst_t);
+    const size_t ds = ggo_tsize(sc->dst_t);
     const size_t plane = (size_t)sc->out_w * b->rows;
     b->dst = malloc(plane * ds * sc->nbands);
     if (!b->dst) {
@@ -993,7 +575,7 @@ static int run_block_resident(pipe_t *p, block *b)
         if (sc->o->verbose)
             fprintf(stderr, "%s: block at row %d needed more source rows\n", PROG, b->y0);
         if (attempt == 0) {
-            block_window(sc, b, 64 + 4 * sc->step);
+            ggo_block_window(sc, b, 64 + 4 * sc->step);
             y0 = b->sh > 0 ? b->sy0 : 0;
             y1 = b->sh > 0 ? b->sy0 + b->sh : 0;
         } else {
@@ -1020,7 +602,7 @@ static int reader_count(void)
 static int run_resident(pipe_t *p)
 {
     scene *sc = p->sc;
-    const size_t ss = tsize(sc->src_t);
+    const size_t ss = ggo_tsize(sc->src_t);
     const size_t row_bytes = (size_t)sc->width * ss * sc->nbands;
     /* strips of ~4 MB: fine enough to start the first block early */
     int srows = (int)((4u << 20) / (row_bytes ? row_bytes : 1));
@@ -1106,259 +688,7 @@ static int run_resident(pipe_t *p)
     return !p->error;
 }
 
-/* ---------------------------------------------------- grid and DEM setup */
-
-/* Output grid: gdalwarp's (GDALSuggestedWarpOutput2 with the same RPC
- * transformer), then -te / -tr / -ts as gdalwarp applies them. */
-static int output_grid(scene *sc)
-{
-    const options *o = sc->o;
-    char *wkt = NULL;
-    OSRExportToWkt(sc->dst_srs, &wkt);
-    char **to = transformer_options(sc, wkt);
-    CPLFree(wkt);
-    last_error[0] = 0;
-    void *tr = GDALCreateGenImgProjTransformer2(sc->src, NULL, to);
-    CSLDestroy(to);
-    if (!tr)
-        return fail(sc->src_name, "cannot create the RPC transformer: %s", last_error);
-    double gt[6], ext[4];
-    int w = 0, h = 0;
-    const int need_suggest = !(o->has_te && (o->has_tr || o->has_ts));
-    if (need_suggest) {
-        last_error[0] = 0;
-        if (GDALSuggestedWarpOutput2(sc->src, GDALGenImgProjTransform, tr, gt, &w, &h, ext, 0) !=
-            CE_None) {
-            GDALDestroyGenImgProjTransformer(tr);
-            return fail(sc->src_name, "cannot compute the output grid: %s", last_error);
-        }
-    }
-    GDALDestroyGenImgProjTransformer(tr);
-    double minx = ext[0], miny = ext[1], maxx = ext[2], maxy = ext[3];
-    if (o->has_te) {
-        minx = o->te[0];
-        miny = o->te[1];
-        maxx = o->te[2];
-        maxy = o->te[3];
-    }
-    if (o->has_tr) {
-        const double xr = o->tr[0], yr = fabs(o->tr[1]);
-        w = (int)((maxx - minx + xr / 2.0) / xr);
-        h = (int)((fabs(maxy - miny) + yr / 2.0) / yr);
-        sc->gt[0] = minx;
-        sc->gt[1] = xr;
-        sc->gt[3] = maxy;
-        sc->gt[5] = -yr;
-    } else if (o->has_ts) {
-        w = o->ts[0];
-        h = o->ts[1];
-        sc->gt[0] = minx;
-        sc->gt[1] = (maxx - minx) / w;
-        sc->gt[3] = maxy;
-        sc->gt[5] = -(maxy - miny) / h;
-    } else if (o->has_te) {
-        const double xr = gt[1], yr = fabs(gt[5]);
-        w = (int)((maxx - minx + xr / 2.0) / xr);
-        h = (int)((maxy - miny + yr / 2.0) / yr);
-        sc->gt[0] = minx;
-        sc->gt[1] = (maxx - minx) / w;
-        sc->gt[3] = maxy;
-        sc->gt[5] = -(maxy - miny) / h;
-    } else
-        memcpy(sc->gt, gt, sizeof gt);
-    sc->gt[2] = sc->gt[4] = 0.0;
-    if (w < 1 || h < 1)
-        return fail(sc->src_name, "the output grid is empty");
-    sc->out_w = w;
-    sc->out_h = h;
-    return 0;
-}
-
-/* Reads the part of the DEM the output needs (+4 px), and checks coverage. */
-static int load_dem(scene *sc)
-{
-    if (!sc->dem)
-        return 0;
-    /* a coarse pass over the whole output */
-    const int nx = 33, ny = 33;
-    const int n = nx * ny;
-    double *px = malloc(sizeof(double) * n), *py = malloc(sizeof(double) * n);
-    double *planes = malloc(sizeof(double) * n * GG_ORTHO_PLANES);
-    for (int j = 0; j < ny; j++)
-        for (int i = 0; i < nx; i++) {
-            px[j * nx + i] = (double)i * sc->out_w / (nx - 1);
-            py[j * nx + i] = (double)j * sc->out_h / (ny - 1);
-        }
-    exact_nodes(sc, n, px, py, planes, n, sc->rpc.long_off);
-    double xmin = 1e300, xmax = -1e300, ymin = 1e300, ymax = -1e300;
-    for (int i = 0; i < n; i++) {
-        const double x = planes[2 * n + i], y = planes[3 * n + i];
-        if (!isfinite(x) || !isfinite(y))
-            continue;
-        xmin = fmin(xmin, x);
-        xmax = fmax(xmax, x);
-        ymin = fmin(ymin, y);
-        ymax = fmax(ymax, y);
-    }
-    free(px);
-    free(py);
-    free(planes);
-    const int W = sc->demw.raster_width, H = sc->demw.raster_height;
-    int x0 = (int)floor(xmin) - 6, y0 = (int)floor(ymin) - 6;
-    int x1 = (int)ceil(xmax) + 6, y1 = (int)ceil(ymax) + 6;
-    x0 = x0 < 0 ? 0 : x0;
-    y0 = y0 < 0 ? 0 : y0;
-    x1 = x1 > W ? W : x1;
-    y1 = y1 > H ? H : y1;
-    if (xmin > xmax || x1 <= x0 || y1 <= y0) {
-        x0 = y0 = 0;
-        x1 = y1 = 1;
-    }
-    sc->demw.x0 = x0;
-    sc->demw.y0 = y0;
-    sc->demw.width = x1 - x0;
-    sc->demw.height = y1 - y0;
-    sc->dem_buf = malloc(sizeof(double) * sc->demw.width * sc->demw.height);
-    if (!sc->dem_buf)
-        return fail(sc->src_name, "out of memory for the DEM window");
-    last_error[0] = 0;
-    if (GDALRasterIO(GDALGetRasterBand(sc->dem, 1), GF_Read, x0, y0, sc->demw.width,
-                     sc->demw.height, sc->dem_buf, sc->demw.width, sc->demw.height, GDT_Float64, 0,
-                     0) != CE_None)
-        return fail(sc->src_name, "reading the DEM failed: %s", last_error);
-    sc->demw.data = sc->dem_buf;
-    return 0;
-}
-
-/* Without -dem_missing every ground point of the scene must be on the DEM:
- * samples 21 x 21 image points (inverse RPC at the DEM-free height
- * HEIGHT_OFF) and names the fraction outside the DEM. */
-static int check_coverage(scene *sc)
-{
-    if (!sc->dem || sc->o->has_dem_missing)
-        return 0;
-    GDALRPCInfoV2 info;
-    GDALExtractRPCInfoV2(GDALGetMetadata(sc->src, "RPC"), &info);
-    char **to = CSLSetNameValue(NULL, "RPC_HEIGHT", CPLSPrintf("%.17g", sc->rpc.height_off));
-    void *tr = GDALCreateRPCTransformerV2(&info, FALSE, 0.1, to);
-    CSLDestroy(to);
-    if (!tr)
-        return 0;
-    const int m = 21, n = m * m;
-    double x[21 * 21], y[21 * 21], z[21 * 21];
-    int ok[21 * 21];
-    for (int j = 0; j < m; j++)
-        for (int i = 0; i < m; i++) {
-            x[j * m + i] = (double)i * sc->width / (m - 1);
-            y[j * m + i] = (double)j * sc->height / (m - 1);
-            z[j * m + i] = 0;
-        }
-    GDALRPCTransform(tr, FALSE, n, x, y, z, ok);
-    GDALDestroyRPCTransformer(tr);
-    double vs[21 * 21];
-    ll_to_dem(sc, n, x, y, vs, ok);
-    int out = 0, tried = 0;
-    for (int i = 0; i < n; i++) {
-        tried++;
-        if (!ok[i] || !(x[i] >= 0 && y[i] >= 0 && x[i] <= sc->demw.raster_width &&
-                        y[i] <= sc->demw.raster_height))
-            out++;
-    }
-    if (out > 0)
-        return fail(sc->src_name,
-                    "the DEM does not cover the scene: %.1f%% of it is outside %s; give "
-                    "-dem_missing <height> or a larger DEM",
-                    100.0 * out / tried, sc->o->dem);
-    return 0;
-}
-
-/* The output grid must meet the scene: 65 x 65 output points through the
- * model, at least one inside the image. */
-static int check_footprint(scene *sc)
-{
-    const int m = 65, n = m * m;
-    double *px = malloc(sizeof(double) * n), *py = malloc(sizeof(double) * n);
-    double *pl = malloc(sizeof(double) * n * GG_ORTHO_PLANES);
-    int inside = 0;
-    if (!px || !py || !pl) {
-        free(px);
-        free(py);
-        free(pl);
-        return fail(sc->src_name, "out of memory");
-    }
-    for (int j = 0; j < m; j++)
-        for (int i = 0; i < m; i++) {
-            px[j * m + i] = (double)i * sc->out_w / (m - 1);
-            py[j * m + i] = (double)j * sc->out_h / (m - 1);
-        }
-    exact_nodes(sc, n, px, py, pl, n, sc->rpc.long_off);
-    for (int i = 0; i < n && !inside; i++) {
-        double h = sc->rpc.height_off, x, y;
-        if (!isfinite(pl[i]) || !isfinite(pl[n + i]))
-            continue;
-        if (!gg_ortho_height_at(sc->dem ? &sc->demw : NULL, &sc->oo, pl[2 * n + i],
-                                pl[3 * n + i], pl[4 * n + i], &h) || !isfinite(h))
-            h = sc->rpc.height_off;
-        gg_ortho_rpc_forward(&sc->rpc, pl[i], pl[n + i], h, &x, &y);
-        inside = x >= 0 && y >= 0 && x <= sc->width && y <= sc->height;
-    }
-    free(px);
-    free(py);
-    free(pl);
-    if (!inside)
-        return fail(sc->src_name, "the output grid misses the scene's footprint");
-    return 0;
-}
-
-/* Grid step: the largest of 64, 32, ..., 4 whose interpolation error at
- * cell centres stays below 1e-6 source pixels (through the RPC scales). */
-static void choose_step(scene *sc)
-{
-    if (sc->o->step > 0) {
-        sc->step = sc->o->step;
-        return;
-    }
-    const double px_per_lon = fabs(sc->rpc.samp_scale / sc->rpc.long_scale);
-    const double px_per_lat = fabs(sc->rpc.line_scale / sc->rpc.lat_scale);
-    for (int S = 64; S >= 4; S /= 2) {
-        sc->step = S;
-        block b = {0};
-        b.y0 = sc->out_h / 2;
-        b.rows = S * 2 < sc->out_h - b.y0 ? S * 2 : sc->out_h - b.y0;
-        if (b.rows < 1) {
-            b.y0 = 0;
-            b.rows = sc->out_h;
-        }
-        if (!block_grid(sc, &b, sc->rpc.long_off))
-            return;
-        double err = 0;
-        const int n = 8;
-        for (int t = 0; t < n; t++) {
-            const double cx = fmin(sc->out_w - 1, (t + 0.5) * sc->out_w / n) - 0.5 * S;
-            const double lx = floor(fmax(cx, 0) / S) * S + 0.5 * S, ly = 0.5 * S;
-            if (lx >= sc->out_w || ly >= b.rows)
-                continue;
-            double ex[GG_ORTHO_PLANES];
-            double qx = lx + 0.5, qy = b.y0 + ly + 0.5;
-            exact_nodes(sc, 1, &qx, &qy, ex, 1, sc->rpc.long_off);
-            const double dlon = interp(b.nodes, b.gnx, b.gny, S, 0, lx, ly) - ex[0];
-            const double dlat = interp(b.nodes, b.gnx, b.gny, S, 1, lx, ly) - ex[1];
-            if (isfinite(dlon) && isfinite(dlat))
-                err = fmax(err, fmax(fabs(dlon) * px_per_lon, fabs(dlat) * px_per_lat));
-        }
-        free(b.nodes);
-        if (err <= 1e-6)
-            return;
-    }
-}
-
 /* ------------------------------------------------------------ one scene */
-
-static char *temporary_name(const char *dst)
-{
-    return CPLStrdup(CPLSPrintf("%s.tmp%ld%s", dst, (long)getpid(),
-                                 strlen(CPLGetExtension(dst)) ? CPLSPrintf(".%s", CPLGetExtension(dst)) : ""));
-}
 
 /* The device starts (on a GPU: driver, context, kernel modules, a good
  * part of a second) on its own thread while the first scene's GDAL setup
@@ -1413,9 +743,6 @@ static int process_scene(const options *o, device_start *dev, const char *src_na
     const double t_start = wall();
     scene sc;
     memset(&sc, 0, sizeof sc);
-    sc.o = o;
-    sc.src_name = src_name;
-    sc.dst_name = dst_name;
     int rc = 1;
     char *tmp = NULL;
     GDALDatasetH out = NULL, rds = NULL;
@@ -1423,87 +750,11 @@ static int process_scene(const options *o, device_start *dev, const char *src_na
     gg_ortho_session *sess = NULL;
     pipe_t p;
     memset(&p, 0, sizeof p);
-
-    last_error[0] = 0;
-    sc.src = GDALOpen(src_name, GA_ReadOnly);
-    if (!sc.src) {
-        fail(src_name, "cannot open: %s", last_error);
+    if (ggo_scene_open(&sc, &o->g, src_name)) {
+        fail(src_name, "%s", sc.err);
         goto done;
     }
-    sc.width = GDALGetRasterXSize(sc.src);
-    sc.height = GDALGetRasterYSize(sc.src);
-    sc.nbands = GDALGetRasterCount(sc.src);
-    if (sc.nbands < 1) {
-        fail(src_name, "has no raster band");
-        goto done;
-    }
-    if (read_rpc(&sc))
-        goto done;
-    sc.src_gdt = GDALGetRasterDataType(GDALGetRasterBand(sc.src, 1));
-    sc.src_t = to_ortho_type(sc.src_gdt);
-    sc.dst_t = sc.src_t;
-    if (o->ot) {
-        GDALDataType t = GDALGetDataTypeByName(o->ot);
-        if (t != GDT_Byte && t != GDT_UInt16 && t != GDT_Int16 && t != GDT_Float32) {
-            fail(NULL, "-ot %s: supported types are Byte, UInt16, Int16, Float32", o->ot);
-            goto done;
-        }
-        sc.dst_t = to_ortho_type(t);
-    }
-    sc.dst_gdt = to_gdal_type(sc.dst_t);
-
-    /* CRSs: the RPC ground is WGS84 lon/lat; output -t_srs else that */
-    sc.wgs84 = srs_from("EPSG:4326");
-    sc.dst_srs = srs_from(o->t_srs ? o->t_srs : "EPSG:4326");
-    if (!sc.dst_srs) {
-        fail(NULL, "-t_srs '%s' is not understood", o->t_srs);
-        goto done;
-    }
-    if (!OSRIsSame(sc.dst_srs, sc.wgs84)) {
-        sc.to_ll = OCTNewCoordinateTransformation(sc.dst_srs, sc.wgs84);
-        if (!sc.to_ll) {
-            fail(src_name, "no transformation from -t_srs to WGS84");
-            goto done;
-        }
-    }
-    if (open_dem(&sc))
-        goto done;
-    sc.oo.resampling = (gg_ortho_method)o->resampling;
-    sc.oo.dem_interp = (gg_ortho_method)o->dem_interp;
-    sc.oo.rpc_height = o->rpc_height;
-    sc.oo.height_scale = 1.0;
-    sc.oo.has_dem_missing = o->has_dem_missing;
-    sc.oo.dem_missing = o->dem_missing;
-    /* nodata as gdalwarp: the source band's unless -srcnodata; the output's
-     * is -dstnodata, else the source's */
-    int has = 0;
-    double nd = GDALGetRasterNoDataValue(GDALGetRasterBand(sc.src, 1), &has);
-    sc.has_srcnodata = o->has_srcnodata || has;
-    sc.srcnodata = o->has_srcnodata ? o->srcnodata : nd;
-    sc.has_dstnodata = o->has_dstnodata || sc.has_srcnodata;
-    sc.dstnodata = o->has_dstnodata ? o->dstnodata : sc.srcnodata;
-    sc.oo.has_src_nodata = sc.has_srcnodata;
-    sc.oo.src_nodata = sc.srcnodata;
-    sc.oo.dst_init = sc.has_dstnodata ? sc.dstnodata : 0.0;
-
-    if (check_coverage(&sc))
-        goto done;
-    if (output_grid(&sc))
-        goto done;
-    if (load_dem(&sc))
-        goto done;
-    if (check_footprint(&sc))
-        goto done;
-    choose_step(&sc);
-    {
-        /* GDAL widens the kernel when it downsamples by more than 5 % */
-        const double scale = sqrt((double)sc.out_w * sc.out_h / ((double)sc.width * sc.height));
-        if (scale < 0.95 && o->resampling != GG_ORTHO_METHOD_NEAR)
-            fprintf(stderr,
-                    "Warning 1: %s: %s: the output has %.2f times the source resolution; "
-                    "gdalwarp would stretch its %s kernel, gdal_ortho keeps the 4x4 one\n",
-                    PROG, src_name, scale, method_names[o->resampling]);
-    }
+    sc.dst_name = dst_name;
     {
         const double t0 = wall();
         ctx = device_wait(dev);
@@ -1517,7 +768,7 @@ static int process_scene(const options *o, device_start *dev, const char *src_na
             goto done;
         }
     }
-    if (o->verbose) {
+    if (o->g.verbose) {
         int bx = 0, by = 0;
         double occ = 0;
         gg_ortho_launch_info(ctx, &bx, &by, &occ);
@@ -1528,8 +779,8 @@ static int process_scene(const options *o, device_start *dev, const char *src_na
                 occ);
     }
 
-    if (gg_ortho_session_create(ctx, &sc.rpc, sc.dem ? &sc.demw : NULL, &sc.oo, &sess) != GG_OK) {
-        fail(src_name, "%s", gg_context_last_error(ctx));
+    if (ggo_session_create(&sc, ctx, &sess)) {
+        fail(src_name, "%s", sc.err);
         goto done;
     }
 
@@ -1539,7 +790,13 @@ static int process_scene(const options *o, device_start *dev, const char *src_na
         fail(NULL, "format %s cannot be created", o->format ? o->format : "GTiff");
         goto done;
     }
-    tmp = temporary_name(dst_name);
+    /* Output: gg_app's safe path (temporary name in the destination's
+     * folder, renamed when complete, removed on failure), but not gg_app's
+     * writer: that one copies a GDAL dataset strip by strip, so it would
+     * pull the orthoimage through GG:ortho:'s blocks one at a time and
+     * lose this pipeline (several readers, a grid thread, uploads, kernels
+     * and writes all overlapping), which is what makes gdal_ortho fast. */
+    tmp = gg_app_temporary_name(dst_name);
     last_error[0] = 0;
     out = GDALCreate(drv, tmp, sc.out_w, sc.out_h, sc.nbands, sc.dst_gdt, o->co);
     if (!out) {
@@ -1610,10 +867,10 @@ static int process_scene(const options *o, device_start *dev, const char *src_na
     if (p.resident &&
         gg_ortho_session_set_source(sess, sc.src_t, sc.width, sc.height, sc.nbands) != GG_OK)
         p.resident = 0; /* refused after all: the windowed pipeline */
-    if (o->verbose)
+    if (o->g.verbose)
         fprintf(stderr, "%s: %s: %d blocks of %d rows, source %s\n", PROG, src_name, p.nblocks,
                 p.rows, p.resident ? "resident on the device" : "read per block window");
-    if (!o->quiet)
+    if (!o->g.quiet)
         GDALTermProgress(0.0, NULL, NULL);
     const double t_pipe = wall();
     if (p.resident)
@@ -1666,17 +923,9 @@ static int process_scene(const options *o, device_start *dev, const char *src_na
         fail(src_name, "writing %s failed: %s", dst_name, last_error);
         goto done;
     }
-    /* replace the destination only now */
-    {
-        VSIStatBufL st;
-        if (VSIStatL(dst_name, &st) == 0)
-            GDALDeleteDataset(drv, dst_name);
-        if (GDALRenameDataset(drv, dst_name, tmp) != CE_None &&
-            VSIRename(tmp, dst_name) != 0) {
-            fail(src_name, "cannot rename the output to %s", dst_name);
-            goto done;
-        }
-    }
+    /* replace the destination only now (gg_app's one output path) */
+    if (gg_app_commit_output(PROG, drv, tmp, dst_name))
+        goto done;
     CPLFree(tmp);
     tmp = NULL;
     rc = 0;
@@ -1684,31 +933,13 @@ done:
     if (out)
         GDALClose(out);
     if (tmp) {
-        CPLPushErrorHandler(CPLQuietErrorHandler);
-        if (drv)
-            GDALDeleteDataset(drv, tmp);
-        VSIUnlink(tmp);
-        CPLPopErrorHandler();
+        gg_app_discard_output(drv, tmp);
         CPLFree(tmp);
     }
     gg_ortho_session_destroy(sess);
     if (rds)
         GDALClose(rds);
-    if (sc.src)
-        GDALClose(sc.src);
-    if (sc.dem)
-        GDALClose(sc.dem);
-    free(sc.dem_buf);
-    if (sc.to_ll)
-        OCTDestroyCoordinateTransformation(sc.to_ll);
-    if (sc.to_dem)
-        OCTDestroyCoordinateTransformation(sc.to_dem);
-    if (sc.dst_srs)
-        OSRDestroySpatialReference(sc.dst_srs);
-    if (sc.wgs84)
-        OSRDestroySpatialReference(sc.wgs84);
-    if (sc.dem_srs)
-        OSRDestroySpatialReference(sc.dem_srs);
+    ggo_scene_close(&sc);
     return rc;
 }
 
@@ -1731,6 +962,8 @@ int main(int argc, char **argv)
     memset(&dev, 0, sizeof dev);
     dev.joined = 1;
     dev.st = GG_ERR_UNAVAILABLE;
+    if (gg_app_parse_only)
+        want_device = 0;
     if (want_device)
         device_begin(&dev, early_device);
     GDALAllRegister();
@@ -1739,8 +972,7 @@ int main(int argc, char **argv)
         return 1;
     options o;
     memset(&o, 0, sizeof o);
-    o.dem_interp = GG_ORTHO_METHOD_BILINEAR;
-    o.resampling = GG_ORTHO_METHOD_NEAR;
+    ggo_options_default(&o.g);
     char **pos = NULL;
     int rc = 1;
     for (int i = 1; i < argc; i++) {
@@ -1755,15 +987,15 @@ int main(int argc, char **argv)
             rc = 0;
             goto end;
         } else if (EQUAL(a, "-dem") && need(argc, argv, i, 1))
-            o.dem = argv[++i];
+            o.g.dem = argv[++i];
         else if (EQUAL(a, "-dem_srs") && need(argc, argv, i, 1))
-            o.dem_srs = argv[++i];
+            o.g.dem_srs = argv[++i];
         else if (EQUAL(a, "-t_srs") && need(argc, argv, i, 1))
-            o.t_srs = argv[++i];
+            o.g.t_srs = argv[++i];
         else if (EQUAL(a, "-of") && need(argc, argv, i, 1))
             o.format = argv[++i];
         else if (EQUAL(a, "-ot") && need(argc, argv, i, 1))
-            o.ot = argv[++i];
+            o.g.ot = argv[++i];
         else if (EQUAL(a, "-outdir") && need(argc, argv, i, 1))
             o.outdir = argv[++i];
         else if (EQUAL(a, "-device") && need(argc, argv, i, 1))
@@ -1771,63 +1003,63 @@ int main(int argc, char **argv)
         else if (EQUAL(a, "-co") && need(argc, argv, i, 1))
             o.co = CSLAddString(o.co, argv[++i]);
         else if ((EQUAL(a, "-dem_interp") || EQUAL(a, "-r")) && need(argc, argv, i, 1)) {
-            if (!parse_method(argv[++i], EQUAL(a, "-r") ? &o.resampling : &o.dem_interp)) {
+            if (!ggo_parse_method(argv[++i], EQUAL(a, "-r") ? &o.g.resampling : &o.g.dem_interp)) {
                 fail(NULL, "%s %s: use near, bilinear or cubic", a, argv[i]);
                 goto end;
             }
         } else if (EQUAL(a, "-dem_missing") && need(argc, argv, i, 1)) {
-            if (!number(a, argv[++i], &o.dem_missing))
+            if (!number(a, argv[++i], &o.g.dem_missing))
                 goto end;
-            o.has_dem_missing = 1;
+            o.g.has_dem_missing = 1;
         } else if (EQUAL(a, "-rpc_height") && need(argc, argv, i, 1)) {
-            if (!number(a, argv[++i], &o.rpc_height))
+            if (!number(a, argv[++i], &o.g.rpc_height))
                 goto end;
         } else if (EQUAL(a, "-srcnodata") && need(argc, argv, i, 1)) {
-            if (!number(a, argv[++i], &o.srcnodata))
+            if (!number(a, argv[++i], &o.g.srcnodata))
                 goto end;
-            o.has_srcnodata = 1;
+            o.g.has_srcnodata = 1;
         } else if (EQUAL(a, "-dstnodata") && need(argc, argv, i, 1)) {
-            if (!number(a, argv[++i], &o.dstnodata))
+            if (!number(a, argv[++i], &o.g.dstnodata))
                 goto end;
-            o.has_dstnodata = 1;
+            o.g.has_dstnodata = 1;
         } else if (EQUAL(a, "-grid_step") && need(argc, argv, i, 1)) {
             if (!number(a, argv[++i], &v) || v < 1 || v > 1024) {
                 fail(NULL, "-grid_step: 1 to 1024");
                 goto end;
             }
-            o.step = (int)v;
+            o.g.step = (int)v;
         } else if (EQUAL(a, "-tr") && need(argc, argv, i, 2)) {
-            if (!number(a, argv[i + 1], &o.tr[0]) || !number(a, argv[i + 2], &o.tr[1]))
+            if (!number(a, argv[i + 1], &o.g.tr[0]) || !number(a, argv[i + 2], &o.g.tr[1]))
                 goto end;
             i += 2;
-            if (!(o.tr[0] > 0) || o.tr[1] == 0) {
+            if (!(o.g.tr[0] > 0) || o.g.tr[1] == 0) {
                 fail(NULL, "-tr: resolutions must be positive");
                 goto end;
             }
-            o.has_tr = 1;
+            o.g.has_tr = 1;
         } else if (EQUAL(a, "-ts") && need(argc, argv, i, 2)) {
-            o.ts[0] = atoi(argv[i + 1]);
-            o.ts[1] = atoi(argv[i + 2]);
+            o.g.ts[0] = atoi(argv[i + 1]);
+            o.g.ts[1] = atoi(argv[i + 2]);
             i += 2;
-            if (o.ts[0] < 1 || o.ts[1] < 1) {
+            if (o.g.ts[0] < 1 || o.g.ts[1] < 1) {
                 fail(NULL, "-ts: width and height must be positive");
                 goto end;
             }
-            o.has_ts = 1;
+            o.g.has_ts = 1;
         } else if (EQUAL(a, "-te") && need(argc, argv, i, 4)) {
             for (int k = 0; k < 4; k++)
-                if (!number(a, argv[i + 1 + k], &o.te[k]))
+                if (!number(a, argv[i + 1 + k], &o.g.te[k]))
                     goto end;
             i += 4;
-            if (!(o.te[2] > o.te[0] && o.te[3] > o.te[1])) {
+            if (!(o.g.te[2] > o.g.te[0] && o.g.te[3] > o.g.te[1])) {
                 fail(NULL, "-te: xmin < xmax and ymin < ymax are needed");
                 goto end;
             }
-            o.has_te = 1;
+            o.g.has_te = 1;
         } else if (EQUAL(a, "-q") || EQUAL(a, "-quiet"))
-            o.quiet = 1;
+            o.g.quiet = 1;
         else if (EQUAL(a, "-v"))
-            o.verbose = 1;
+            o.g.verbose = 1;
         else if (a[0] == '-' && a[1] && i + 1 <= argc && !strchr("0123456789.", a[1])) {
             if (i < argc && (EQUAL(a, "-dem") || EQUAL(a, "-t_srs") || EQUAL(a, "-tr") ||
                              EQUAL(a, "-te") || EQUAL(a, "-ts") || EQUAL(a, "-r") ||
@@ -1843,7 +1075,7 @@ int main(int argc, char **argv)
         } else
             pos = CSLAddString(pos, a);
     }
-    if (o.has_tr && o.has_ts) {
+    if (o.g.has_tr && o.g.has_ts) {
         fail(NULL, "-tr and -ts cannot be used together");
         goto end;
     }
@@ -1860,6 +1092,10 @@ int main(int argc, char **argv)
             fail(NULL, "-outdir %s is not a folder", o.outdir);
             goto end;
         }
+    }
+    if (gg_app_parse_only) {
+        rc = 0;
+        goto end;
     }
     /* GDAL's block cache defaults to 5 % of the RAM: the whole output
      * would sit in it and be written by GDALClose at the end, on one
@@ -1890,12 +1126,12 @@ int main(int argc, char **argv)
             failed++;
             continue;
         }
-        if (o.outdir && !o.quiet)
+        if (o.outdir && !o.g.quiet)
             fprintf(stderr, "%s -> %s\n", pos[i], dst);
         const int r = process_scene(&o, &dev, pos[i], dst);
         if (dev.joined && dev.st == GG_OK && !notice_done) {
             notice_done = 1;
-            if (*gg_context_notice(dev.ctx) && !o.quiet)
+            if (*gg_context_notice(dev.ctx) && !o.g.quiet)
                 fprintf(stderr, "%s: %s\n", PROG, gg_context_notice(dev.ctx));
         }
         if (r == SCENE_NO_DEVICE)

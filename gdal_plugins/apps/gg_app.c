@@ -911,6 +911,8 @@ static int print_version(const gg_app_spec *spec)
     return 0;
 }
 
+int gg_app_parse_only = 0;
+
 int gg_app_main(const gg_app_spec *spec, int argc, char **argv)
 {
     /* ours, before GDALGeneralCmdLineProcessor answers --version with
@@ -959,7 +961,7 @@ int gg_app_main(const gg_app_spec *spec, int argc, char **argv)
     } else {
         CPLPushErrorHandlerEx(collect_errors, &app);
         if (parse_arguments(&app, argc, argv) == 0)
-            status = run(&app);
+            status = gg_app_parse_only ? 0 : run(&app);
         CPLPopErrorHandler();
     }
     gg_op_free(app.op);
@@ -970,4 +972,27 @@ int gg_app_main(const gg_app_spec *spec, int argc, char **argv)
     CSLDestroy(argv);
     GDALDestroyDriverManager();
     return status;
+}
+
+/* --------------------------------- the safe output path, for own writers */
+
+char *gg_app_temporary_name(const char *dst)
+{
+    return temporary_name(dst);
+}
+
+int gg_app_commit_output(const char *utility, void *drv, const char *tmp, const char *dst)
+{
+    gg_app_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.name = utility;
+    gg_app app;
+    memset(&app, 0, sizeof app);
+    app.spec = &spec;
+    return replace_output(&app, (GDALDriverH)drv, tmp, dst, 0);
+}
+
+void gg_app_discard_output(void *drv, const char *tmp)
+{
+    remove_quietly((GDALDriverH)drv, tmp);
 }

@@ -39,6 +39,13 @@ typedef struct gg_app_spec {
 /* The whole program: returns the exit status (0 success, 1 failure). */
 int gg_app_main(const gg_app_spec *spec, int argc, char **argv);
 
+/* Test hook (tests/fuzz/fuzz_app_options): when non-zero, gg_app_main and
+ * the utilities' own parsers (gdal_xcorr -mode gmtsar, gdal_coreg,
+ * gdal_fmcw -simulate, gdal_ortho) return right after the command line is
+ * parsed: 0 when it is complete, 1 after a usage error; no data is opened,
+ * no device started, nothing written. */
+extern int gg_app_parse_only;
+
 /* Helpers for parse_flag.  All return 1 on success and -1 after reporting
  * the error as one line. */
 
@@ -57,6 +64,17 @@ void gg_app_per_band_files(gg_app *app);
 /* Reports a usage error: "ERROR 1: <utility>: <message> (see --help)". */
 int gg_app_usage_error(gg_app *app, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* The safe output path for a utility that writes its pixels itself
+ * (gdal_ortho: a pipelined writer fed by its device thread, one scene per
+ * output in batch mode): the same temporary name (".<stem>.tmp<pid>.<ext>"
+ * in the destination's folder), replacement and clean-up as every other
+ * utility's output.  temporary_name: CPLFree() it.  commit: replaces dst by
+ * the finished (closed) tmp, 0 on success, 1 after one error line
+ * "ERROR n: <utility>: ...".  discard: removes whatever tmp left. */
+char *gg_app_temporary_name(const char *dst);
+int gg_app_commit_output(const char *utility, void *drv, const char *tmp, const char *dst);
+void gg_app_discard_output(void *drv, const char *tmp);
 
 #ifdef __cplusplus
 }

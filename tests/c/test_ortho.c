@@ -198,6 +198,44 @@ static int ref_cubic(double sx, double sy, double *v)
     return 1;
 }
 
+/* Downsampling (gdalwarp's stretched kernels): kernel k of support
+ * `support` (2 cubic, 1 bilinear) stretched by 1 / scale along each axis,
+ * summed over every image pixel inside the stretched support, normalised by
+ * the product of the row and column weight sums.  Written over absolute
+ * pixel indices, independently of the kernel's tap loops. */
+static double g_xscale = 1.0, g_yscale = 1.0; /* < 0.95: stretched */
+
+static double triangle(double t)
+{
+    t = fabs(t);
+    return t < 1 ? 1 - t : 0;
+}
+
+static int ref_stretched(int cubic, double sx, double sy, double *v)
+{
+    const double support = cubic ? 2.0 : 1.0;
+    const double fx = sx - 0.5, fy = sy - 0.5;
+    const double xs = fmin(g_xscale, 1.0), ys = fmin(g_yscale, 1.0);
+    const int x0 = (int)floor(fx - support / xs), x1 = (int)ceil(fx + support / xs);
+    const int y0 = (int)floor(fy - support / ys), y1 = (int)ceil(fy + support / ys);
+    double acc = 0, wxs = 0, wys = 0;
+    for (int x = x0; x <= x1; x++)
+        if (x >= 0 && x < SW)
+            wxs += cubic ? catmull_rom((x - fx) * xs) : triangle((x - fx) * xs);
+    for (int y = y0; y <= y1; y++) {
+        if (y < 0 || y >= SH)
+            continue;
+        const double wy = cubic ? catmull_rom((y - fy) * ys) : triangle((y - fy) * ys);
+        wys += wy;
+        for (int x = x0; x <= x1; x++)
+            if (x >= 0 && x < SW)
+                acc += wy * (cubic ? catmull_rom((x - fx) * xs) : triangle((x - fx) * xs)) *
+                       g_src[y * SW + x];
+    }
+    *v = acc / (wxs * wys);
+    return 1;
+}
+
 /* Reference orthoimage (float64): NAN where no value.  dem_missing < -1e30:
  * none given. */
 static void ref_ortho(const gg_ortho_rpc *r, const double *dem, int has_nodata,
@@ -222,6 +260,8 @@ static void ref_ortho(const gg_ortho_rpc *r, const double *dem, int has_nodata,
                 continue;
             if (method == GG_ORTHO_METHOD_NEAR)
                 v = g_src[iy * SW + ix];
+            else if (g_xscale < 0.95 || g_yscale < 0.95)
+                ref_stretched(method == GG_ORTHO_METHOD_CUBIC, sx, sy, &v);
             else if (method == GG_ORTHO_METHOD_BILINEAR)
                 ref_bilinear(sx, sy, &v);
             else
@@ -256,6 +296,7 @@ static double *make_grid(int y0, int rows, int step, int *nx, int *ny)
 typedef struct job {
     int method, dst_type, dem_nodata, has_missing;
     double missing;
+    double xscale, yscale; /* 0: no stretch */
 } job;
 
 static gg_ortho_session *open_session(gg_context *ctx, const gg_ortho_rpc *r, const double *dem,
@@ -273,6 +314,10 @@ static gg_ortho_session *open_session(gg_context *ctx, const gg_ortho_rpc *r, co
     gg_ortho_session *s = NULL;
     if (gg_ortho_session_create(ctx, r, &d, &o, &s) != GG_OK)
         return NULL;
+    if (j->xscale > 0 && gg_ortho_session_set_scale(s, j->xscale, j->yscale) != GG_OK) {
+        gg_ortho_session_destroy(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -365,19 +410,28 @@ static void test_against_reference(gg_context *ctx, const char *dev, void *keep[
         for (int x = 18; x < 27; x++)
             dem_hole[y * DW + x] = DEM_NODATA;
     const job jobs[] = {
-        {GG_ORTHO_METHOD_NEAR, GG_ORTHO_FLOAT32, 0, 0, 0},
-        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 0, 0, 0},
-        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0},
-        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_UINT16, 0, 0, 0},
-        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 1, 0, 0},   /* hole: no value */
-        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 1, 1, 1234.5}, /* hole: -dem_missing */
+        {GG_ORTHO_METHOD_NEAR, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0},
+        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0},
+        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0},
+        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_UINT16, 0, 0, 0, 0, 0},
+        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 1, 0, 0, 0, 0}, /* hole: no value */
+        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 1, 1, 1234.5, 0, 0}, /* hole: -dem_missing */
+        /* downsampling: gdalwarp's stretched kernels (3x and 2.2x, 2.4x
+         * and 1.0x: one axis stretched) */
+        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 0, 0, 0, 1.0 / 3, 1.0 / 2.2},
+        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0, 1.0 / 3, 1.0 / 2.2},
+        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_UINT16, 0, 0, 0, 1.0 / 2.4, 1.0},
     };
     const char *names[] = {"near",           "bilinear",     "cubic",
-                           "cubic UInt16",   "DEM nodata",   "DEM nodata + dem_missing"};
+                           "cubic UInt16",   "DEM nodata",   "DEM nodata + dem_missing",
+                           "bilinear stretched 3x2.2", "cubic stretched 3x2.2",
+                           "cubic UInt16 stretched 2.4x1"};
     double *ref = malloc(sizeof(double) * OW * OH);
     for (int t = 0; t < (int)(sizeof jobs / sizeof jobs[0]) && t < nkeep; t++) {
         const job *j = &jobs[t];
         const double *dem = j->dem_nodata ? dem_hole : g_dem;
+        g_xscale = j->xscale > 0 ? j->xscale : 1.0;
+        g_yscale = j->xscale > 0 ? j->yscale : 1.0;
         ref_ortho(&r, dem, j->dem_nodata, j->has_missing ? j->missing : -1e300, j->method, ref);
         gg_ortho_session *s = open_session(ctx, &r, dem, j);
         CHECK(s != NULL, "%s: session: %s", dev, gg_context_last_error(ctx));
@@ -401,7 +455,7 @@ static void test_resident(gg_context *ctx, const char *dev)
 {
     gg_ortho_rpc r;
     make_rpc(&r, SW, SH);
-    const job j = {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0};
+    const job j = {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0};
     gg_ortho_session *s = open_session(ctx, &r, g_dem, &j);
     CHECK(s != NULL, "%s: session", dev);
     if (!s)
@@ -579,7 +633,7 @@ int main(void)
     test_occupancy_formula();
     char devs[MAXDEV][32];
     const int nd = test_devices(devs, MAXDEV);
-    enum { NJOB = 6 };
+    enum { NJOB = 9 };
     void *first[NJOB] = {0};
     for (int d = 0; d < nd; d++) {
         gg_context *ctx = NULL;
@@ -599,7 +653,7 @@ int main(void)
             }
             if (!first[t] || !mine[t])
                 continue;
-            const int u16 = t == 3;
+            const int u16 = t == 3 || t == 8;
             double worst = 0;
             for (int i = 0; i < OW * OH; i++) {
                 const double a = u16 ? ((unsigned short *)first[t])[i] : ((float *)first[t])[i];

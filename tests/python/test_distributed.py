@@ -393,6 +393,48 @@ def test_retries_and_failures(client, data, ortho_ref, tmp_path, gg):
     assert not leftovers(out1)
 
 
+def test_ortho_several_scenes_per_task(client, data, ortho_ref, tmp_path):
+    """per_task > 1 (one gdal_ortho -outdir run for several scenes) writes
+    the same files, each under its own marker: a one-scene-per-task re-run
+    skips them all; a bad scene inside a group fails alone, and a re-run
+    of the group computes only what is missing."""
+    out = tmp_path / "grouped"
+    out.mkdir()
+    b = gd.ortho_batch(client, data["scenes"], out, data["ortho_args"], per_task=3)
+    assert b.ok and len(b.done) == len(data["scenes"]), b.failed
+    assert [r.name for r in b.records] == [s.stem + ".tif" for s in data["scenes"]]
+    assert len({r.worker for r in b.done}) >= 2, "3 groups did not spread over workers"
+    for s in data["scenes"]:
+        name = s.stem + ".tif"
+        assert (out / name).read_bytes() == (ortho_ref / name).read_bytes(), name
+    assert not leftovers(out)
+    before = snapshot(out)
+    b = gd.ortho_batch(client, data["scenes"], out, data["ortho_args"])  # one per task
+    assert len(b.skipped) == len(data["scenes"]) and not b.done
+    assert snapshot(out) == before
+
+    (out / "scene_04.tif").write_bytes(b"truncated")
+    b = gd.ortho_batch(client, data["scenes"], out, data["ortho_args"], per_task="auto")
+    assert [r.name for r in b.done] == ["scene_04.tif"] and len(b.skipped) == len(data["scenes"]) - 1
+    assert (out / "scene_04.tif").read_bytes() == (ortho_ref / "scene_04.tif").read_bytes()
+
+    bad = write_scene(tmp_path / "norpc.tif", np.random.default_rng(2), 60, 50, None)
+    group = [data["scenes"][0], bad, data["scenes"][1]]
+    out1 = tmp_path / "grouped_bad"
+    out1.mkdir()
+    b = gd.ortho_batch(client, group, out1, data["ortho_args"], per_task=3, retries=1)
+    assert [r.status for r in b.records] == ["done", "failed", "done"]
+    assert "norpc.tif" in b.failed[0].error
+    assert sorted(p.name for p in out1.glob("*.tif")) == ["scene_00.tif", "scene_01.tif"]
+    for s in group[::2]:
+        assert (out1 / (s.stem + ".tif")).read_bytes() == (ortho_ref / (s.stem + ".tif")).read_bytes()
+    assert not leftovers(out1)
+    b = gd.ortho_batch(client, group, out1, data["ortho_args"], per_task=3, retries=0)
+    assert [r.status for r in b.records] == ["skipped", "failed", "skipped"]
+    with pytest.raises(ValueError, match="per_task"):
+        gd.ortho_batch(client, group, out1, data["ortho_args"], per_task=0)
+
+
 def test_batch_arguments_refused(client, data, tmp_path):
     with pytest.raises(ValueError, match="-device"):
         gd.ortho_batch(client, data["scenes"][:1], tmp_path, ["-device", "cpu"])

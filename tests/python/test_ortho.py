@@ -235,6 +235,46 @@ def test_synthetic_matches_gdalwarp(gg, synth, r, dtype, dem):
     compare(ours, ref, f"{r}/{dtype}/{dem}")
 
 
+DOWN = {  # 2x to 3x coarser than the ~4.4 m source; square, anisotropic, a window inside
+    "tr9": ["-t_srs", "EPSG:32632", "-te", "270800", "5007800", "273700", "5010750",
+            "-tr", "9", "9"],
+    "tr13": ["-t_srs", "EPSG:32632", "-te", "270800", "5007800", "273700", "5010750",
+             "-tr", "13", "13"],
+    "tr12x7": ["-t_srs", "EPSG:32632", "-tr", "12", "7"],
+    "inside_tr10": ["-t_srs", "EPSG:32632", "-te", "271500", "5008500", "273000", "5010000",
+                    "-tr", "10", "10"],
+}
+
+
+@pytest.mark.parametrize("r", ["bilinear", "cubic"])
+@pytest.mark.parametrize("dtype", ["UInt16", "Float32"])
+@pytest.mark.parametrize("grid", list(DOWN))
+def test_downsampled_matches_gdalwarp(gg, synth, r, dtype, grid):
+    """Output coarser than the source: gdalwarp stretches its bilinear and
+    cubic kernels by the scale of its warped window (XSCALE/YSCALE);
+    gdal_ortho does the same (interior within 1 DN)."""
+    d = synth["dir"]
+    src, dem = synth[dtype], synth["dem4326"]
+    ref = gdalwarp(src, d / f"w_down_{r}_{dtype}_{grid}.tif", dem, r, args=DOWN[grid])
+    ours = d / f"o_down_{r}_{dtype}_{grid}.tif"
+    ortho(gg, "-device", "cpu", "-dem", dem, "-r", r, *DOWN[grid], src, ours)
+    compare(ours, ref, f"downsampled {r}/{dtype}/{grid}")
+
+
+@pytest.mark.parametrize("r", ["bilinear", "cubic"])
+def test_downsampling_without_stretch_differs(gg, synth, r):
+    """The comparison above is not vacuous: the 4-sample kernels (scales
+    forced to 1) are off gdalwarp's pixels by far more than 1 DN."""
+    d = synth["dir"]
+    src, dem = synth["UInt16"], synth["dem4326"]
+    ref = gdalwarp(src, d / f"w_nostretch_{r}.tif", dem, r, args=DOWN["tr13"])
+    ours = d / f"o_nostretch_{r}.tif"
+    gg.run("gdal_ortho", "-q", "-device", "cpu", "-dem", str(dem), "-r", r, *DOWN["tr13"],
+           str(src), str(ours), env={"GG_ORTHO_SCALE": "1,1"})
+    with pytest.raises(AssertionError, match="interior differs"):
+        compare(ours, ref, "no stretch")
+
+
 @pytest.mark.parametrize("dem_interp", ["near", "cubic"])
 def test_dem_interpolation_matches_gdal(gg, synth, dem_interp):
     d = synth["dir"]
@@ -340,7 +380,8 @@ def test_pleiades_matches_gdalwarp(gg, tmp_path, r, ot):
 
 
 def no_output_left(folder, stem):
-    return not [p for p in Path(folder).iterdir() if p.name.startswith(stem)]
+    # temporaries are ".<stem>.tmp<pid>.<ext>" (gg_app's safe output path)
+    return not [p for p in Path(folder).iterdir() if p.name.lstrip(".").startswith(stem)]
 
 
 def test_no_rpc(gg, synth, tmp_path):
@@ -411,3 +452,137 @@ def test_batch_one_bad_scene(gg, synth, tmp_path):
     assert sorted(x.name for x in outdir.iterdir()) == ["scene_Float32.tif", "scene_UInt16.tif"]
     a = gdal.Open(str(outdir / "scene_UInt16.tif")).ReadAsArray()
     assert (a != 0).sum() > 0.3 * a.size
+
+
+# ------------------------------------------- GG:ortho: (the GG driver)
+
+
+def gg_ortho_string(opts, scene):
+    return "GG:ortho:" + "".join(f"{k}={v}:" for k, v in opts) + f"{scene}"
+
+
+UTM_GG = [("t_srs", "EPSG:32632"), ("te", "270800,5007800,273700,5010750"), ("tr", "4,4")]
+
+
+@pytest.mark.parametrize("case", ["cubic_te_tr", "default_grid"])
+def test_gg_ortho_translate_is_gdal_ortho(gg, synth, device, case):
+    """gdal_translate of GG:ortho:... gives gdal_ortho's pixels, grid, CRS and
+    nodata, on the same device; opening it computes nothing."""
+    d = synth["dir"]
+    src, dem = synth["UInt16"], synth["dem4326"]
+    if case == "cubic_te_tr":
+        opts = [("dem", dem), ("r", "cubic"), *UTM_GG, ("dstnodata", 7)]
+        flags = ["-dem", dem, "-r", "cubic", *UTM, "-dstnodata", 7]
+    else:  # gdalwarp's own grid: only the CRS given
+        opts = [("dem", dem), ("t_srs", "EPSG:32632")]
+        flags = ["-dem", dem, "-t_srs", "EPSG:32632"]
+    ours = d / f"ggo_{device}_{case}.tif"
+    ortho(gg, "-device", device, *flags, src, ours)
+    conn = gg_ortho_string([*opts, ("device", device)], src)
+    via = d / f"ggo_translate_{device}_{case}.tif"
+    subprocess.run(["gdal_translate", "-q", conn, str(via)], check=True, capture_output=True)
+    a, b = gdal.Open(str(via)), gdal.Open(str(ours))
+    assert (a.RasterXSize, a.RasterYSize) == (b.RasterXSize, b.RasterYSize)
+    assert a.GetGeoTransform() == b.GetGeoTransform()
+    sa, sb = osr.SpatialReference(a.GetProjection()), osr.SpatialReference(b.GetProjection())
+    assert sa.IsSame(sb)
+    assert a.GetRasterBand(1).GetNoDataValue() == b.GetRasterBand(1).GetNoDataValue()
+    if case == "cubic_te_tr":
+        assert a.GetRasterBand(1).GetNoDataValue() == 7
+    x, y = a.ReadAsArray(), b.ReadAsArray()
+    assert x.dtype == y.dtype == np.uint16
+    assert (y != y.flat[0]).sum() > 0.3 * y.size  # textured, not empty
+    assert np.array_equal(x, y), f"{case}: differs at {(x != y).sum()} pixels"
+    if case == "cubic_te_tr":  # and the same as gdalwarp's (interior within 1 DN)
+        ref = gdalwarp(src, d / "w_ggo.tif", dem, "cubic", args=UTM + ["-dstnodata", "7"])
+        a2 = x.astype(float)
+        a2[a2 == 7] = 0
+        tmp = d / f"ggo_cmp_{device}.tif"
+        gdal.GetDriverByName("GTiff").CreateCopy(str(tmp), gdal.Open(str(via)))
+        t = gdal.Open(str(tmp), gdal.GA_Update)
+        t.GetRasterBand(1).WriteArray(a2.astype(np.uint16))
+        t = None
+        r2 = gdal.Open(str(ref)).ReadAsArray().astype(float)
+        r2[r2 == 7] = 0
+        rr = d / "w_ggo0.tif"
+        gdal.GetDriverByName("GTiff").CreateCopy(str(rr), gdal.Open(str(ref)))
+        t = gdal.Open(str(rr), gdal.GA_Update)
+        t.GetRasterBand(1).WriteArray(r2.astype(np.uint16))
+        t = None
+        compare(tmp, rr, f"GG:ortho {device}")
+
+
+def test_gg_ortho_ggvrt(gg, synth, tmp_path):
+    """A .ggvrt with operation="ortho": options as <Option>, the DEM and the
+    scene relative to the file; same pixels as gdal_ortho."""
+    import shutil
+    for k in ("UInt16", "demutm"):
+        shutil.copy(synth[k], tmp_path / Path(synth[k]).name)
+    (tmp_path / "o.ggvrt").write_text(
+        '<GGVRTDataset operation="ortho">\n'
+        f'  <Option name="dem">{Path(synth["demutm"]).name}</Option>\n'
+        '  <Option name="r">bilinear</Option>\n'
+        '  <Option name="t_srs">EPSG:32632</Option>\n'
+        '  <Option name="tr">5,5</Option>\n'
+        '  <Option name="device">cpu</Option>\n'
+        f'  <Input relativeToVRT="1">{Path(synth["UInt16"]).name}</Input>\n'
+        '</GGVRTDataset>\n')
+    ours = tmp_path / "o.tif"
+    ortho(gg, "-device", "cpu", "-dem", synth["demutm"], "-r", "bilinear", "-t_srs",
+          "EPSG:32632", "-tr", 5, 5, synth["UInt16"], ours)
+    cwd = os.getcwd()
+    os.chdir("/")  # relative names resolve against the .ggvrt, not the cwd
+    try:
+        ds = gdal.Open(str(tmp_path / "o.ggvrt"))
+        assert ds.GetDriver().ShortName == "GG"
+        x = ds.ReadAsArray()
+        gt = ds.GetGeoTransform()
+    finally:
+        os.chdir(cwd)
+    b = gdal.Open(str(ours))
+    assert gt == b.GetGeoTransform()
+    y = b.ReadAsArray()
+    assert (y != 0).sum() > 0.3 * y.size
+    assert np.array_equal(x, y)
+
+
+def test_gg_ortho_opens_without_computing(gg, synth):
+    """gdalinfo needs no device: with a device that cannot start, the grid
+    and georeferencing are there, and only reading pixels fails."""
+    conn = gg_ortho_string([("dem", synth["dem4326"]), *UTM_GG, ("device", "opencl:97:0")],
+                           synth["UInt16"])
+    p = subprocess.run(["gdalinfo", conn], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "Size is 725, 738" in p.stdout and "UTM zone 32N" in p.stdout
+    assert "ERROR" not in p.stderr
+    p = subprocess.run(["gdalinfo", "-checksum", conn], capture_output=True, text=True)
+    assert p.returncode != 0 or "ERROR" in p.stderr
+
+
+@pytest.mark.parametrize("opts, scene, words", [
+    ([("r", "lanczos")], "UInt16", "near, bilinear or cubic"),
+    ([("tr", "abc")], "UInt16", "tr=abc"),
+    ([("te", "1,2,3")], "UInt16", "te=1,2,3"),
+    ([("ts", "10,0")], "UInt16", "ts=10,0"),
+    ([("tr", "4,4"), ("ts", "10,10")], "UInt16", "tr and ts"),
+    ([("dme", "x.tif")], "UInt16", "'dme' is not an option of ortho"),
+    ([("dem", "/nonexistent/dem.tif")], "UInt16", "cannot open DEM"),
+    ([("t_srs", "EPSG:999999")], "UInt16", "t_srs"),
+    ([("dem", "DEM"), ("t_srs", "EPSG:32632"), ("te", "0,0,1000,1000"), ("tr", "10,10")],
+     "UInt16", "footprint"),
+    ([], "plain", "no RPCs"),
+    ([], "", "no input"),
+])
+def test_gg_ortho_bad_specs(gg, synth, tmp_path, opts, scene, words):
+    opts = [(k, synth["dem4326"] if v == "DEM" else v) for k, v in opts]
+    if scene == "plain":
+        scene = tmp_path / "plain.tif"
+        gdal.GetDriverByName("GTiff").Create(str(scene), 20, 20, 1, gdal.GDT_UInt16)
+    elif scene:
+        scene = synth[scene]
+    conn = gg_ortho_string(opts, scene) if opts or scene else "GG:ortho:"
+    p = subprocess.run(["gdalinfo", conn], capture_output=True, text=True)
+    assert p.returncode != 0
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("ERROR")]
+    assert len(errors) == 1, p.stderr
+    assert words in errors[0], p.stderr

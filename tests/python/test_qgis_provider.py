@@ -151,6 +151,14 @@ def test_table_matches_utilities():
                 assert pr.flag in text, f"{u.program}: {pr.flag} not in its --help"
 
 
+def test_quicklook_kinds_match_the_helper():
+    """The provider's Kind choices are gdal_quicklook's kinds (no drift)."""
+    sys.path.insert(0, str(REPO / "gdal_plugins" / "python"))
+    os.environ.setdefault("GG_LIBRARY", str(BUILD / "lib"))
+    from geogpu import quicklook
+    assert tuple(utilities.QUICKLOOK_KINDS) == tuple(quicklook.KINDS)
+
+
 def test_from_help_fallback():
     """A utility without a table entry gets parameters from its --help: the
     gg_app utilities give back their own flags, typed."""

@@ -348,3 +348,136 @@ def test_existing_output_kept_on_failure(gg, tmp_path):
     p = gg.run("gdal_quicklook", nan, dst, check=False)
     assert p.returncode == 1 and "no valid pixel" in p.stderr
     assert dst.read_bytes() == b"old"
+
+
+# ------------------------------------------------ every product of every utility
+
+@pytest.fixture(scope="module")
+def fmcw_polar(tmp_path_factory):
+    """gdal_fmcw products of a simulated storm: the polar raster (all ten
+    products) and PPIs of ZDR, RHOHV, PHIDP, WIDTH, SNR."""
+    from conftest import GG
+    d = tmp_path_factory.mktemp("ql_fmcw")
+    GG.run("gdal_fmcw", "-simulate", "-sectors", 48, "-gates", 96, "-sweeps", 32, "-samples",
+           256, "-q", d / "radar.nc")
+    GG.run("gdal_fmcw", "-q", "-device", "cpu", d / "radar.nc", d / "polar.tif")
+    GG.run("gdal_fmcw", "-q", "-device", "cpu", "-grid", 120, "-products",
+           "ZDR,RHOHV,PHIDP,WIDTH,SNR,LDR", d / "radar.nc", d / "ppi.tif")
+    return d
+
+
+@pytest.mark.parametrize("product,lo,hi", [("ZDR", -2, 6), ("RHOHV", 0.7, 1.0), ("LDR", -35, 0),
+                                           ("WIDTH", 0, None), ("SNR", -10, 40),
+                                           ("PHIDP", None, None)])
+def test_radar_moments(gg, fmcw_polar, tmp_path, product, lo, hi):
+    """The other FMCW moments get a colour map and their customary range
+    (widened to the data), nodata dark as in a PPI -- not a dB stretch."""
+    src = fmcw_polar / f"ppi_{product}.tif"
+    rgb, info = quicklook(gg, src, tmp_path / f"{product}.png")
+    assert info["geogpu:kind"] == "radar"
+    r0, r1 = (float(v) for v in info["geogpu:range"].split(","))
+    ds = gdal.Open(str(src))
+    band = ds.GetRasterBand(1)
+    v = band.ReadAsArray()
+    v = v[v != band.GetNoDataValue()]
+    if lo is not None:
+        assert r0 <= lo and r1 >= hi if hi is not None else r0 <= lo
+    p2, p98 = np.percentile(v, [2, 98])
+    eps = 1e-5 * max(1.0, abs(p2), abs(p98))  # the range is written with 6 digits
+    assert r0 <= p2 + eps and r1 >= p98 - eps, "data outside the colour range"
+    im = check_picture(rgb, info)
+    # colours, not grey: a colour map was applied
+    sat = im.max(axis=2).astype(int) - im.min(axis=2)
+    assert (sat > 40).mean() > 0.3
+    assert ql.RADAR_BG in {tuple(c) for c in im.reshape(-1, 3)}  # outside the range ring
+    check_bar(rgb, info, increasing=True)
+
+
+def test_polar_fmcw_each_band(gg, fmcw_polar, tmp_path):
+    """The polar raster: every band gets the kind of its product."""
+    want = {"DBZ": "reflectivity", "VEL": "velocity", "ZDR": "radar", "RHOHV": "radar",
+            "WIDTH": "radar", "PHIDP": "radar", "SNRHX": "radar"}
+    ds = gdal.Open(str(fmcw_polar / "polar.tif"))
+    names = [ds.GetRasterBand(b).GetDescription() for b in range(1, ds.RasterCount + 1)]
+    for name, kind in want.items():
+        b = names.index(name) + 1
+        rgb, info = quicklook(gg, fmcw_polar / "polar.tif", tmp_path / f"p{b}.png", "-b", str(b))
+        assert info["geogpu:kind"] == kind, name
+        check_picture(rgb, info)
+
+
+def test_ptsel_mask_and_best_offsets(gg, tmp_path, rng):
+    """PtSel's products: the PS mask in two colours with counts in the
+    legend, best_dx (signed) on a diverging map symmetric about zero."""
+    H, W, n = 60, 70, 8
+    phase = rng.uniform(-np.pi, np.pi, (n, H, W))
+    ps = rng.random((H, W)) < 0.05
+    phase[:, ps] = rng.uniform(-0.1, 0.1, (n, ps.sum())) + np.linspace(0, 2, n)[:, None]
+    paths = [write(tmp_path / f"i{k}.tif", np.exp(1j * phase[k]).astype(np.complex64))
+             for k in range(n)]
+    gg.run("gdal_ptsel", "-q", "-device", "cpu", "-window", 5, "-offsets", "-mask", *paths,
+           tmp_path / "ps.tif")
+    m = gdal.Open(str(tmp_path / "ps_ps_mask.tif")).ReadAsArray()
+    assert 0 < m.sum() < m.size
+    rgb, info = quicklook(gg, tmp_path / "ps_ps_mask.tif", tmp_path / "mask.png")
+    assert info["geogpu:kind"] == "mask"
+    x0, y0, x1, y1 = box(info, "geogpu:image")
+    shown = {tuple(c) for c in rgb[y0:y1, x0:x1].reshape(-1, 3)}
+    assert shown == {tuple(c) for c in cm.mask()}, "a mask shows exactly its two colours"
+    for r, c in [tuple(p) for p in np.argwhere(m == 1)[:5]] + [tuple(np.argwhere(m == 0)[0])]:
+        assert image_px(rgb, info, m.shape, r, c) == tuple(cm.mask()[m[r, c]])
+    bx0, by0, bx1, by1 = box(info, "geogpu:colorbar")
+    assert len({tuple(c) for c in rgb[by0:by1, (bx0 + bx1) // 2]}) == 2
+    rgb, info = quicklook(gg, tmp_path / "ps_best_dx.tif", tmp_path / "dx.png")
+    assert info["geogpu:kind"] == "amplitude"
+    r0, r1 = (float(v) for v in info["geogpu:range"].split(","))
+    assert r0 == -r1 and r1 > 0
+    check_picture(rgb, info)
+    check_bar(rgb, info, increasing=None)
+
+
+@pytest.mark.parametrize("tool,args", [("gdal_multilook", ["-looks", 3, 3]),
+                                       ("gdal_rotate", ["-angle", 30]),
+                                       ("gdal_radnorm", ["-coef", 2]),
+                                       ("gdal_radnorm", ["-coef", 6, "-levels", 12])])
+def test_sar_amplitude_products(gg, tmp_path, rng, tool, args):
+    """multilook / rotate / radnorm outputs: an amplitude picture with a
+    grey colour bar, textured (not flat), nodata (rotate's corners) grey."""
+    from scipy import ndimage
+    a = np.exp(ndimage.gaussian_filter(rng.standard_normal((90, 110)), 3) * 4) * \
+        rng.exponential(1.0, (90, 110))
+    src = write(tmp_path / "amp.tif", a.astype(np.float32))
+    dst = tmp_path / "out.tif"
+    gg.run(tool, "-q", "-device", "cpu", *[str(v) for v in args], src, dst)
+    rgb, info = quicklook(gg, dst, tmp_path / "out.png")
+    assert info["geogpu:kind"] == "amplitude"
+    im = check_picture(rgb, info)
+    col = check_bar(rgb, info, increasing=None)
+    assert np.all(col[:, 0] == col[:, 1])  # grey
+    assert len({tuple(c) for c in im.reshape(-1, 3)}) >= (8 if "-levels" in args else 50)
+    if tool == "gdal_rotate":
+        assert image_px(rgb, info, (90, 110), 0, 0) == ql.NODATA_RGB
+
+
+def test_ortho_image_zero_is_no_image(gg, tmp_path, rng):
+    """An orthoimage (UInt16, 0 around the footprint, no nodata value): the
+    stretch ignores the fill, which is drawn grey; the caption says so and
+    fits the picture."""
+    from scipy import ndimage
+    a = (1500 + 400 * ndimage.gaussian_filter(rng.standard_normal((120, 150)), 2)).astype(np.uint16)
+    a[:, :30] = 0
+    a[100:, :] = 0
+    ds = gdal.GetDriverByName("GTiff").Create(str(tmp_path / "o.tif"), 150, 120, 1,
+                                              gdal.GDT_UInt16)
+    ds.GetRasterBand(1).WriteArray(a)
+    ds = None
+    rgb, info = quicklook(gg, tmp_path / "o.tif", tmp_path / "o.png")
+    assert info["geogpu:kind"] == "amplitude"
+    r0, r1 = (float(v) for v in info["geogpu:range"].split(","))
+    inner = a[a > 0]
+    assert r0 >= np.percentile(inner, 1) - 1 and r1 <= inner.max()
+    assert image_px(rgb, info, a.shape, 5, 5) == ql.NODATA_RGB
+    assert image_px(rgb, info, a.shape, 50, 100) != ql.NODATA_RGB
+    check_picture(rgb, info)
+    # the caption is inside the canvas: no text pixel touches the right edge
+    assert np.all(rgb[:, -2] == ql.PANEL_RGB)

@@ -191,10 +191,162 @@ _PROTOTYPES = {
     "gg_op_bytes_per_pixel": (_dbl, [_vp]),
 }
 
+
+# ------------------------------------------------- flat APIs (not ops)
+# gg_fmcw_*, gg_mrr2_*, gg_ortho_*, gg_xcorr_* (GMTSAR mode), gg_coreg_fit_*:
+# capabilities that do not fit the op model; their structures mirror
+# geogpu.h member for member (enums are C ints).
+_f32p, _f64p = _c.POINTER(_c.c_float), _c.POINTER(_c.c_double)
+
+
+class GGFmcwParams(_c.Structure):
+    _fields_ = [("n_samples", _int), ("n_sweeps", _int), ("n_gates", _int),
+                ("carrier_hz", _dbl), ("bandwidth_hz", _dbl), ("sweep_time_s", _dbl),
+                ("sample_rate_hz", _dbl), ("radar_constant_h_db", _dbl),
+                ("zdr_offset_db", _dbl), ("ldr_offset_db", _dbl), ("range_offset_m", _dbl),
+                ("window_range", _int), ("window_doppler", _int), ("clutter_mean", _int),
+                ("notch_bins", _int), ("min_snr_db", _dbl), ("n_avg", _int),
+                ("max_clipped_fraction", _dbl)]
+
+
+class GGFmcwField(_c.Structure):
+    _fields_ = [(k, _f32p) for k in ("dbz", "zdr", "ldr", "vel", "width", "rhohv", "phidp",
+                                      "clutter_db")]
+
+
+class GGFmcwSim(_c.Structure):
+    _fields_ = [("noise_counts", _dbl), ("exponential", _int), ("seed", _c.c_ulonglong)]
+
+
+class GGMrr2(_c.Structure):
+    _fields_ = [("n_records", _int), ("n_gates", _int), ("n_bins", _int), ("cc", _dbl),
+                ("height", _f64p), ("tf", _f64p), ("spectra", _f32p),
+                ("time", _c.POINTER(_c.c_char * 16))]
+
+
+class GGOrthoRpc(_c.Structure):
+    _fields_ = [(k, _dbl) for k in ("line_off", "samp_off", "lat_off", "long_off", "height_off",
+                                    "line_scale", "samp_scale", "lat_scale", "long_scale",
+                                    "height_scale")] + \
+               [(k, _dbl * 20) for k in ("line_num", "line_den", "samp_num", "samp_den")]
+
+
+class GGOrthoOptions(_c.Structure):
+    _fields_ = [("resampling", _int), ("dem_interp", _int), ("rpc_height", _dbl),
+                ("height_scale", _dbl), ("has_dem_missing", _int), ("dem_missing", _dbl),
+                ("has_src_nodata", _int), ("src_nodata", _dbl), ("dst_init", _dbl)]
+
+
+class GGOrthoDem(_c.Structure):
+    _fields_ = [("data", _f64p), ("width", _int), ("height", _int), ("x0", _int), ("y0", _int),
+                ("raster_width", _int), ("raster_height", _int), ("has_nodata", _int),
+                ("nodata", _dbl)]
+
+
+class GGOrthoGrid(_c.Structure):
+    _fields_ = [("nodes", _f64p), ("nx", _int), ("ny", _int), ("step", _int)]
+
+
+class GGOrthoImage(_c.Structure):
+    _fields_ = [("data", _vp), ("type", _int), ("x0", _int), ("y0", _int), ("width", _int),
+                ("height", _int), ("stride", _sz), ("raster_width", _int),
+                ("raster_height", _int)]
+
+
+class GGXcorrPrm(_c.Structure):
+    _fields_ = [("slc_file", _c.c_char * 1024), ("width", _int), ("height", _int), ("prf", _dbl),
+                ("rshift", _int), ("ashift", _int), ("has_shift", _int)]
+
+
+class GGXcorrGmtsarOptions(_c.Structure):
+    _fields_ = [(k, _int) for k in ("nx", "ny", "xsearch", "ysearch", "range_interp", "interp",
+                                    "noshift")]
+
+
+class GGXcorrGmtsarRow(_c.Structure):
+    _fields_ = [(k, _dbl) for k in ("x", "xoff", "y", "yoff", "corr")]
+
+
+class GGCoregFitOptions(_c.Structure):
+    _fields_ = [("order", _int), ("min_snr", _dbl), ("min_peak", _dbl), ("tukey_c", _dbl),
+                ("kcut", _dbl), ("max_iter", _int), ("min_points", _int)]
+
+
+class GGCoregFit(_c.Structure):
+    _fields_ = [("order", _int), ("ncoef", _int), ("down", _dbl * 10), ("across", _dbl * 10),
+                ("n_total", _int), ("n_candidates", _int), ("n_used_down", _int),
+                ("n_used_across", _int), ("rms_down", _dbl), ("rms_across", _dbl),
+                ("sigma_down", _dbl), ("sigma_across", _dbl)]
+
+
+PROGRESS_FN = _c.CFUNCTYPE(_int, _dbl, _cp, _vp)
+_P = _c.POINTER
+_PROTOTYPES.update({
+    "gg_fmcw_product_name": (_cp, [_int]),
+    "gg_fmcw_product_units": (_cp, [_int]),
+    "gg_fmcw_product_standard_name": (_cp, [_int]),
+    "gg_fmcw_product_index": (_int, [_cp]),
+    "gg_fmcw_parse_products": (_int, [_cp, _P(_int), _P(_int), _cp, _sz]),
+    "gg_fmcw_params_default": (None, [_P(GGFmcwParams)]),
+    "gg_fmcw_params_check": (_int, [_P(GGFmcwParams), _cp, _sz]),
+    "gg_fmcw_range_resolution": (_dbl, [_P(GGFmcwParams)]),
+    "gg_fmcw_wavelength": (_dbl, [_P(GGFmcwParams)]),
+    "gg_fmcw_nyquist_velocity": (_dbl, [_P(GGFmcwParams)]),
+    "gg_fmcw_gate_range": (_dbl, [_P(GGFmcwParams), _int]),
+    "gg_fmcw_create": (_int, [_vp, _P(GGFmcwParams), _P(_int), _int, _int, _P(_vp)]),
+    "gg_fmcw_destroy": (None, [_vp]),
+    "gg_fmcw_last_error": (_cp, [_vp]),
+    "gg_fmcw_sector_values": (_sz, [_P(GGFmcwParams)]),
+    "gg_fmcw_push": (_int, [_vp, _P(_c.c_int16), _int]),
+    "gg_fmcw_products": (_int, [_vp, _f32p]),
+    "gg_fmcw_sector_flags": (_int, [_vp, _int]),
+    "gg_fmcw_spectral_moments": (_int, [_vp, _f32p, _int, _int, _int, _dbl, _dbl, _int, _f32p]),
+    "gg_fmcw_simulate": (_int, [_P(GGFmcwParams), _P(GGFmcwSim), _P(GGFmcwField),
+                                _P(_c.c_int16), _cp, _sz]),
+    "gg_fmcw_sim_snr_db": (_dbl, [_P(GGFmcwParams), _P(GGFmcwSim), _int, _dbl]),
+    "gg_fmcw_grid_ppi": (_int, [_P(GGFmcwParams), _f32p, _int, _f64p, _dbl, _dbl, _dbl, _dbl,
+                                _int, _f32p]),
+    "gg_fmcw_beam": (None, [_dbl, _dbl, _f64p, _f64p]),
+    "gg_mrr2_parse": (_int, [_cp, _sz, _P(_P(GGMrr2)), _cp, _sz]),
+    "gg_mrr2_free": (None, [_P(GGMrr2)]),
+    "gg_mrr2_moments": (_int, [_vp, _P(GGMrr2), _int, _f32p]),
+    "gg_ortho_session_create": (_int, [_vp, _P(GGOrthoRpc), _P(GGOrthoDem), _P(GGOrthoOptions),
+                                       _P(_vp)]),
+    "gg_ortho_session_destroy": (None, [_vp]),
+    "gg_ortho_session_run": (_int, [_vp, _P(GGOrthoGrid), _P(GGOrthoImage), _vp, _int, _int,
+                                    _int, _sz, _P(_int)]),
+    "gg_ortho_bytes_per_pixel": (_dbl, [_int, _int, _dbl]),
+    "gg_ortho_rpc_forward": (None, [_P(GGOrthoRpc), _dbl, _dbl, _dbl, _f64p, _f64p]),
+    "gg_xcorr_prm_read": (_int, [_cp, _P(GGXcorrPrm), _cp, _sz]),
+    "gg_xcorr_gmtsar": (_int, [_vp, _P(GGXcorrPrm), _P(GGXcorrPrm), _P(GGXcorrGmtsarOptions),
+                               _P(_P(GGXcorrGmtsarRow)), _P(_int), PROGRESS_FN, _vp]),
+    "gg_xcorr_free": (None, [_vp]),
+    "gg_coreg_fit_options_default": (None, [_P(GGCoregFitOptions)]),
+    "gg_coreg_fit_points": (_int, [_f64p, _f64p, _f64p, _f64p, _f64p, _f64p, _int,
+                                   _P(GGCoregFitOptions), _P(GGCoregFit), _cp, _sz]),
+    "gg_coreg_fit_eval": (_dbl, [_P(GGCoregFit), _int, _dbl, _dbl]),
+    "gg_coreg_fit_json": (_int, [_P(GGCoregFit), _cp, _sz]),
+    "gg_coreg_fit_prm": (_int, [_P(GGCoregFit), _cp, _sz]),
+    "gg_coreg_fit_parse": (_int, [_cp, _P(GGCoregFit), _cp, _sz]),
+})
+
 for _name, (_res, _args) in _PROTOTYPES.items():
     _f = getattr(lib, _name)
     _f.restype = _res
     _f.argtypes = _args
+
+# newer entry points: prototyped when the loaded library has them
+# (HAVE[name] tells), so the package still loads an older libgeogpu
+_OPTIONAL = {
+    "gg_ortho_session_set_scale": (_int, [_vp, _dbl, _dbl]),
+}
+HAVE = {}
+for _name, (_res, _args) in _OPTIONAL.items():
+    _f = getattr(lib, _name, None)
+    HAVE[_name] = _f is not None
+    if _f is not None:
+        _f.restype = _res
+        _f.argtypes = _args
 
 
 def text(b):

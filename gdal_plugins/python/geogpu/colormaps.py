@@ -122,6 +122,21 @@ def diverging(n=256):
     return _lch(L, C, h)
 
 
+def signed(n=256):
+    """Signed quantities that are not velocities (offsets, differences):
+    dark blue (negative) through a light neutral at zero to dark orange."""
+    t = np.linspace(-1.0, 1.0, n)
+    L = 94.0 - 58.0 * np.abs(t)
+    h = np.where(t < 0, 265.0, 55.0)
+    C = 65.0 * np.abs(t) ** 0.8
+    return _lch(L, C, h)
+
+
+def mask(n=2):
+    """Two classes: 0 dark slate, 1 bright orange (persistent scatterers)."""
+    return np.array([(45, 52, 64), (255, 140, 0)], np.uint8)
+
+
 def grey(n=256):
     v = np.linspace(0, 255, n).round().astype(np.uint8)
     return np.stack([v, v, v], axis=-1)

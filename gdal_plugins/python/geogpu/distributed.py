@@ -55,7 +55,7 @@ from collections import namedtuple
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-__all__ = ["start_cluster", "open_client", "worker_specs", "cuda_devices", "workers",
+__all__ = ["start_cluster", "open_client", "worker_specs", "cuda_devices", "workers", "warm_up",
            "ortho_batch", "pair_batch", "tile_batch", "tile_grid", "Batch", "TaskRecord",
            "TaskError", "main"]
 
@@ -240,6 +240,22 @@ def workers(client):
                       or "auto")
     info = client.scheduler_info()["workers"]
     return {a: (w.get("name"), devs.get(a, "?"), w.get("resources") or {}) for a, w in info.items()}
+
+
+def _warm_task(device):
+    from .device import context_for
+    return context_for(_device(device)).device_name
+
+
+def warm_up(client, device=None):
+    """Starts every worker's device (backend, CUDA context, kernels) in the
+    thread its tasks run in (contexts are kept per thread), as a
+    long-running cluster has it.  Returns {worker address: device name}."""
+    addrs = list(client.scheduler_info()["workers"])
+    futures = {a: client.submit(_warm_task, device, key=f"geogpu-warm-{uuid.uuid4().hex[:12]}",
+                                workers=[a], allow_other_workers=False, pure=False)
+               for a in addrs}
+    return {a: f.result() for a, f in futures.items()}
 
 
 def _task_resources(client):
@@ -461,6 +477,55 @@ def _utility_task(spec):
             "seconds": time.time() - t0, "files": files}
 
 
+def _group_task(spec):
+    """Several scenes in one utility run (``<program> -outdir``): one process
+    start and one device initialisation (CUDA context, kernels, GDAL) for
+    the group instead of one per scene.  Each scene's file is committed under
+    its own marker, exactly as a one-scene task commits it, so a re-run or a
+    retry redoes only the scenes still missing.  Runs on a worker."""
+    t0 = time.time()
+    outdir, wname = spec["outdir"], _worker_identity()[0]
+    todo = [it for it in spec["items"] if not _complete(outdir, it["name"], it["signature"])]
+    if not todo:
+        return {"name": spec["name"], "status": "skipped", "worker": wname, "items": []}
+    device = _device(spec["device"])
+    program = _find_program(spec["program"])
+    work = _workdir(outdir, spec["name"])
+    items, missing = [], []
+    try:
+        args = spec["args"]
+        argv = [program] + (["-q"] if "-q" not in args else []) + ["-device", device]
+        argv += args + ["-outdir", str(work)] + [it["inputs"][0] for it in todo]
+        cwd = spec.get("cwd")
+        p = subprocess.run(_dies_with_worker(argv), capture_output=True, text=True,
+                           cwd=cwd if cwd and os.path.isdir(cwd) else None)
+        seconds = (time.time() - t0) / len(todo)
+        for it in todo:
+            out = it["output"]
+            mine = [f for f in work.iterdir() if f.name == out or f.name.startswith(out + ".")]
+            if not any(f.name == out for f in mine):
+                missing.append(it["name"])
+                continue
+            one = _workdir(outdir, it["name"])
+            try:
+                for f in mine:
+                    os.replace(f, one / f.name)
+                files = _commit(one, outdir, it["name"], it["signature"],
+                                {"worker": wname, "device": device, "seconds": round(seconds, 3),
+                                 "group": spec["name"]})
+            finally:
+                shutil.rmtree(one, ignore_errors=True)
+            items.append({"name": it["name"], "status": "done", "seconds": seconds,
+                          "files": files})
+        if missing:
+            # the others are committed: a retry runs only these
+            raise TaskError(f"{', '.join(missing)}: {Path(program).name} failed: {_why(p)}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {"name": spec["name"], "status": "done", "worker": wname, "device": device,
+            "seconds": time.time() - t0, "items": items}
+
+
 def _absolute_args(args, cwd):
     """Arguments naming existing files made absolute (workers may run
     elsewhere), and the files themselves (they are inputs too: a changed DEM
@@ -521,22 +586,41 @@ class Batch:
 _Job = namedtuple("_Job", "name outdir signature spec")
 
 
+def _units(j):
+    """(name, outdir, signature) of each output of a job: the job itself, or
+    each item of a group job (several scenes in one task)."""
+    items = j.spec.get("items")
+    if items is None:
+        return [(j.name, j.outdir, j.signature)]
+    return [(it["name"], j.outdir, it["signature"]) for it in items]
+
+
 def _run_jobs(client, fn, jobs, retries, progress):
     """Submits the jobs that are not complete yet, one task each, and
-    collects a TaskRecord per job (in the order of jobs)."""
+    collects a TaskRecord per output (in the order of jobs and their items)."""
     from distributed import as_completed
 
     t0 = time.time()
     records = {}
+
+    def from_marker(name, m, status):
+        return TaskRecord(name, status, m.get("worker", ""), m.get("device", ""),
+                          0.0 if status == "skipped" else float(m.get("seconds", 0.0)),
+                          sorted(m["files"]), "")
+
     todo = []
     for j in jobs:
-        m = _complete(j.outdir, j.name, j.signature)
-        if m:  # what the earlier run recorded
-            records[j.name] = TaskRecord(j.name, "skipped", m.get("worker", ""),
-                                         m.get("device", ""), 0.0, sorted(m["files"]), "")
-        else:
+        left = 0
+        for name, outdir, sig in _units(j):
+            m = _complete(outdir, name, sig)
+            if m:  # what the earlier run recorded
+                records[name] = from_marker(name, m, "skipped")
+            else:
+                left += 1
+        if left:
             todo.append(j)
-    total, finished = len(jobs), len(records)
+    total = sum(len(_units(j)) for j in jobs)
+    finished = len(records)
     if progress is not None:
         progress(finished, total)
     if todo:
@@ -551,19 +635,34 @@ def _run_jobs(client, fn, jobs, retries, progress):
             futures[f] = j
         for f in as_completed(list(futures)):
             j = futures[f]
+            units = [u for u in _units(j) if u[0] not in records]
             try:
                 r = f.result()
-                records[j.name] = TaskRecord(j.name, r["status"], r.get("worker", ""),
-                                             r.get("device", ""), float(r.get("seconds", 0.0)),
-                                             r.get("files", []), "")
+                if "items" not in r:
+                    records[j.name] = TaskRecord(j.name, r["status"], r.get("worker", ""),
+                                                 r.get("device", ""), float(r.get("seconds", 0.0)),
+                                                 r.get("files", []), "")
+                for it in r.get("items", []):
+                    records[it["name"]] = TaskRecord(it["name"], it["status"], r.get("worker", ""),
+                                                     r.get("device", ""), float(it["seconds"]),
+                                                     it.get("files", []), "")
+                for name, outdir, sig in units:  # done by a duplicate attempt
+                    if name not in records:
+                        m = _complete(outdir, name, sig)
+                        records[name] = from_marker(name, m, "done") if m else TaskRecord(
+                            name, "failed", "", "", 0.0, [], f"{name}: no output")
             except Exception as e:  # the task's exception, or KilledWorker
                 msg = str(e) if isinstance(e, TaskError) else f"{j.name}: {type(e).__name__}: {e}"
-                records[j.name] = TaskRecord(j.name, "failed", "", "", 0.0, [], msg)
-            finished += 1
+                for name, outdir, sig in units:
+                    m = _complete(outdir, name, sig)  # an earlier attempt's part of a group
+                    records[name] = from_marker(name, m, "done") if m else TaskRecord(
+                        name, "failed", "", "", 0.0, [], msg)
+            finished += len(units)
             if progress is not None:
                 progress(finished, total)
-        _cleanup({j.outdir for j in todo}, [j.name for j in todo])
-    return Batch([records[j.name] for j in jobs], time.time() - t0)
+        _cleanup({j.outdir for j in todo}, [j.name for j in todo]
+                 + [u[0] for j in todo for u in _units(j)])
+    return Batch([records[u[0]] for j in jobs for u in _units(j)], time.time() - t0)
 
 
 def _local_client(client):
@@ -588,7 +687,7 @@ def _check_names(names, what):
 
 
 def ortho_batch(client, sources, outdir, args=(), device=None, retries=2, program="gdal_ortho",
-                ext=".tif", progress=None):
+                ext=".tif", progress=None, per_task=1):
     """Orthorectifies scenes, one task per scene: ``gdal_ortho [args]
     -device <worker's> <src> <outdir>/<src stem><ext>``.
 
@@ -596,10 +695,15 @@ def ortho_batch(client, sources, outdir, args=(), device=None, retries=2, progra
     scene.  device: force one device spec for every task (default: each
     worker's own).  retries: attempts after a failure.  program: the utility
     (a name found next to libgeogpu or on PATH, or a path).  progress:
-    ``progress(finished, total)``.  Returns a Batch; a failing scene does not
-    stop the others."""
+    ``progress(finished, total)``.  per_task: scenes per task (default 1);
+    N > 1 runs ``gdal_ortho -outdir`` on N scenes at a time, so that the
+    utility's start (process, GDAL, CUDA context: about a second) is paid
+    once per N scenes; "auto": the scenes shared evenly among the workers,
+    one task each.  The files are the same either way, each scene under its
+    own completion marker.  Returns a Batch; a failing scene does not stop
+    the others."""
     return _batch_of_commands(client, [[s] for s in sources], outdir, args, device, retries,
-                              program, ext, progress, "scene")
+                              program, ext, progress, "scene", per_task=per_task)
 
 
 def pair_batch(client, program, pairs, outdir, args=(), device=None, retries=2, ext=".tif",
@@ -621,7 +725,12 @@ def pair_batch(client, program, pairs, outdir, args=(), device=None, retries=2, 
 
 
 def _batch_of_commands(client, items, outdir, args, device, retries, program, ext, progress,
-                       what, names=None):
+                       what, names=None, per_task=1):
+    if per_task != "auto" and (not isinstance(per_task, int) or per_task < 1):
+        raise ValueError(f"per_task is a positive integer or 'auto', not {per_task!r}")
+    if per_task != 1 and (names is not None or ext.lower() != ".tif"):
+        raise ValueError("several scenes per task need the utility's own -outdir names "
+                         "(<src stem>.tif)")
     outdir = Path(outdir).resolve()
     if not outdir.is_dir():
         raise ValueError(f"output folder '{outdir}' does not exist")
@@ -648,10 +757,33 @@ def _batch_of_commands(client, items, outdir, args, device, retries, program, ex
         jobs.append(_Job(output, str(outdir), sig, spec))
     client, own = _local_client(client)
     try:
-        return _run_jobs(client, _utility_task, jobs, retries, progress)
+        if per_task == 1:
+            return _run_jobs(client, _utility_task, jobs, retries, progress)
+        return _run_jobs(client, _group_task, _group_jobs(client, jobs, per_task), retries,
+                         progress)
     finally:
         if own is not None:
             own.close()
+
+
+def _group_jobs(client, jobs, per_task):
+    """Jobs of one scene each gathered into jobs of ``per_task`` scenes (the
+    last one fewer), in order; "auto": as many groups as workers (GPU
+    workers where there are some), as even as they come."""
+    if per_task == "auto":
+        info = client.scheduler_info()["workers"].values()
+        gpus = sum(1 for w in info if (w.get("resources") or {}).get("GPU"))
+        per_task = max(1, math.ceil(len(jobs) / max(1, gpus or len(info))))
+    out = []
+    for k in range(0, len(jobs), per_task):
+        part = jobs[k:k + per_task]
+        first = part[0].spec
+        name = f"g{k // per_task:04d}_{first['name']}"
+        spec = {key: first[key] for key in ("program", "args", "outdir", "device", "cwd")}
+        spec.update(name=name, items=[{key: j.spec[key] for key in
+                                       ("name", "signature", "inputs", "output")} for j in part])
+        out.append(_Job(name, first["outdir"], "", spec))
+    return out
 
 
 # ========================================================================= tiles
@@ -724,11 +856,14 @@ def _read_window(sources, counts, complex_input, window):
     planes = []
     for s, n in zip(sources, counts):
         ds = _open_raster(s)
-        for b in range(1, n + 1):
-            a = ds.GetRasterBand(b).ReadAsArray(x0, y0, w, h, buf_type=buf)
-            if a is None:
-                raise TaskError(f"cannot read band {b} of '{s}': {gdal.GetLastErrorMsg()}")
-            planes.append(a)
+        # one dataset-level read of every band: a pixel-interleaved stack
+        # (GDAL's GTiff default) is then decoded once per block, where a
+        # read per band goes through each block once per band (60 bands:
+        # 60 passes, and block-cache thrashing on a large window)
+        a = ds.ReadAsArray(x0, y0, w, h, buf_type=buf)
+        if a is None:
+            raise TaskError(f"cannot read '{s}': {gdal.GetLastErrorMsg()}")
+        planes.extend(a.reshape(n, h, w))
         ds = None
     return planes
 
@@ -1064,6 +1199,16 @@ class _TermProgress:
         sys.stdout.flush()
 
 
+def _positive(text, what):
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise ValueError(f"{what} takes a positive integer or 'auto', not '{text}'")
+    return v
+
+
 def _tile_size(text):
     try:
         vals = [int(v) for v in text.lower().split("x")]
@@ -1116,6 +1261,9 @@ def _parser():
 
     o = sub.add_parser("ortho", parents=[common], help="gdal_ortho, one task per scene")
     o.add_argument("-outdir", "--outdir", required=True)
+    o.add_argument("--per-task", default="1", metavar="N|auto",
+                   help="scenes per task, run by one gdal_ortho -outdir (default 1; auto: "
+                        "the scenes shared evenly among the workers)")
     o.add_argument("sources", nargs="+")
 
     for name, prog in (("insar", "gdal_insar"), ("xcorr", "gdal_xcorr"), ("coreg", "gdal_coreg"),
@@ -1199,13 +1347,16 @@ def main(argv=None):
                 raise ValueError("give the input rasters, then the destination")
             tile = _tile_size(args.tile)
             options = _op_flags(args.op, extra)
+        if args.command == "ortho":
+            per_task = args.per_task if args.per_task == "auto" else _positive(args.per_task,
+                                                                                "--per-task")
         cluster_kw = {} if args.scheduler else {
             "devices": args.devices, "n_workers": args.workers, "threads": args.threads}
         progress = _TermProgress(args.quiet)
         with open_client(args.scheduler, **cluster_kw) as client:
             if args.command == "ortho":
                 b = ortho_batch(client, args.sources, args.outdir, extra, device=args.device,
-                                retries=args.retries, progress=progress)
+                                retries=args.retries, progress=progress, per_task=per_task)
             elif args.command in ("insar", "xcorr", "coreg", "pairs"):
                 b = pair_batch(client, args.program, _read_pairs(args), args.outdir, extra,
                                device=args.device, retries=args.retries, progress=progress)

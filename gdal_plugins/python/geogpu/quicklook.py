@@ -16,7 +16,16 @@ Kinds (``auto`` picks one from the band descriptions, units and type):
   offset magnitude), with a reference arrow;
 - reflectivity: radar reflectivity in dBZ with the NWS palette;
 - velocity: radial velocity on a diverging map (green toward, red away),
-  symmetric about zero.
+  symmetric about zero;
+- radar: the other weather-radar moments (ZDR, LDR, RHOHV, PHIDP, WIDTH,
+  SNR...) on a perceptual map over each product's customary range (widened
+  to the data's 2..98 % when it falls outside), PHIDP on the cyclic map,
+  nodata dark as in a PPI;
+- mask: two-class rasters (PtSel's ps_mask) in two colours with the count
+  of each class in the legend.
+
+Real bands of other kinds holding values of both signs (offsets,
+differences) are drawn on a blue-orange diverging map symmetric about zero.
 
 The image is decimated by averaging (GDAL's average resampling: complex
 values average as complex, so the phase of an interferogram is multilooked)
@@ -40,7 +49,8 @@ from . import colormaps as cm
 
 __all__ = ["KINDS", "detect_kind", "render", "render_file", "main"]
 
-KINDS = ("auto", "coherence", "phase", "amplitude", "offsets", "reflectivity", "velocity")
+KINDS = ("auto", "coherence", "phase", "amplitude", "offsets", "reflectivity", "velocity",
+         "radar", "mask")
 
 NODATA_RGB = (208, 208, 208)
 PANEL_RGB = (255, 255, 255)
@@ -55,6 +65,14 @@ PHASE_NAMES = ("phase", "interferogram", "ifg", "filtered")
 REFLECTIVITY_NAMES = ("dbz", "reflectivity", "dbzh", "dbzv", "dbz_h", "dbz_v")
 VELOCITY_NAMES = ("vel", "velocity", "vrad", "vradh", "radial_velocity", "doppler_velocity")
 INTENSITY_NAMES = ("intensity", "power", "sigma0", "beta0", "gamma0", "mli")
+MASK_NAMES = ("mask", "ps_mask")
+# weather-radar moments other than reflectivity and velocity (CfRadial short
+# names): (customary range low, high, unit shown, cyclic?); None: from the data
+RADAR_PRODUCTS = {"zdr": (-2.0, 6.0, "dB", False), "ldr": (-35.0, 0.0, "dB", False),
+                  "rhohv": (0.7, 1.0, "", False), "phidp": (-180.0, 180.0, "deg", True),
+                  "kdp": (-1.0, 5.0, "deg/km", False), "width": (0.0, None, "m/s", False),
+                  "snr": (-10.0, 40.0, "dB", False), "snrhc": (-10.0, 40.0, "dB", False),
+                  "snrvc": (-10.0, 40.0, "dB", False), "snrhx": (-10.0, 40.0, "dB", False)}
 BACKGROUND_NAMES = ("amplitude", "snr", "intensity", "coherence", "tau_max")
 # (x, y) band-name pairs of offset fields
 OFFSET_PAIRS = (("dx", "dy"), ("best_dx", "best_dy"), ("offset_across", "offset_down"),
@@ -89,6 +107,13 @@ def detect_kind(description, units="", is_complex=False, descriptions=()):
     d, u = (description or "").lower(), (units or "").lower()
     if _is(d, REFLECTIVITY_NAMES) or u == "dbz" or "dbz" in d:
         return "reflectivity"
+    # a radar moment by its short name; not "snr" next to offsets (gdal_xcorr's
+    # snr is a plain ratio) or in other units than dB
+    if d in RADAR_PRODUCTS and not (d == "snr" and (_offset_pair(descriptions) or
+                                                   u not in ("", "db"))):
+        return "radar"
+    if _is(d, MASK_NAMES) or d.endswith("_mask"):
+        return "mask"
     if _is(d, COHERENCE_NAMES) or "coherence" in d:
         return "coherence"
     if _is(d, VELOCITY_NAMES) or u in ("m/s", "m s-1", "meters per second"):
@@ -117,14 +142,16 @@ def _display_size(W, H, max_size):
     return max(1, int(round(W / f))), max(1, int(round(H / f)))
 
 
-def _read_band(ds, b, size):
+def _read_band(ds, b, size, nearest=False):
     gdal = _gdal()
     band = ds.GetRasterBand(b)
     w, h = size
     if (w, h) == (ds.RasterXSize, ds.RasterYSize):
         a = band.ReadAsArray()
     else:
-        a = band.ReadAsArray(buf_xsize=w, buf_ysize=h, resample_alg=gdal.GRIORA_Average)
+        a = band.ReadAsArray(buf_xsize=w, buf_ysize=h,
+                             resample_alg=gdal.GRIORA_NearestNeighbour if nearest
+                             else gdal.GRIORA_Average)
     nd = band.GetNoDataValue()
     if np.iscomplexobj(a):
         a = a.astype(np.complex128)
@@ -225,6 +252,10 @@ def _compose(rgb, title, bar=None, subtitle=""):
         label_w = max(_text_size(scratch, t, small)[0] for _, t in bar["ticks"])
         bar_panel = margin * 2 + bar_w + 6 + label_w + margin
     W = margin + w + bar_panel + margin
+    if subtitle:  # a caption longer than the picture widens the canvas
+        W = max(W, 2 * margin + _text_size(scratch, subtitle, small)[0])
+    if title:
+        W = max(W, 2 * margin + _text_size(scratch, title, font)[0])
     H = title_h + h + sub_h + margin
     canvas = Image.new("RGB", (W, H), PANEL_RGB)
     canvas.paste(Image.fromarray(rgb, "RGB"), (margin, title_h))
@@ -315,6 +346,10 @@ def _render_phase(band):
 
 def _render_amplitude(band):
     vals, label, is_db = _amplitude_values(band)
+    if not is_db and not np.iscomplexobj(band.data):
+        v = vals[band.valid]
+        if v.size and v.min() < 0 < v.max():
+            return _render_signed(band, vals, label)
     lo, hi = _percentiles(vals[band.valid])
     table = cm.grey()
     rgb = cm.apply(table, (vals - lo) / (hi - lo))
@@ -339,6 +374,63 @@ def _render_velocity(band):
     table = cm.diverging()
     rgb = cm.apply(table, (v + m) / (2 * m))
     return rgb, _value_bar(table, -m, m, "m/s"), (-m, m)
+
+
+def _radar_range(name, v, valid):
+    """The customary range of a radar product, widened to the data's 2..98 %."""
+    lo, hi, unit, cyclic = RADAR_PRODUCTS.get(name, (None, None, "", False))
+    plo, phi = _percentiles(v[valid])
+    if cyclic:
+        if phi - plo > 0.5 * (hi - lo):
+            return lo, hi, unit, True   # the data wrap: the whole cycle
+        # a differential phase that does not wrap (the usual case away from
+        # heavy rain): its own range, at least a tenth of the cycle
+        mid, half = 0.5 * (plo + phi), max(0.5 * (phi - plo), 0.05 * (hi - lo))
+        return mid - half, mid + half, unit, False
+    lo = plo if lo is None else min(lo, plo)
+    hi = max(phi, lo + 1.0) if hi is None else max(hi, phi)
+    return lo, hi, unit, False
+
+
+def _render_radar(band):
+    v = band.data.real if np.iscomplexobj(band.data) else band.data
+    name = (band.description or "").strip().lower()
+    lo, hi, unit, cyclic = _radar_range(name, v, band.valid)
+    if cyclic:
+        w = np.mod(v - lo, hi - lo) + lo      # wrap into [lo, hi)
+        table = cm.cyclic()
+        rgb = cm.apply(table, (w - lo) / (hi - lo))
+    else:
+        table = cm.sequential()
+        rgb = cm.apply(table, np.clip((v - lo) / (hi - lo), 0, 1))
+    return rgb, _value_bar(table, lo, hi, unit or band.units or "value"), (lo, hi), unit
+
+
+def _render_mask(band):
+    v = band.data.real if np.iscomplexobj(band.data) else band.data
+    on = (v >= 0.5) & band.valid
+    n, n1 = int(band.valid.sum()), int(on.sum())
+    colors = cm.mask()
+    rgb = np.where(on[..., None], colors[1], colors[0]).astype(np.uint8)
+    pct = 100.0 * n1 / max(n, 1)
+    ticks = [(0.25, f"0: {n - n1} ({100 - pct:.1f} %)"), (0.75, f"1: {n1} ({pct:.1f} %)")]
+    return rgb, {"colors": colors, "ticks": ticks, "label": "class"}, (0.0, 1.0)
+
+
+def _render_signed(band, vals, label):
+    """Values of both signs: diverging, symmetric about zero."""
+    lo, hi = _percentiles(vals[band.valid])
+    m = max(abs(lo), abs(hi)) or 1.0
+    table = cm.signed()
+    rgb = cm.apply(table, np.clip((vals + m) / (2 * m), 0, 1))
+    return rgb, _value_bar(table, -m, m, label), (-m, m), label
+
+
+def _is_binary(band):
+    v = band.data.real if np.iscomplexobj(band.data) else band.data
+    vals = v[band.valid]
+    return band.integer and vals.size > 0 and bool(np.all((vals == 0) | (vals == 1))) and \
+        bool(np.any(vals == 1)) and bool(np.any(vals == 0))
 
 
 def _draw_arrows(img, dx, dy, valid, scale_px, k, spacing):
@@ -396,6 +488,7 @@ def render(path, out_png, kind="auto", band=None, max_size=1024, background=None
     b1 = band or 1
     rb = ds.GetRasterBand(b1)
     is_complex = gdal.DataTypeIsComplex(rb.DataType)
+    requested = kind
     if kind == "auto":
         pair = _offset_pair(descriptions)
         if pair and band is None and 1 in pair:  # band 1 is part of an offset field
@@ -465,9 +558,23 @@ def render(path, out_png, kind="auto", band=None, max_size=1024, background=None
         _save(canvas, out_png, info)
         return info
 
-    bnd = _read_band(ds, b1, size)
+    # a two-class integer band (0/1) with no telling name is a mask too;
+    # masks are read by nearest (averaging would invent classes)
+    bnd = _read_band(ds, b1, size, nearest=(kind == "mask"))
     if not bnd.valid.any():
         raise ValueError(f"{path}: band {b1} has no valid pixel")
+    if kind == "amplitude" and requested == "auto" and _is_binary(bnd):
+        kind = info["kind"] = "mask"
+        bnd = _read_band(ds, b1, size, nearest=True)
+    stem = Path(str(path)).stem
+    zero_fill = False
+    if kind == "amplitude" and bnd.integer and rb.GetNoDataValue() is None:
+        # optical images (an orthoimage) mark "no image" with 0 and no
+        # nodata value: 0 would set the low end of the stretch
+        zeros = bnd.valid & (bnd.data == 0)
+        if 0.01 < zeros.sum() / bnd.valid.sum() < 1.0:
+            bnd.valid = bnd.valid & ~zeros
+            zero_fill = True
     if kind == "coherence":
         rgb, bar, rng = _render_coherence(bnd)
         label = bnd.description or "coherence"
@@ -481,10 +588,16 @@ def render(path, out_png, kind="auto", band=None, max_size=1024, background=None
     elif kind == "velocity":
         rgb, bar, rng = _render_velocity(bnd)
         label = f"{bnd.description or 'velocity'} (radial velocity, m/s)"
+    elif kind == "radar":
+        rgb, bar, rng, unit = _render_radar(bnd)
+        label = f"{bnd.description or stem}" + (f" ({unit})" if unit else "")
+    elif kind == "mask":
+        rgb, bar, rng = _render_mask(bnd)
+        label = f"{bnd.description or stem} (mask)"
     else:
         rgb, bar, rng, unit = _render_amplitude(bnd)
-        label = f"{bnd.description or 'band %d' % b1} ({unit})"
-    if kind not in ("reflectivity", "velocity"):
+        label = f"{bnd.description or (stem if ds.RasterCount == 1 else f'{stem} band {b1}')} ({unit})"
+    if kind not in ("reflectivity", "velocity", "radar"):
         rgb = np.where(bnd.valid[..., None], rgb, np.array(NODATA_RGB, np.uint8))
     else:
         rgb = np.where(bnd.valid[..., None], rgb, np.array(RADAR_BG, np.uint8))
@@ -494,7 +607,11 @@ def render(path, out_png, kind="auto", band=None, max_size=1024, background=None
     if (W, H) != bnd.data.shape[::-1]:
         sub += f" (shown {bnd.data.shape[1]}x{bnd.data.shape[0]}, averaged)"
     if kind == "amplitude":
-        sub += ", stretch 2-98 %"
+        sub += ", symmetric about 0" if rng[0] == -rng[1] else ", stretch 2-98 %"
+        if zero_fill:
+            sub += ", 0 = no image"
+    elif kind == "radar" and rng[1] != -rng[0]:
+        sub += f", range {rng[0]:.3g}..{rng[1]:.3g}"
     canvas, ibox, bbox = _compose(rgb, title or label, bar, sub)
     info.update(band=str(b1), range=f"{rng[0]:.6g},{rng[1]:.6g}", image=ibox, colorbar=bbox)
     _save(canvas, out_png, info)
@@ -530,11 +647,12 @@ USAGE = """Usage: gdal_quicklook [--help] [-q] [-kind <kind>] [-b <band>] [-size
 Writes a PNG quicklook of a raster: coherence/tau maps with a colour bar,
 wrapped phase on a cyclic colour map, amplitude in dB with a robust stretch,
 offset fields as arrows over amplitude, radar reflectivity with the NWS
-palette.
+palette, the other radar moments and velocity on their own scales, masks in
+two colours.
 
   -kind <kind>        auto (default: from the band descriptions and units),
                       coherence, phase, amplitude, offsets, reflectivity,
-                      velocity
+                      velocity, radar, mask
   -b <band>           band to show (default 1; offsets: the x band)
   -size <pixels>      longest side of the picture (default 1024; larger
                       rasters are averaged down)

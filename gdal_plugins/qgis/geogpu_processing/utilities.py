@@ -224,7 +224,7 @@ def _num(v, typ):
 # ------------------------------------------------------------------ the table
 
 QUICKLOOK_KINDS = ("auto", "coherence", "phase", "amplitude", "offsets", "reflectivity",
-                   "velocity")
+                   "velocity", "radar", "mask")
 
 # the offset-estimation flags gdal_xcorr and gdal_coreg share
 XCORR_PARAMS = [
@@ -396,7 +396,8 @@ UTILITIES = [
         "gdal_quicklook", "Quicklook (PNG)", GROUP_VIEW,
         "Writes a PNG a person would rather look at than read: coherence/tau with a colour bar, "
         "wrapped phase on a cyclic colour map, amplitude in dB with a robust stretch, offsets as "
-        "arrows, radar reflectivity with the NWS palette.",
+        "arrows, radar reflectivity with the NWS palette, the other radar moments (ZDR, RHOHV, "
+        "...) and velocity on their own scales, masks (PS) in two colours.",
         params=[Enum("KIND", "-kind", "Kind of picture", choices=QUICKLOOK_KINDS, default=0),
                 Num("BAND", "-b", "Band", type="int", default=1, minimum=1),
                 Num("SIZE", "-size", "Longest side (pixels)", type="int", default=1024,

@@ -1,0 +1,127 @@
+/*
+ * gg_ortho_scene.h -- the GDAL side of RPC orthorectification, shared by
+ * gdal_ortho (pipelined, batches) and the GG driver's lazy GG:ortho:
+ * datasets: RPCs from wherever GDAL finds them, the output grid gdalwarp
+ * would choose, the DEM window and its checks, the coordinate grid of a
+ * block of output rows (PROJ) and its source window.  libgeogpu's
+ * gg_ortho_* does the per-pixel work on the device.
+ *
+ * Errors: functions returning int return 0 on success and 1 after putting
+ * one line naming the problem into sc->err (the first error is kept).
+ *
+ * MIT licence.
+ */
+#ifndef GG_ORTHO_SCENE_H
+#define GG_ORTHO_SCENE_H
+
+#include "gdal.h"
+#include "geogpu.h"
+#include "ogr_srs_api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the user asked for: gdal_ortho's flags, GG:ortho:'s keys. */
+typedef struct ggo_options {
+    const char *dem, *dem_srs, *t_srs, *ot;
+    int dem_interp, resampling;   /* gg_ortho_method */
+    int has_dem_missing;
+    double dem_missing, rpc_height;
+    int has_tr, has_te, has_ts;
+    double tr[2], te[4];
+    int ts[2];
+    int has_srcnodata, has_dstnodata;
+    double srcnodata, dstnodata;
+    int step;                     /* grid step; 0: automatic */
+    int quiet, verbose;
+} ggo_options;
+
+/* One scene, set up by ggo_scene_open. */
+typedef struct ggo_scene {
+    const ggo_options *o;
+    const char *src_name, *dst_name;
+    GDALDatasetH src, dem;
+    gg_ortho_rpc rpc;
+    int nbands, width, height;
+    GDALDataType src_gdt, dst_gdt;
+    gg_ortho_type src_t, dst_t;
+    OGRSpatialReferenceH dst_srs, wgs84, dem_srs;
+    OGRCoordinateTransformationH to_ll, to_dem; /* NULL: identity */
+    double dem_inv_gt[6];
+    int apply_vshift;
+    double *dem_buf;
+    gg_ortho_dem demw;
+    gg_ortho_options oo;          /* what the device session gets */
+    double gt[6];                 /* output grid */
+    int out_w, out_h;
+    int step;                     /* coordinate grid step (output px) */
+    int has_srcnodata, has_dstnodata;
+    double srcnodata, dstnodata;
+    /* resampling kernel stretch when downsampling (GDAL's XSCALE/YSCALE,
+     * see ggo_scene_open); 1 = none */
+    double xscale, yscale;
+    char err[1024];
+} ggo_scene;
+
+/* A block of output rows: its coordinate grid, source window and pixels. */
+typedef struct ggo_block {
+    int y0, rows;
+    int gnx, gny;
+    double *nodes;
+    int sx0, sy0, sw, sh;         /* source window */
+    void *src;                    /* nbands planes */
+    void *dst;                    /* nbands planes */
+    int failed;
+} ggo_block;
+
+extern const char *const ggo_method_names[3];
+
+/* gdal_ortho's defaults: -r near, -dem_interp bilinear (GDAL's). */
+void ggo_options_default(ggo_options *o);
+
+/* "near", "bilinear", "cubic" -> gg_ortho_method; 0 if unknown. */
+int ggo_parse_method(const char *s, int *out);
+/* Sets option key (GG:ortho: / .ggvrt form: tr=xres,yres, te=xmin,ymin,
+ * xmax,ymax, ts=w,h, r=cubic, ...) from value; strings are kept by
+ * pointer (value must outlive o).  0, or 1 with a message in err. */
+int ggo_set_option(ggo_options *o, const char *key, const char *value, char *err,
+                   size_t errlen);
+/* Whether key is a GG:ortho: option. */
+int ggo_is_option(const char *key);
+/* "dem, dem_interp, ..." for error messages. */
+const char *ggo_option_names(void);
+
+/* Opens src_name and sets everything up without a device: RPCs, types,
+ * CRSs, DEM, nodata, coverage, output grid, DEM window, footprint check,
+ * grid step, kernel stretch. */
+int ggo_scene_open(ggo_scene *sc, const ggo_options *o, const char *src_name);
+void ggo_scene_close(ggo_scene *sc);
+
+size_t ggo_tsize(gg_ortho_type t);
+GDALDataType ggo_to_gdal_type(gg_ortho_type t);
+/* The coordinate grid of a block (b->y0, b->rows set); 0 out of memory. */
+int ggo_block_grid(const ggo_scene *sc, ggo_block *b, double lon_ref);
+/* The block's source window, with margin source px around it. */
+void ggo_block_window(const ggo_scene *sc, ggo_block *b, int margin);
+/* Margin of a block's first source window. */
+int ggo_first_margin(const ggo_scene *sc);
+/* Reads the block's source window (all bands) from ds; 0 on failure. */
+int ggo_read_window(const ggo_scene *sc, GDALDatasetH ds, ggo_block *b);
+/* Device part of a block (grid and window already there) into b->dst,
+ * nbands planes of out_w x rows: runs the session, widening the source
+ * window (read from ds) when the kernel reports a tap outside it.
+ * *widened (may be NULL) counts the retries. */
+int ggo_run_block(ggo_scene *sc, gg_ortho_session *sess, gg_context *ctx, GDALDatasetH ds,
+                  ggo_block *b, int *widened);
+/* A whole block: grid, window, read, device, into dst (nbands planes of
+ * out_w x b->rows, dst_t); frees its own buffers. */
+int ggo_compute_block(ggo_scene *sc, gg_ortho_session *sess, gg_context *ctx, int y0, int rows,
+                      void *dst);
+/* Creates the device session of the scene on ctx. */
+int ggo_session_create(ggo_scene *sc, gg_context *ctx, gg_ortho_session **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
