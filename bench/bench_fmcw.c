@@ -10,9 +10,12 @@
  * Reports
  *   - host-to-device bandwidth of one batch's raw data (gg_buffer_write)
  *     from pageable memory (the backend's own staged copy) and, with
- *     -pinned 1 (default) on CUDA, from page-locked memory (the copy
- *     engine reads it directly), beside the rate each allows;
+ *     -pinned 1 (default) on CUDA, from page-locked memory (gg_host_alloc:
+ *     the copy engine reads it directly), beside the rate each allows;
  *   - per-stage times of one push (timing mode: a device sync per stage);
+ *   - one processor sustained: push (one stream, nothing overlapped) and
+ *     streaming (gg_fmcw_add_stream + submit/collect: the upload of batch
+ *     k+1 overlaps the chain of batch k) from its page-locked input;
  *   - sustained sectors/s with T workers: each worker owns a context
  *     (its own CUDA stream / OpenCL queue) and a processor on the same
  *     device and pushes batches in turn, so one worker's upload overlaps
@@ -25,7 +28,6 @@
  */
 #include "geogpu.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -42,66 +44,23 @@ static double now_s(void)
 
 #define NDISTINCT 8
 
-/* Page-locks host memory for the CUDA backend without linking CUDA: the
- * driver API from libcuda.so.1, registered "portable" in the device's
- * primary context (the one the backend's runtime uses), so the backend
- * sees pinned memory and copies it without staging.  0 where there is no
- * CUDA driver (CPU, OpenCL elsewhere). */
+/* Input buffers: page-locked through the runtime (gg_host_alloc: pinned
+ * on CUDA, so the backend copies them without staging; ordinary memory on
+ * the CPU and OpenCL backends), or with -pinned 0 pageable malloc. */
 static int pinned_wanted = 1;
-static int pin_(void *ptr, size_t bytes, void *unpin_ptr);
-static int pin(void *ptr, size_t bytes) { return pin_(ptr, bytes, NULL); }
-static void unpin_free(void *ptr)
+static void *host_buf(gg_context *ctx, size_t bytes)
 {
-    pin_(NULL, 0, ptr);
-    free(ptr);
+    void *p = NULL;
+    if (pinned_wanted)
+        return gg_host_alloc(ctx, bytes, &p) == GG_OK ? p : NULL;
+    return malloc(bytes);
 }
-typedef int (*unreg_fn)(void *);
-static unreg_fn unreg;
-static int pin_(void *ptr, size_t bytes, void *unpin_ptr)
+static void host_buf_free(gg_context *ctx, void *p)
 {
-    typedef int (*init_fn)(unsigned);
-    typedef int (*devget_fn)(int *, int);
-    typedef int (*retain_fn)(void **, int);
-    typedef int (*push_fn)(void *);
-    typedef int (*pop_fn)(void **);
-    typedef int (*reg_fn)(void *, size_t, unsigned);
-    static int tried;
-    static reg_fn reg;
-    static push_fn push;
-    static pop_fn pop;
-    static void *pctx;
-    if (unpin_ptr) {   /* unregister before free: a freed range left registered
-                          could come back from malloc with stale pinned pages */
-        if (unreg && !push(pctx)) {
-            unreg(unpin_ptr);
-            void *old;
-            pop(&old);
-        }
-        return 0;
-    }
-    if (!pinned_wanted)
-        return 0;
-    if (!tried) {
-        tried = 1;
-        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-        init_fn init = h ? (init_fn)dlsym(h, "cuInit") : NULL;
-        devget_fn devget = h ? (devget_fn)dlsym(h, "cuDeviceGet") : NULL;
-        retain_fn retain = h ? (retain_fn)dlsym(h, "cuDevicePrimaryCtxRetain") : NULL;
-        push = h ? (push_fn)dlsym(h, "cuCtxPushCurrent_v2") : NULL;
-        pop = h ? (pop_fn)dlsym(h, "cuCtxPopCurrent_v2") : NULL;
-        reg = h ? (reg_fn)dlsym(h, "cuMemHostRegister_v2") : NULL;
-        unreg = h ? (unreg_fn)dlsym(h, "cuMemHostUnregister") : NULL;
-        int dev = 0;
-        if (!init || !devget || !retain || !push || !pop || !reg || !unreg || init(0) || devget(&dev, 0) ||
-            retain(&pctx, dev))
-            reg = NULL;
-    }
-    if (!reg || push(pctx))
-        return 0;
-    const int ok = reg(ptr, bytes, 1 /* CU_MEMHOSTREGISTER_PORTABLE */) == 0;
-    void *old;
-    pop(&old);
-    return ok;
+    if (pinned_wanted)
+        gg_host_free(ctx, p);
+    else
+        free(p);
 }
 
 typedef struct worker {
@@ -131,8 +90,14 @@ static void *work(void *arg)
     }
     const size_t sv = gg_fmcw_sector_values(w->p);
     float *out = malloc(sizeof(float) * GG_FMCW_NPRODUCTS * w->p->n_gates * w->batch);
-    int16_t *buf = malloc(sizeof(int16_t) * sv * w->batch);
-    pin(buf, sizeof(int16_t) * sv * w->batch);   /* never unregistered: lives until exit */
+    int16_t *buf = host_buf(ctx, sizeof(int16_t) * sv * w->batch);
+    if (!buf) {
+        snprintf(w->err, sizeof w->err, "no input memory: %s", gg_context_last_error(ctx));
+        w->failed = 1;
+        gg_fmcw_destroy(f);
+        gg_context_destroy(ctx);
+        return NULL;
+    }
     for (int b = 0; b < w->batch; b++)
         memcpy(buf + b * sv, w->input + ((b + w->id) % NDISTINCT) * sv, sizeof(int16_t) * sv);
     /* warm-up: plans, kernels, buffers */
@@ -148,7 +113,7 @@ static void *work(void *arg)
         }
     w->seconds = now_s() - t0;
     free(out);
-    unpin_free(buf);
+    host_buf_free(ctx, buf);
     gg_fmcw_destroy(f);
     gg_context_destroy(ctx);
     return NULL;
@@ -234,21 +199,21 @@ int main(int argc, char **argv)
         const double dt = (now_s() - t0) / reps;
         printf("host-to-device (pageable, staged): %.2f GB/s -> at most %.0f sectors/s from host memory\n",
                bytes / dt / 1e9, batch / dt);
-        int16_t *pbig = malloc(bytes);
-        memcpy(pbig, big, bytes);
-        if (pin(pbig, bytes)) {
+        void *pbig = NULL;
+        if (pinned_wanted && gg_host_alloc(ctx, bytes, &pbig) == GG_OK) {
+            memcpy(pbig, big, bytes);
             gg_buffer_write(ctx, b, 0, pbig, bytes);
             const double t1 = now_s();
             for (int r = 0; r < reps; r++)
                 gg_buffer_write(ctx, b, 0, pbig, bytes);
             const double dt1 = (now_s() - t1) / reps;
             h2d_pinned = bytes / dt1;
-            printf("host-to-device (pinned, direct): %.2f GB/s -> at most %.0f sectors/s from pinned memory\n",
+            printf("host-to-device (gg_host_alloc, page-locked on CUDA): %.2f GB/s -> at most %.0f sectors/s\n",
                    bytes / dt1 / 1e9, batch / dt1);
         } else {
-            printf("host-to-device (pinned): not available on this device\n");
+            printf("host-to-device (pinned): not measured\n");
         }
-        unpin_free(pbig);
+        gg_host_free(ctx, pbig);
         gg_buffer_free(ctx, b);
     }
     free(big);
@@ -259,8 +224,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", gg_context_last_error(ctx));
         return 1;
     }
-    int16_t *buf = malloc(sizeof(int16_t) * sv * batch);
-    pin(buf, sizeof(int16_t) * sv * batch);
+    int16_t *buf = host_buf(ctx, sizeof(int16_t) * sv * batch);
+    if (!buf) {
+        fprintf(stderr, "no input memory: %s\n", gg_context_last_error(ctx));
+        return 1;
+    }
     for (int k = 0; k < batch; k++)
         memcpy(buf + k * sv, input + (k % NDISTINCT) * sv, sv * 2);
     gg_fmcw_set_timing(f, 1);
@@ -286,8 +254,68 @@ int main(int argc, char **argv)
            sum.spectra * k, sum.moments * k, sum.download * k, dev * k);
     printf("  HS+moments = sort %.1f | HS noise %.1f | peak block + products %.1f (us per sector)\n", sum.sort * k,
            sum.noise * k, sum.block * k);
+    gg_fmcw_set_timing(f, 0);
+    host_buf_free(ctx, buf);
+
+    /* one processor, sustained: push (one stream: upload, then chain, then
+     * download, nothing overlapped) and streaming (gg_fmcw_add_stream +
+     * submit/collect: the upload of batch k+1 overlaps the chain of batch
+     * k), both from the processor's page-locked input (gg_fmcw_host_input;
+     * the batch stays in place, as a receiver's DMA buffer would be) */
+    const int nb1 = (sectors + batch - 1) / batch;
+    int16_t *in = pinned_wanted ? gg_fmcw_host_input(f) : NULL;
+    int16_t *pageable = NULL;
+    if (!in) {
+        if (pinned_wanted)
+            printf("single processor: no page-locked input (%s), pageable\n", gg_fmcw_last_error(f));
+        in = pageable = malloc(sizeof(int16_t) * sv * batch);
+    }
+    for (int k = 0; k < batch; k++)
+        memcpy(in + k * sv, input + (k % NDISTINCT) * sv, sv * 2);
+    float *prod = malloc(sizeof(float) * GG_FMCW_NPRODUCTS * G * batch);
+    double t1 = now_s();
+    int bad = 0;
+    for (int i = 0; i < nb1 && !bad; i++)
+        bad = gg_fmcw_push(f, in, batch) != GG_OK || gg_fmcw_products(f, prod) != GG_OK;
+    const double push_s = now_s() - t1;
+    if (bad) {
+        fprintf(stderr, "push: %s\n", gg_fmcw_last_error(f));
+        return 1;
+    }
+    printf("single processor, push (1 stream): %d batches of %d in %.3f s: %.0f sectors/s\n", nb1, batch, push_s,
+           nb1 * batch / push_s);
+    gg_context *ctx2 = NULL;
+    if (gg_context_create(device, &ctx2, err, sizeof err) != GG_OK || gg_fmcw_add_stream(f, ctx2) != GG_OK) {
+        printf("single processor, streaming: no second stream (%s)\n", ctx2 ? gg_fmcw_last_error(f) : err);
+    } else {
+        int n = 0;
+        /* warm-up of the second stream's plans */
+        bad = gg_fmcw_submit(f, in, batch) != GG_OK || gg_fmcw_submit(f, in, batch) != GG_OK ||
+              gg_fmcw_collect(f, prod, NULL, &n) != GG_OK || gg_fmcw_collect(f, prod, NULL, &n) != GG_OK;
+        t1 = now_s();
+        bad = bad || gg_fmcw_submit(f, in, batch) != GG_OK;
+        for (int i = 1; i <= nb1 && !bad; i++) {
+            if (i < nb1)
+                bad = gg_fmcw_submit(f, in, batch) != GG_OK;
+            bad = bad || gg_fmcw_collect(f, prod, NULL, &n) != GG_OK;
+        }
+        const double st_s = now_s() - t1;
+        if (bad) {
+            fprintf(stderr, "streaming: %s\n", gg_fmcw_last_error(f));
+            return 1;
+        }
+        printf("single processor, streaming (2 streams, submit/collect): %d batches of %d in %.3f s: %.0f "
+               "sectors/s (%.2f GB/s of raw input)%s\n",
+               nb1, batch, st_s, nb1 * batch / st_s, nb1 * batch * mb / 1e3 / st_s,
+               pageable ? " [pageable input]" : "");
+        if (h2d_pinned > 0 && !pageable)
+            printf("single processor streaming input rate = %.0f %% of the pinned host-to-device bandwidth\n",
+                   100.0 * nb1 * batch * mb * 1e6 / st_s / h2d_pinned);
+    }
+    free(prod);
+    free(pageable);
     gg_fmcw_destroy(f);
-    unpin_free(buf);
+    gg_context_destroy(ctx2);
     gg_context_destroy(ctx);
 
     /* sustained throughput, T workers on the device */

@@ -8,7 +8,13 @@
  * the quality-mode op on a 4096 x 4096 crop (64x64 windows, search 20,
  * skip 32).  Peak RSS reported.
  *
+ * Then the time split of the GMTSAR run (reading, uploads, kernels; once
+ * overlapped, once with a device sync after each chunk) and the floors:
+ * bytes read over host copy bandwidth, over host-to-device bandwidth, and
+ * the estimated device traffic over the device memory bandwidth (-hbm).
+ *
  *   bench_xcorr [-device cpu|cuda|opencl] [-size W H] [-dir /tmp] [-runs N]
+ *               [-hbm GB/s] [-noquality] [-patches NX NY SEARCH]
  *
  * MIT licence.
  */
@@ -16,6 +22,8 @@
 #include "geogpu.h"
 
 #include <math.h>
+#include <execinfo.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,10 +46,26 @@ static double urand(void)
     return (double)(rng >> 11) / 9007199254740992.0;
 }
 
+/* A crash prints its stack (addresses resolve with addr2line on the
+ * RelWithDebInfo build): the device machine has no debugger. */
+static void on_fatal(int sig)
+{
+    void *f[64];
+    const int n = backtrace(f, 64);
+    backtrace_symbols_fd(f, n, 2);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 int main(int argc, char **argv)
 {
+    signal(SIGSEGV, on_fatal);
+    signal(SIGBUS, on_fatal);
+    signal(SIGFPE, on_fatal);
     const char *dev = "auto", *dir = "/tmp";
-    int W = 11304, H = 9216, runs = 3;
+    int W = 11304, H = 9216, runs = 3, skip_quality = 0;
+    int pnx = 20, pny = 50, psearch = 128;
+    double hbm = 3350, bytes_read = 0; /* device memory GB/s for the floor (H100 SXM; H200 4800) */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-device") && i + 1 < argc)
             dev = argv[++i];
@@ -52,6 +76,14 @@ int main(int argc, char **argv)
             dir = argv[++i];
         else if (!strcmp(argv[i], "-runs") && i + 1 < argc)
             runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-hbm") && i + 1 < argc)
+            hbm = atof(argv[++i]);
+        else if (!strcmp(argv[i], "-patches") && i + 3 < argc) { /* smoke runs */
+            pnx = atoi(argv[++i]);
+            pny = atoi(argv[++i]);
+            psearch = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "-noquality"))
+            skip_quality = 1;
     }
     char p1[512], p2[512], s1[512], s2[512];
     snprintf(s1, sizeof s1, "%s/gg_bench_master.SLC", dir);
@@ -93,7 +125,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", err);
         return 1;
     }
-    gg_xcorr_gmtsar_options o = {20, 50, 128, 128, 2, 16, 0};
+    gg_xcorr_gmtsar_options o = {pnx, pny, psearch, psearch, 2, 16, 0};
     double best = 1e9;
     for (int r = 0; r <= runs; r++) {
         gg_xcorr_gmtsar_row *rows;
@@ -116,9 +148,63 @@ int main(int argc, char **argv)
                r ? "" : " (warm-up)", t, n, mx / n, my / n, mc / n);
         gg_xcorr_free(rows);
     }
-    printf("gmtsar standard job %dx%d, 20x50 patches, search 128, ri 2: best %.3f s\n", W, H, best);
+    printf("gmtsar job %dx%d, %dx%d patches, search %d, ri 2: best %.3f s\n", W, H, pnx, pny,
+           psearch, best);
+    /* where the time goes: one overlapped run and one with a device sync
+     * after each chunk (kernel time alone), then the floors */
+    for (int sync = 0; sync < 2; sync++) {
+        gg_xcorr_timing tm = {.sync = sync};
+        gg_xcorr_gmtsar_row *rows;
+        int n;
+        if (gg_xcorr_gmtsar_timed(ctx, &m, &al, &o, &rows, &n, NULL, NULL, &tm) != GG_OK) {
+            fprintf(stderr, "gmtsar: %s\n", gg_context_last_error(ctx));
+            return 1;
+        }
+        gg_xcorr_free(rows);
+        printf("gmtsar split (%s): total %.3f s = read wait %.3f + upload %.3f + kernels/wait %.3f "
+               "(+ host %.3f); reader threads busy %.3f s for %.0f MB; %d chunks x %d patches, "
+               "rings of %d lines\n", sync ? "sync after each chunk" : "overlapped", tm.total_s,
+               tm.read_wait_s, tm.upload_s, tm.kernel_s,
+               tm.total_s - tm.read_wait_s - tm.upload_s - tm.kernel_s, tm.read_busy_s,
+               tm.bytes_read / 1e6, tm.chunks, tm.patches_per_chunk, tm.ring_lines);
+        if (sync)
+            bytes_read = tm.bytes_read;
+    }
+    {
+        /* floors: host copy bandwidth (page cache reads are copies),
+         * host-to-device bandwidth through the library, device traffic */
+        const size_t nb = (size_t)256 << 20;
+        unsigned char *h1 = malloc(nb), *h2 = malloc(nb);
+        memset(h1, 1, nb);
+        memset(h2, 2, nb);
+        double tc = 1e9, tu = 1e9;
+        for (int r = 0; r < 3; r++) {
+            double t0 = now();
+            memcpy(h2, h1, nb);
+            tc = fmin(tc, now() - t0);
+        }
+        gg_buffer *db;
+        if (gg_buffer_alloc(ctx, nb, &db) == GG_OK) {
+            for (int r = 0; r < 3; r++) {
+                double t0 = now();
+                gg_buffer_write(ctx, db, 0, h1, nb);
+                tu = fmin(tu, now() - t0);
+            }
+            gg_buffer_free(ctx, db);
+        }
+        free(h1);
+        free(h2);
+        const double np = 16.0 * psearch * psearch, patches = (double)pnx * pny; /* npx npy = pw ph */
+        const double dev_bytes = patches * np * (56 + 80 + 48 * 2 + 88); /* see RESULTS.md */
+        printf("floors: %.0f MB read at one-thread memcpy %.1f GB/s = %.3f s; uploaded at %.1f GB/s "
+               "(gg_buffer_write, pageable) = %.3f s; device traffic ~%.0f GB at %.0f GB/s = %.3f s\n",
+               bytes_read / 1e6, nb / tc / 1e9, bytes_read / (nb / tc), nb / tu / 1e9,
+               bytes_read / (nb / tu), dev_bytes / 1e9, hbm, dev_bytes / (hbm * 1e9));
+    }
 
     /* quality mode on a crop */
+    if (skip_quality)
+        goto done;
     const int QW = W < 4096 ? W : 4096, QH = H < 4096 ? H : 4096;
     float *q1 = malloc((size_t)QW * QH * 8), *q2 = malloc((size_t)QW * QH * 8);
     for (int y = 0; y < QH; y++)
@@ -161,11 +247,12 @@ int main(int argc, char **argv)
            "(%.1f us/window), mean offset %.3f %.3f\n", QW, QH, out.width * out.height, best,
            1e6 * best / (out.width * out.height), sy / (out.width * out.height),
            sx / (out.width * out.height));
+    gg_op_free(op);
+done:;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("peak RSS %.0f MiB (the two int16 images alone: %.0f MiB)\n", ru.ru_maxrss / 1024.0,
            (double)W * H * 8 / 1048576);
-    gg_op_free(op);
     gg_context_destroy(ctx);
     remove(s1);
     remove(s2);

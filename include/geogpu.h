@@ -369,6 +369,33 @@ GG_API gg_status gg_fmcw_products(gg_fmcw *f, float *out);
  * 2 too many clipped samples. */
 GG_API int gg_fmcw_sector_flags(const gg_fmcw *f, int sector);
 
+/* Streaming (a live receiver, or a file read batch by batch): submit
+ * queues a batch and returns once its upload has completed (the host
+ * buffer is free again) with the chain queued on the device; collect
+ * waits for the oldest submitted batch and gives its products
+ * ([sector][product asked][gate], out may be NULL), flags (may be NULL)
+ * and sector count (*n, may be NULL); gg_fmcw_products and
+ * gg_fmcw_sector_flags then also refer to it.  A processor has one stream
+ * (its context) and so holds one batch in flight; gg_fmcw_add_stream gives
+ * it a second context on the same device (its own CUDA stream / OpenCL
+ * queue; not owned, destroyed after the processor) and a second set of
+ * device buffers, and submitted batches alternate between the two: the
+ * upload of batch k+1 overlaps the processing of batch k.  Pattern:
+ *   submit(b0); for k: { [fill the next input]; submit(b[k+1]); collect(b[k]); }
+ * Submitting with every stream busy, collecting with nothing in flight, or
+ * gg_fmcw_push while batches are in flight: GG_ERR_ARGUMENT.
+ * gg_fmcw_push is submit + collect. */
+GG_API gg_status gg_fmcw_add_stream(gg_fmcw *f, gg_context *ctx2);
+GG_API int gg_fmcw_streams(const gg_fmcw *f);
+GG_API gg_status gg_fmcw_submit(gg_fmcw *f, const int16_t *sectors, int n);
+GG_API gg_status gg_fmcw_collect(gg_fmcw *f, float *out, int *flags, int *n);
+/* Page-locked (gg_host_alloc) input memory of max_batch sectors owned by
+ * the processor (allocated on first call, freed by gg_fmcw_destroy; NULL
+ * with gg_fmcw_last_error when it cannot be had).  Filling it and passing
+ * it to submit/push uploads at the copy engine's full speed, with no
+ * staging copy; it may be refilled as soon as submit returns. */
+GG_API int16_t *gg_fmcw_host_input(gg_fmcw *f);
+
 /* Per-stage device times of the last push, in seconds (synchronising after
  * every stage when timing is on; off by default). */
 typedef struct gg_fmcw_timing {
@@ -626,6 +653,25 @@ GG_API gg_status gg_xcorr_gmtsar(gg_context *ctx, const gg_xcorr_prm *master,
                                  gg_xcorr_gmtsar_row **rows, int *nrows, gg_progress_fn progress,
                                  void *user);
 GG_API void gg_xcorr_free(void *p);
+
+/* Where the time of a gg_xcorr_gmtsar_timed run went (bench_xcorr). */
+typedef struct gg_xcorr_timing {
+    int sync;              /* in: 1 waits for the device after each chunk (exact kernel
+                            * time, no overlap of reading/uploading with the kernels) */
+    int chunks, patches_per_chunk, ring_lines;  /* out: the plan */
+    double read_busy_s;    /* out: seconds the reader threads spent reading (summed) */
+    double read_wait_s;    /* out: seconds the device loop waited for read lines */
+    double upload_s;       /* out: host-to-device copies (lines, positions, state) */
+    double kernel_s;       /* out: launches + waiting for results (all kernel time when sync) */
+    double total_s;        /* out: the whole call */
+    double bytes_read;     /* out: bytes read from the SLC files (each line once) */
+} gg_xcorr_timing;
+GG_API gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *master,
+                                       const gg_xcorr_prm *aligned,
+                                       const gg_xcorr_gmtsar_options *opt,
+                                       gg_xcorr_gmtsar_row **rows, int *nrows,
+                                       gg_progress_fn progress, void *user,
+                                       gg_xcorr_timing *timing);
 
 /* ------------------------------------------- coregistration fit (gg_coreg_fit_) */
 

@@ -8,9 +8,10 @@
  * as interleaved float re, im.  Grids over images are (width, height*nwin):
  * item (x, Y) is pixel (x, Y % height) of window Y / height.  Per-window
  * scalars live in the state buffer `ws` (GG_XC_WS floats per window, slots
- * in coreg_params.h); kernels over windows use a (nwin, 1) grid and loop
- * over that window's pixels (one work item per window: a reduction without
- * backend support, fine because batches hold hundreds of windows).
+ * in coreg_params.h); kernels over windows use a (1, nwin) grid (the CPU
+ * loop spreads rows over threads) and loop over that window's pixels (one
+ * work item per window: fine for small surfaces; the GMTSAR mode's large
+ * ones use the two-level reductions further down).
  *
  * Invalid samples (non-finite, the input nodata, or outside the uploaded
  * tile) are carried as NaN in the extracted chips; detection treats them
@@ -75,9 +76,9 @@ GG_KERNEL4(gg_k_xc_extract, gg_xc_params, p, const float, tile, const int, pos, 
  * only clears VALID when the template is flat. */
 GG_KERNEL3(gg_k_xc_stats, gg_xc_params, p, const float, ref, const float, sec, float, ws)
 {
-    const int w = GG_X;
-    if (w >= gg_nx || GG_Y >= gg_ny)
+    if (GG_X >= gg_nx || GG_Y >= gg_ny)
         return;
+    const int w = GG_X + GG_Y * gg_nx; /* grid (1, nwin): windows over CPU threads */
     GG_GLOBAL float *s = ws + (size_t)w * GG_XC_WS;
     GG_GLOBAL const float *r = ref + (size_t)w * p.rw * p.rh * 2;
     GG_GLOBAL const float *c = sec + (size_t)w * p.sw * p.sh * 2;
@@ -173,9 +174,9 @@ GG_KERNEL2(gg_k_xc_xspec, gg_xc_params, p, const float, z, float, out)
  * them to integers, which gives 0 for small float data). */
 GG_KERNEL3(gg_k_xc_tcorr, gg_xc_params, p, const float, ref, const float, sec, float, ws)
 {
-    const int w = GG_X;
-    if (w >= gg_nx || GG_Y >= gg_ny)
+    if (GG_X >= gg_nx || GG_Y >= gg_ny)
         return;
+    const int w = GG_X + GG_Y * gg_nx; /* grid (1, nwin): windows over CPU threads */
     GG_GLOBAL float *s = ws + (size_t)w * GG_XC_WS;
     const int py = (int)s[GG_XC_PY], px = (int)s[GG_XC_PX];
     double ab = 0.0, aa = 0.0, bb = 0.0;
@@ -253,9 +254,9 @@ GG_KERNEL5(gg_k_xc_norm, gg_xc_params, p, const float, corr, const float, rs1, c
  *   stage 2: GMTSAR: peak of c (|c| when use_abs) over ux x uy. */
 GG_KERNEL2(gg_k_xc_peak, gg_xc_params, p, const float, surf, float, ws)
 {
-    const int w = GG_X;
-    if (w >= gg_nx || GG_Y >= gg_ny)
+    if (GG_X >= gg_nx || GG_Y >= gg_ny)
         return;
+    const int w = GG_X + GG_Y * gg_nx; /* grid (1, nwin): windows over CPU threads */
     GG_GLOBAL float *s = ws + (size_t)w * GG_XC_WS;
     GG_GLOBAL const float *c = surf + (size_t)w * p.lx * p.ly;
     const int ny = p.stage == 1 ? p.zw : p.uy, nx = p.stage == 1 ? p.zw : p.ux;
@@ -352,9 +353,9 @@ GG_KERNEL3(gg_k_xc_zextract, gg_xc_params, p, const float, sec, const float, ws,
  * before FFT oversampling.  Writes ws[slot], ws[slot+1]. */
 GG_KERNEL2(gg_k_xc_ramp, gg_xc_params, p, const float, img, float, ws)
 {
-    const int w = GG_X;
-    if (w >= gg_nx || GG_Y >= gg_ny)
+    if (GG_X >= gg_nx || GG_Y >= gg_ny)
         return;
+    const int w = GG_X + GG_Y * gg_nx; /* grid (1, nwin): windows over CPU threads */
     GG_GLOBAL const float *c = img + (size_t)w * p.bw * p.bh * 2;
     double yr = 0.0, yi = 0.0, xr = 0.0, xi = 0.0;
     if (p.deramp) {
@@ -567,9 +568,9 @@ GG_KERNEL4(gg_k_xc_zeval2, gg_xc_params, p, const float, G, const float, tw, con
  *            OUT_Y, OUT_X and the interpolated peak in OUT_V. */
 GG_KERNEL3(gg_k_xc_final, gg_xc_params, p, const float, V, float, ws, float, out)
 {
-    const int w = GG_X;
-    if (w >= gg_nx || GG_Y >= gg_ny)
+    if (GG_X >= gg_nx || GG_Y >= gg_ny)
         return;
+    const int w = GG_X + GG_Y * gg_nx; /* grid (1, nwin): windows over CPU threads */
     GG_GLOBAL float *s = ws + (size_t)w * GG_XC_WS;
     GG_GLOBAL const float *v = V + (size_t)w * p.nreg * p.nreg;
     int bi = 0, bj = 0;
@@ -605,6 +606,265 @@ GG_KERNEL3(gg_k_xc_final, gg_xc_params, p, const float, V, float, ws, float, out
     s[GG_XC_OUT_Y] = dy;
     s[GG_XC_OUT_X] = dx;
     s[GG_XC_OUT_V] = best;
+}
+
+/* ------------------------------------------ GMTSAR mode, batched design
+ *
+ * gmtsar_xcorr.c runs every patch of a chunk (hundreds to all of them) in
+ * one batch.  Its per-window reductions are two-level so that a batch of
+ * N windows of C columns keeps N x C work items busy: a column kernel
+ * (grid (C, N), item (x, w) walks column x of window w down its rows:
+ * neighbouring items read neighbouring addresses) writes GG_XC_PART_*
+ * doubles per column, then a window kernel (grid (1, N): on the CPU the
+ * windows spread over threads) combines the C partials. */
+
+/* int16 I/Q sample packed in an int (little endian: I low, Q high) ->
+ * floats, without relying on narrowing or signed-shift behaviour. */
+GG_DEVICE_FN float gg_xc_lo16(int v)
+{
+    const int lo = v & 0xFFFF;
+    return (float)(lo >= 32768 ? lo - 65536 : lo);
+}
+GG_DEVICE_FN float gg_xc_hi16(int v)
+{
+    const int hi = (v >> 16) & 0xFFFF;
+    return (float)(hi >= 32768 ? hi - 65536 : hi);
+}
+
+/* Patch extraction straight from the raw int16 I/Q lines: each file's
+ * lines live in a device ring of tile_h lines (file line y in slot
+ * y % tile_h) of tile_w samples, so a chunk uploads only the lines the
+ * previous chunks did not.  pos: template (aligned file) x, y, then chip
+ * (master file) x, y, in file coordinates.  Samples outside the file
+ * (columns or lines, GMTSAR's stale rows, B2) are NaN.  Grid (sw, sh*nwin);
+ * template and chip have the same size here (rw = sw, rh = sh). */
+GG_KERNEL5(gg_k_xc_extract16, gg_xc_params, p, const int, ring_m, const int, ring_a,
+           const int, pos, float, ref, float, sec)
+{
+    const int x = GG_X, Y = GG_Y;
+    if (x >= gg_nx || Y >= gg_ny)
+        return;
+    const int w = Y / p.sh, y = Y % p.sh;
+    const float qnan = NAN;
+    const size_t o = ((size_t)w * p.sh + y) * p.sw + x;
+    {
+        const int tx = pos[4 * w] + x, ty = pos[4 * w + 1] + y;
+        float re = qnan, im = qnan;
+        if (tx >= 0 && ty >= 0 && tx < p.tile_w && ty < p.src_h) {
+            const int v = ring_a[(size_t)(ty % p.tile_h) * p.tile_w + tx];
+            re = gg_xc_lo16(v);
+            im = gg_xc_hi16(v);
+        }
+        ref[2 * o] = re;
+        ref[2 * o + 1] = im;
+    }
+    {
+        const int tx = pos[4 * w + 2] + x, ty = pos[4 * w + 3] + y;
+        float re = qnan, im = qnan;
+        if (tx >= 0 && ty >= 0 && tx < p.tile_w && ty < p.src_h) {
+            const int v = ring_m[(size_t)(ty % p.tile_h) * p.tile_w + tx];
+            re = gg_xc_lo16(v);
+            im = gg_xc_hi16(v);
+        }
+        sec[2 * o] = re;
+        sec[2 * o + 1] = im;
+    }
+}
+
+/* Column partials of gg_k_xc_stats: for column x of template (rw x rh)
+ * and chip (sw x sh), the valid count, mean and M2 (Welford, so a flat
+ * template gives exactly 0) of the template amplitudes, the valid count
+ * and mean of the chip amplitudes.  stage 0 also turns invalid (NaN)
+ * samples into 0 in place, for the FFTs that follow.  Grid
+ * (max(rw, sw), nwin). */
+GG_KERNEL3(gg_k_xc_colstats, gg_xc_params, p, float, ref, float, sec, double, part)
+{
+    const int x = GG_X, w = GG_Y;
+    if (x >= gg_nx || w >= gg_ny)
+        return;
+    double nr = 0.0, mr = 0.0, m2 = 0.0, ns = 0.0, ms = 0.0;
+    if (x < p.rw)
+        for (int y = 0; y < p.rh; y++) {
+            const size_t k = ((size_t)w * p.rh + y) * p.rw + x;
+            const float a = gg_xc_amp(ref[2 * k], ref[2 * k + 1]);
+            if (isfinite(a)) {
+                nr += 1.0;
+                const double d = a - mr;
+                mr += d / nr;
+                m2 += d * (a - mr);
+            } else if (p.stage == 0) {
+                ref[2 * k] = 0.0f;
+                ref[2 * k + 1] = 0.0f;
+            }
+        }
+    if (x < p.sw)
+        for (int y = 0; y < p.sh; y++) {
+            const size_t k = ((size_t)w * p.sh + y) * p.sw + x;
+            const float a = gg_xc_amp(sec[2 * k], sec[2 * k + 1]);
+            if (isfinite(a)) {
+                ns += 1.0;
+                ms += (a - ms) / ns;
+            } else if (p.stage == 0) {
+                sec[2 * k] = 0.0f;
+                sec[2 * k + 1] = 0.0f;
+            }
+        }
+    GG_GLOBAL double *q = part + ((size_t)w * gg_nx + x) * GG_XC_PART_STATS;
+    q[0] = nr;
+    q[1] = mr;
+    q[2] = m2;
+    q[3] = ns;
+    q[4] = ms;
+}
+
+/* Window step of the statistics: combines the column partials (Chan et
+ * al.'s pairwise update) and sets VALID, RMEAN, SMEAN, RSS as
+ * gg_k_xc_stats does (stage 0: valid fractions and a non-flat template;
+ * stage 1: non-flat template and still valid).  p.lx = columns of the
+ * partials.  Grid (1, nwin). */
+GG_KERNEL2(gg_k_xc_winstats, gg_xc_params, p, const double, part, float, ws)
+{
+    const int w = GG_Y;
+    if (GG_X >= gg_nx || w >= gg_ny)
+        return;
+    double nr = 0.0, mr = 0.0, m2 = 0.0, ns = 0.0, ms = 0.0;
+    for (int x = 0; x < p.lx; x++) {
+        GG_GLOBAL const double *q = part + ((size_t)w * p.lx + x) * GG_XC_PART_STATS;
+        if (q[0] > 0.0) {
+            const double n = nr + q[0], d = q[1] - mr;
+            mr += d * q[0] / n;
+            m2 += q[2] + d * d * nr * q[0] / n;
+            nr = n;
+        }
+        if (q[3] > 0.0) {
+            const double n = ns + q[3];
+            ms += (q[4] - ms) * q[3] / n;
+            ns = n;
+        }
+    }
+    GG_GLOBAL float *s = ws + (size_t)w * GG_XC_WS;
+    int valid = m2 > 0.0;
+    if (p.stage == 0)
+        valid = valid && nr >= p.min_valid * (float)(p.rw * p.rh) &&
+                ns >= p.min_valid * (float)(p.sw * p.sh) && nr > 1.0 && ns > 1.0;
+    else
+        valid = valid && s[GG_XC_VALID] > 0.5f;
+    s[GG_XC_VALID] = valid ? 1.0f : 0.0f;
+    s[GG_XC_RMEAN] = (float)mr;
+    s[GG_XC_SMEAN] = (float)ms;
+    s[GG_XC_RSS] = (float)m2;
+}
+
+/* Column partials of gg_k_xc_tcorr (time-domain NCC at the integer
+ * peak): sums of a b, a a, b b down column x of the tw x th template.
+ * Grid (tw, nwin). */
+GG_KERNEL4(gg_k_xc_coltcorr, gg_xc_params, p, const float, ref, const float, sec,
+           const float, ws, double, part)
+{
+    const int x = GG_X, w = GG_Y;
+    if (x >= gg_nx || w >= gg_ny)
+        return;
+    GG_GLOBAL const float *s = ws + (size_t)w * GG_XC_WS;
+    const int py = (int)s[GG_XC_PY], px = (int)s[GG_XC_PX];
+    const float mr = s[GG_XC_RMEAN], msec = s[GG_XC_SMEAN];
+    double ab = 0.0, aa = 0.0, bb = 0.0;
+    for (int y = 0; y < p.th; y++) {
+        const size_t k = ((size_t)w * p.rh + y + p.toy) * p.rw + x + p.tox;
+        const size_t q = ((size_t)w * p.sh + y + py) * p.sw + x + px;
+        const float va = gg_xc_amp(ref[2 * k], ref[2 * k + 1]);
+        const float vb = gg_xc_amp(sec[2 * q], sec[2 * q + 1]);
+        const double a = isfinite(va) ? va - mr : 0.0;
+        const double b = isfinite(vb) ? vb - msec : 0.0;
+        ab += a * b;
+        aa += a * a;
+        bb += b * b;
+    }
+    GG_GLOBAL double *o = part + ((size_t)w * gg_nx + x) * GG_XC_PART_TCORR;
+    o[0] = ab;
+    o[1] = aa;
+    o[2] = bb;
+}
+
+/* Window step of the NCC: 100 |sum ab| / sqrt(sum aa sum bb) into NCC.
+ * p.tw = columns of the partials.  Grid (1, nwin). */
+GG_KERNEL2(gg_k_xc_wintcorr, gg_xc_params, p, const double, part, float, ws)
+{
+    const int w = GG_Y;
+    if (GG_X >= gg_nx || w >= gg_ny)
+        return;
+    double ab = 0.0, aa = 0.0, bb = 0.0;
+    for (int x = 0; x < p.tw; x++) {
+        GG_GLOBAL const double *q = part + ((size_t)w * p.tw + x) * GG_XC_PART_TCORR;
+        ab += q[0];
+        aa += q[1];
+        bb += q[2];
+    }
+    ws[(size_t)w * GG_XC_WS + GG_XC_NCC] =
+        aa > 0.0 && bb > 0.0 ? (float)(100.0 * fabs(ab) / sqrt(aa * bb)) : 0.0f;
+}
+
+/* Column step of an argmax over the ux x uy corner of a per-window
+ * surface (rows lx apart, lx * ly per window): the largest value (|v|
+ * when use_abs) of column x and its first row.  NaN never wins.  Grid
+ * (ux, nwin). */
+GG_KERNEL2(gg_k_xc_colmax, gg_xc_params, p, const float, surf, double, part)
+{
+    const int x = GG_X, w = GG_Y;
+    if (x >= gg_nx || w >= gg_ny)
+        return;
+    GG_GLOBAL const float *c = surf + (size_t)w * p.lx * p.ly + x;
+    float best = -INFINITY;
+    int by = 0;
+    for (int y = 0; y < p.uy; y++) {
+        float v = c[(size_t)y * p.lx];
+        if (p.use_abs)
+            v = fabs(v);
+        if (v > best) {
+            best = v;
+            by = y;
+        }
+    }
+    GG_GLOBAL double *o = part + ((size_t)w * gg_nx + x) * GG_XC_PART_MAX;
+    o[0] = best;
+    o[1] = by;
+}
+
+/* Window step of the argmax: the first maximum in row-major order (the
+ * largest value, then the smallest row, then the smallest column: the
+ * same sample as a row-major scan with a strict >).  p.ux = columns of
+ * the partials.
+ *   stage 2: integer peak of the correlation surface -> PY, PX, PV;
+ *   stage 1: argmax of the interpolated region (gg_k_xc_final's GMTSAR
+ *            stage) -> OUT_Y, OUT_X, OUT_V.
+ * Grid (1, nwin). */
+GG_KERNEL2(gg_k_xc_winmax, gg_xc_params, p, const double, part, float, ws)
+{
+    const int w = GG_Y;
+    if (GG_X >= gg_nx || w >= gg_ny)
+        return;
+    double best = -INFINITY;
+    int bx = 0, by = 0;
+    for (int x = 0; x < p.ux; x++) {
+        GG_GLOBAL const double *q = part + ((size_t)w * p.ux + x) * GG_XC_PART_MAX;
+        const int y = (int)q[1];
+        if (q[0] > best || (q[0] == best && y < by)) {
+            best = q[0];
+            by = y;
+            bx = x;
+        }
+    }
+    GG_GLOBAL float *s = ws + (size_t)w * GG_XC_WS;
+    if (p.stage == 2) {
+        s[GG_XC_PY] = (float)by;
+        s[GG_XC_PX] = (float)bx;
+        s[GG_XC_PV] = (float)best;
+        return;
+    }
+    const float fy = (float)(gg_xc_region0(p.zw / 2, p) + by) / p.ovs;
+    const float fx = (float)(gg_xc_region0(p.zw / 2, p) + bx) / p.ovs;
+    s[GG_XC_OUT_Y] = s[GG_XC_PY] - p.zw / 2 + fy;
+    s[GG_XC_OUT_X] = s[GG_XC_PX] - p.zw / 2 + fx;
+    s[GG_XC_OUT_V] = (float)best;
 }
 
 /* ------------------------------------------------------------ resample */

@@ -69,7 +69,15 @@ typedef struct gg_xc_params {
     float power;           /* dft: exponent applied to the surface (1 or 0.25) */
     int tw, th;            /* pack/tcorr: template inside ref at (tox, toy) (tw 0: whole ref) */
     int tox, toy;
+    int src_h;             /* extract16: lines of the SLC files (rows outside are invalid) */
 } gg_xc_params;
+
+/* Column partials of the two-level reductions (gmtsar_xcorr.c): doubles
+ * per column of each window. */
+#define GG_XC_PART_STATS 5 /* template n, mean, M2 (Welford); chip n, mean */
+#define GG_XC_PART_TCORR 3 /* sum ab, aa, bb */
+#define GG_XC_PART_MAX 2   /* best value, its row */
+#define GG_XC_PART_MAXN 5  /* the largest of the three */
 
 
 /* resample (resample.c, gg_k_rs_resample): the secondary sampled at

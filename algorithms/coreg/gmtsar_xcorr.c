@@ -39,6 +39,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------ PRM reader */
 
@@ -129,40 +133,174 @@ gg_status gg_xcorr_prm_read(const char *path, gg_xcorr_prm *out, char *err, size
     return GG_OK;
 }
 
-/* Rows [y0, y0 + n) of an int16 I/Q file into CFloat32 (rows outside the
- * file: NaN, GMTSAR's stale rows fixed). */
-static int read_rows(FILE *f, const gg_xcorr_prm *p, int y0, int n, float *dst, short *buf)
+/* ------------------------------------------------------------ the run
+ *
+ * The GPU design (issue 3):
+ *  - patches run in chunks of whole location rows, as many as device
+ *    memory allows (and at least a few chunks, so that the next chunk's
+ *    lines are read and uploaded while the device works on this one);
+ *    every step of a chunk is one launch or one batched gg_fft over all its
+ *    patches, so the FFT plans (cached by shape in the context; FFTW's
+ *    multi-threaded batch plans on the CPU) serve every chunk and every run;
+ *  - each SLC file is read once, in order, by reader threads into a small
+ *    pool of host pieces that are uploaded into a device ring of int16 I/Q
+ *    lines: a chunk uploads only the lines earlier chunks did not, and the
+ *    patches are cut out of the ring on the device (never whole lines again
+ *    per patch row, never converted to float on the host);
+ *  - per-window reductions are two-level (column kernels, then window
+ *    kernels: coreg_kernels.h), not one work item looping over a window.
+ */
+
+static double now_s(void)
 {
-    for (int r = 0; r < n; r++) {
-        float *row = dst + (size_t)r * p->width * 2;
-        const int y = y0 + r;
-        if (y < 0 || y >= p->height) {
-            for (int i = 0; i < 2 * p->width; i++)
-                row[i] = NAN;
-            continue;
-        }
-        if (fseeko(f, (off_t)4 * p->width * y, SEEK_SET) != 0 ||
-            fread(buf, 4, (size_t)p->width, f) != (size_t)p->width)
-            return -1;
-        for (int i = 0; i < 2 * p->width; i++)
-            row[i] = buf[i];
-    }
-    return 0;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* ------------------------------------------------------------ the run */
+/* One piece of lines to read from a file and upload to its ring. */
+typedef struct {
+    int file, y0, n;
+} gm_job;
+
+/* Reader threads fill pool slot i % P with job i once job i - P has been
+ * uploaded; the main thread uploads jobs in order. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const gm_job *jobs;
+    int njobs, next, consumed, stop, err_job;
+    int *ready;               /* per slot: the job it holds, -1 none */
+    unsigned char **buf;
+    int P;
+    int fd[2];
+    int W;
+    double busy_s;            /* summed reading seconds of all threads */
+} gm_reader;
+
+static void *reader_main(void *arg)
+{
+    gm_reader *r = arg;
+    pthread_mutex_lock(&r->mu);
+    for (;;) {
+        while (!r->stop && r->next < r->njobs && r->next - r->consumed >= r->P)
+            pthread_cond_wait(&r->cv, &r->mu);
+        if (r->stop || r->next >= r->njobs)
+            break;
+        const int i = r->next++;
+        pthread_mutex_unlock(&r->mu);
+        const gm_job *j = &r->jobs[i];
+        const size_t bytes = (size_t)j->n * r->W * 4;
+        const off_t off = (off_t)j->y0 * r->W * 4;
+        unsigned char *dst = r->buf[i % r->P];
+        const double t0 = now_s();
+        size_t done = 0;
+        while (done < bytes) {
+            const ssize_t k = pread(r->fd[j->file], dst + done, bytes - done, off + (off_t)done);
+            if (k <= 0)
+                break;
+            done += (size_t)k;
+        }
+        const double t = now_s() - t0;
+        pthread_mutex_lock(&r->mu);
+        r->busy_s += t;
+        if (done < bytes && r->err_job < 0)
+            r->err_job = i;
+        r->ready[i % r->P] = i;
+        pthread_cond_broadcast(&r->cv);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
 
 typedef struct {
-    gg_buffer *pos, *ws, *ref, *sec, *big, *z, *x, *surf, *f, *g, *v, *tw;
+    gg_buffer *ring[2], *pos, *ws, *ref, *sec, *big, *z, *surf, *part, *f, *g, *v, *tw;
 } gm_bufs;
 
 static void free_bufs(gg_context *ctx, gm_bufs *b)
 {
-    gg_buffer **all[] = {&b->pos, &b->ws, &b->ref, &b->sec, &b->big, &b->z, &b->x,
-                         &b->surf, &b->f, &b->g, &b->v, &b->tw};
+    gg_buffer **all[] = {&b->ring[0], &b->ring[1], &b->pos, &b->ws, &b->ref, &b->sec, &b->big,
+                         &b->z, &b->surf, &b->part, &b->f, &b->g, &b->v, &b->tw};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (*all[i])
             gg_buffer_free(ctx, *all[i]);
+}
+
+/* Sizes of one run. */
+typedef struct {
+    int W, H, nx, ny, xs, ys, ri, interp, npx, npy, nxc, nyc, pw, ph, lx, ly, zw, nreg;
+    int x_inc, y_inc, rshift, ashift;
+    double astretch;
+} gm_geom;
+
+static int gm_x(const gm_geom *g, int i) { return g->npx + (i + 2) * g->x_inc; }
+static int gm_y(const gm_geom *g, int j) { return g->npy + j * g->y_inc; }
+static int gm_ya(const gm_geom *g, int j)
+{
+    const int y = gm_y(g, j);
+    return y + g->ashift + (int)floor(y * g->astretch);
+}
+/* First patch line in file f (0 master, 1 aligned) of location row j. */
+static int gm_r0(const gm_geom *g, int f, int j) { return (f ? gm_ya(g, j) : gm_y(g, j)) - g->npy / 2; }
+
+/* Lines [lo, hi) of file f that location rows ja..jb need, clipped to
+ * the file (empty: lo >= hi). */
+static void gm_span(const gm_geom *g, int f, int ja, int jb, int *lo, int *hi)
+{
+    int a = gm_r0(g, f, ja), b = a + g->npy;
+    for (int j = ja + 1; j <= jb; j++) {
+        const int r = gm_r0(g, f, j);
+        a = r < a ? r : a;
+        b = r + g->npy > b ? r + g->npy : b;
+    }
+    *lo = a < 0 ? 0 : a;
+    *hi = b > g->H ? g->H : b;
+}
+
+static double gm_patch_bytes(const gm_geom *g)
+{
+    const double F = 4.0, cplx = 8.0;
+    const double big = fmax((double)g->ri * g->npx * g->npy, (double)g->pw * g->ph);
+    const double cols = g->npx > g->nreg ? g->npx : g->nreg;
+    return cplx * (2.0 * g->npx * g->npy + big + (double)g->pw * g->ph) +
+           F * (double)g->lx * g->ly + 8.0 * GG_XC_PART_MAXN * cols + F * GG_XC_WS + 16.0 +
+           cplx * (double)g->zw * (g->zw + g->nreg) + F * (double)g->nreg * g->nreg;
+}
+
+/* Ring lines of file f for chunks of K location rows. */
+static int gm_cap(const gm_geom *g, int f, int K)
+{
+    int cap = 1;
+    for (int ja = 1; ja <= g->ny; ja += K) {
+        const int jb = ja + K - 1 < g->ny ? ja + K - 1 : g->ny;
+        int lo, hi;
+        gm_span(g, f, ja, jb, &lo, &hi);
+        if (hi - lo > cap)
+            cap = hi - lo;
+    }
+    return cap;
+}
+
+/* Location rows per chunk: what fits half the free device memory, and at
+ * most a quarter of the rows so that reading overlaps the device work.
+ * GG_XCORR_CHUNK_ROWS overrides (tests of the multi-chunk path, benches). */
+static int gm_chunk_rows(gg_context *ctx, const gm_geom *g)
+{
+    const char *env = getenv("GG_XCORR_CHUNK_ROWS");
+    if (env && atoi(env) > 0)
+        return atoi(env) < g->ny ? atoi(env) : g->ny;
+    size_t freeb = 0, total = 0;
+    double budget = 1024.0 * 1024 * 1024;
+    if (gg_context_memory(ctx, &freeb, &total) == GG_OK && freeb > 0)
+        budget = 0.5 * (double)freeb;
+    const int nchunks_min = g->ny < 4 ? g->ny : 4;
+    int K = (g->ny + nchunks_min - 1) / nchunks_min;
+    const double per = gm_patch_bytes(g) * g->nx;
+    while (K > 1 && K * per + 4.0 * g->W * ((double)gm_cap(g, 0, K) + gm_cap(g, 1, K)) > budget)
+        K--;
+    /* even chunks: the same FFT batch (plan) for all but maybe the last */
+    const int nc = (g->ny + K - 1) / K;
+    return (g->ny + nc - 1) / nc;
 }
 
 /* Range interpolation x ri of a batch of npx x npy patches in place
@@ -193,201 +331,397 @@ static gg_status range_interp(gg_context *ctx, gm_bufs *b, gg_buffer *img, int B
     return s;
 }
 
+/* Every device step of one chunk of B patches (pos and ws uploaded). */
+static gg_status gm_chunk(gg_context *ctx, gm_bufs *b, const gm_geom *g, int cap, int B)
+{
+    const int npx = g->npx, npy = g->npy;
+    gg_xc_params p = {0};
+    p.nwin = B;
+    p.tile_w = g->W;
+    p.tile_h = cap;
+    p.src_h = g->H;
+    p.rw = p.sw = npx;
+    p.rh = p.sh = npy;
+    p.min_valid = 0.9f;
+    p.power = 1.0f;
+    /* 1. patches (NaN outside the files), validity, NaN -> 0 */
+    gg_status s = gg_xc_launch(ctx, GG_K_XC_EXTRACT16, npx, npy * B, &p, b->ring[0], b->ring[1],
+                               b->pos, b->ref, b->sec);
+    p.stage = 0;
+    p.lx = npx; /* partial columns */
+    if (s == GG_OK)
+        s = gg_xc_launch(ctx, GG_K_XC_COLSTATS, npx, B, &p, b->ref, b->sec, b->part, NULL, NULL);
+    if (s == GG_OK)
+        s = gg_xc_launch(ctx, GG_K_XC_WINSTATS, 1, B, &p, b->part, b->ws, NULL, NULL, NULL);
+    /* 2. range interpolation, whole-patch means of the interpolated ones */
+    if (s == GG_OK && g->ri > 1)
+        s = range_interp(ctx, b, b->ref, B, npx, npy, g->ri);
+    if (s == GG_OK && g->ri > 1)
+        s = range_interp(ctx, b, b->sec, B, npx, npy, g->ri);
+    p.stage = 1;
+    if (s == GG_OK)
+        s = gg_xc_launch(ctx, GG_K_XC_COLSTATS, npx, B, &p, b->ref, b->sec, b->part, NULL, NULL);
+    if (s == GG_OK)
+        s = gg_xc_launch(ctx, GG_K_XC_WINSTATS, 1, B, &p, b->part, b->ws, NULL, NULL, NULL);
+    /* 3. correlation of the central nxc x nyc of the aligned patch with
+     * the master patch: one batched 2-D FFT pair; raw c into surf */
+    p.tw = g->nxc;
+    p.th = g->nyc;
+    p.tox = g->xs;
+    p.toy = g->ys;
+    p.pw = g->pw;
+    p.ph = g->ph;
+    p.lx = g->lx;
+    p.ly = g->ly;
+    p.ux = g->nxc;
+    p.uy = g->nyc;
+    p.normalise = 0;
+    const int n2[2] = {g->ph, g->pw};
+    if (s == GG_OK)
+        s = gg_xc_launch(ctx, GG_K_XC_PACK, g->pw, g->ph * B, &p, b->ref, b->sec, b->ws, b->z, NULL);
+    if (s == GG_OK)
+        s = gg_fft(ctx, b->z, 2, n2, B, 0);
+    if (s == GG_OK)
+        s = gg_xc_launch(ctx, GG_K_XC_XSPEC, g->pw, g->ph * B, &p, b->z, b->big, NULL, NULL, NULL);
+    if (s == GG_OK)
+        s = gg_fft(ctx, b->big, 2, n2, B, 1);
+    if (s == GG_OK)
+        s = gg_xc_launch(ctx, GG_K_XC_NORM, g->lx, g->ly * B, &p, b->big, b->big, b->big, b->ws,
+                         b->surf);
+    /* 4. integer peak of |c| over lags [0, 2 search), NCC there */
+    p.use_abs = 1;
+    p.stage = 2;
+    if (s == GG_OK)
+        s = gg_xc_launch(ctx, GG_K_XC_COLMAX, p.ux, B, &p, b->surf, b->part, NULL, NULL, NULL);
+    if (s == GG_OK)
+        s = gg_xc_launch(ctx, GG_K_XC_WINMAX, 1, B, &p, b->part, b->ws, NULL, NULL, NULL);
+    if (s == GG_OK)
+        s = gg_xc_launch(ctx, GG_K_XC_COLTCORR, p.tw, B, &p, b->ref, b->sec, b->ws, b->part, NULL);
+    if (s == GG_OK)
+        s = gg_xc_launch(ctx, GG_K_XC_WINTCORR, 1, B, &p, b->part, b->ws, NULL, NULL, NULL);
+    /* 5. sub-pixel: 8 x 8 of |c|^(1/4) around the peak, x interp */
+    p.stage = 1;
+    p.zw = g->zw;
+    p.ovs = g->interp;
+    p.nreg = g->nreg;
+    p.power = 0.25f;
+    if (s == GG_OK)
+        s = gg_xc_launch(ctx, GG_K_XC_DFT, g->zw, g->zw * B, &p, b->surf, b->tw, b->ws, b->f, NULL);
+    if (s == GG_OK)
+        s = gg_xc_launch(ctx, GG_K_XC_ZEVAL1, g->nreg, g->zw * B, &p, b->f, b->tw, b->ws, b->g, NULL);
+    if (s == GG_OK)
+        s = gg_xc_launch(ctx, GG_K_XC_ZEVAL2, g->nreg, g->nreg * B, &p, b->g, b->tw, b->ws, b->v,
+                         NULL);
+    gg_xc_params q = p;
+    q.lx = q.ly = q.ux = q.uy = g->nreg;
+    q.use_abs = 0;
+    if (s == GG_OK)
+        s = gg_xc_launch(ctx, GG_K_XC_COLMAX, g->nreg, B, &q, b->v, b->part, NULL, NULL, NULL);
+    if (s == GG_OK)
+        s = gg_xc_launch(ctx, GG_K_XC_WINMAX, 1, B, &q, b->part, b->ws, NULL, NULL, NULL);
+    return s;
+}
+
+/* Uploads lines [y0, y0 + n) of a file into its ring (slot = line % cap). */
+static gg_status gm_upload(gg_context *ctx, gg_buffer *ring, int W, int cap, int y0, int n,
+                           const unsigned char *src)
+{
+    gg_status s = GG_OK;
+    while (n > 0 && s == GG_OK) {
+        const int slot = y0 % cap, k = n < cap - slot ? n : cap - slot;
+        s = gg_buffer_write(ctx, ring, (size_t)slot * W * 4, src, (size_t)k * W * 4);
+        src += (size_t)k * W * 4;
+        y0 += k;
+        n -= k;
+    }
+    return s;
+}
+
 gg_status gg_xcorr_gmtsar(gg_context *ctx, const gg_xcorr_prm *m, const gg_xcorr_prm *a,
                           const gg_xcorr_gmtsar_options *o, gg_xcorr_gmtsar_row **rows_out,
                           int *nrows_out, gg_progress_fn progress, void *user)
 {
+    return gg_xcorr_gmtsar_timed(ctx, m, a, o, rows_out, nrows_out, progress, user, NULL);
+}
+
+gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *m, const gg_xcorr_prm *a,
+                                const gg_xcorr_gmtsar_options *o, gg_xcorr_gmtsar_row **rows_out,
+                                int *nrows_out, gg_progress_fn progress, void *user,
+                                gg_xcorr_timing *timing)
+{
+    const double t_start = now_s();
     *rows_out = NULL;
     *nrows_out = 0;
-    const int xs = o->xsearch, ys = o->ysearch, ri = o->range_interp < 1 ? 1 : o->range_interp;
-    const int npx = 4 * xs, npy = 4 * ys, nxc = 2 * xs, nyc = 2 * ys;
-    const int interp = o->interp < 1 ? 1 : o->interp;
+    gm_geom g = {0};
+    const int xs = o->xsearch, ys = o->ysearch;
+    g.xs = xs;
+    g.ys = ys;
+    g.ri = o->range_interp < 1 ? 1 : o->range_interp;
+    g.npx = 4 * xs;
+    g.npy = 4 * ys;
+    g.nxc = 2 * xs;
+    g.nyc = 2 * ys;
+    g.interp = o->interp < 1 ? 1 : o->interp;
+    g.nx = o->nx;
+    g.ny = o->ny;
+    g.W = m->width;
+    g.H = m->height;
+    if (o->nx < 1 || o->ny < 1)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "-nx %d and -ny %d must be positive", o->nx, o->ny);
     if (m->width != a->width || m->height != a->height)
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "master %dx%d and aligned %dx%d differ in size",
                           m->width, m->height, a->width, a->height);
     if ((xs & (xs - 1)) || (ys & (ys - 1)) || xs < 4 || ys < 4)
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "xsearch %d and ysearch %d must be powers of 2 >= 4",
                           xs, ys);
-    const int rshift = o->noshift || !a->has_shift ? 0 : a->rshift;
-    const int ashift = o->noshift || !a->has_shift ? 0 : a->ashift;
-    const double astretch = m->prf > 0 && a->prf > 0 ? (a->prf - m->prf) / m->prf : 0.0;
+    g.rshift = o->noshift || !a->has_shift ? 0 : a->rshift;
+    g.ashift = o->noshift || !a->has_shift ? 0 : a->ashift;
+    g.astretch = m->prf > 0 && a->prf > 0 ? (a->prf - m->prf) / m->prf : 0.0;
     /* GMTSAR's patch grid (get_locations.c) */
-    const int x_inc = (m->width - 2 * (xs + nxc)) / (o->nx + 3);
-    const int y_inc = (m->height - 2 * (ys + nyc)) / (o->ny + 1);
-    if (x_inc < 1 || y_inc < 1 || npx > m->width || npy > m->height)
+    g.x_inc = (m->width - 2 * (xs + g.nxc)) / (o->nx + 3);
+    g.y_inc = (m->height - 2 * (ys + g.nyc)) / (o->ny + 1);
+    if (g.x_inc < 1 || g.y_inc < 1 || g.npx > m->width || g.npy > m->height)
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT,
                           "search %dx%d (patch %dx%d) and %dx%d locations do not fit the %dx%d image",
-                          xs, ys, npx, npy, o->nx, o->ny, m->width, m->height);
-    FILE *fm = fopen(m->slc_file, "rb"), *fa = fopen(a->slc_file, "rb");
-    if (!fm || !fa) {
-        if (fm)
-            fclose(fm);
-        if (fa)
-            fclose(fa);
-        return gg_rt_fail(ctx, GG_ERR_IO, "cannot open the SLC files");
-    }
-    const int B = o->nx; /* one row of locations per batch: its rows are read once */
+                          xs, ys, g.npx, g.npy, o->nx, o->ny, m->width, m->height);
+    g.pw = gg_xc_fast_size(g.npx);
+    g.ph = gg_xc_fast_size(g.npy);
+    g.lx = g.npx - g.nxc + 1;
+    g.ly = g.npy - g.nyc + 1;
+    g.zw = 8;
+    g.nreg = g.zw * g.interp;
+
+    /* chunks and their line pieces, simulating the rings' contents */
+    const int K = gm_chunk_rows(ctx, &g), nchunks = (g.ny + K - 1) / K;
+    int cap = gm_cap(&g, 0, K), cap1 = gm_cap(&g, 1, K);
+    cap = cap1 > cap ? cap1 : cap;
+    const int W = g.W;
+    /* pieces of at most ~16 MB: a pool of P of them bounds host memory */
+    int piece = (int)((16u << 20) / ((unsigned)W * 4u));
+    piece = piece < 1 ? 1 : piece;
+    int *tag[2] = {malloc(sizeof(int) * (size_t)cap), malloc(sizeof(int) * (size_t)cap)};
+    int njobs = 0, jcap = 64;
+    gm_job *jobs = malloc(sizeof *jobs * (size_t)jcap);
+    int *chunk_job0 = malloc(sizeof(int) * ((size_t)nchunks + 1));
     gg_xcorr_gmtsar_row *rows = calloc((size_t)o->nx * o->ny, sizeof *rows);
+    gg_status s = tag[0] && tag[1] && jobs && chunk_job0 && rows ? GG_OK : GG_ERR_NOMEM;
+    for (int f = 0; f < 2 && s == GG_OK; f++)
+        for (int i = 0; i < cap; i++)
+            tag[f][i] = -1;
+    for (int c = 0; c < nchunks && s == GG_OK; c++) {
+        chunk_job0[c] = njobs;
+        const int ja = 1 + c * K, jb = ja + K - 1 < g.ny ? ja + K - 1 : g.ny;
+        for (int f = 0; f < 2 && s == GG_OK; f++) {
+            int lo, hi;
+            gm_span(&g, f, ja, jb, &lo, &hi);
+            for (int y = lo; y < hi && s == GG_OK;) {
+                if (tag[f][y % cap] == y) {
+                    y++;
+                    continue;
+                }
+                int n = 0;
+                while (y + n < hi && n < piece && tag[f][(y + n) % cap] != y + n) {
+                    tag[f][(y + n) % cap] = y + n;
+                    n++;
+                }
+                if (njobs == jcap) {
+                    gm_job *t = realloc(jobs, sizeof *jobs * (size_t)(jcap *= 2));
+                    if (!t) {
+                        s = GG_ERR_NOMEM;
+                        break;
+                    }
+                    jobs = t;
+                }
+                jobs[njobs++] = (gm_job){f, y, n};
+                y += n;
+            }
+        }
+    }
+    if (chunk_job0)
+        chunk_job0[nchunks] = njobs;
+
+    /* device buffers for a chunk of B patches */
+    const int B = K * g.nx;
     gm_bufs b = {0};
-    const int pw = gg_xc_fast_size(npx), ph = gg_xc_fast_size(npy);
-    const int lx = npx - nxc + 1, ly = npy - nyc + 1, zw = 8, nreg = zw * interp;
-    const size_t F = sizeof(float);
-    gg_status s = rows ? GG_OK : GG_ERR_NOMEM;
+    const size_t F = sizeof(float), C = 2 * sizeof(float);
+    const size_t np = (size_t)g.npx * g.npy, nfft = (size_t)g.pw * g.ph;
+    const size_t nbig = (size_t)g.ri * np > nfft ? (size_t)g.ri * np : nfft;
+    const int pcols = g.npx > g.nreg ? g.npx : g.nreg;
     struct {
         gg_buffer **p;
         size_t bytes;
-    } req[] = {{&b.pos, (size_t)B * 4 * sizeof(int)},
+    } req[] = {{&b.ring[0], (size_t)cap * W * 4},
+               {&b.ring[1], (size_t)cap * W * 4},
+               {&b.pos, (size_t)B * 4 * sizeof(int)},
                {&b.ws, (size_t)B * GG_XC_WS * F},
-               {&b.ref, (size_t)B * npx * npy * 2 * F},
-               {&b.sec, (size_t)B * npx * npy * 2 * F},
-               {&b.big, (size_t)B * ri * npx * npy * 2 * F},
-               {&b.z, (size_t)B * pw * ph * 2 * F},
-               {&b.x, (size_t)B * pw * ph * 2 * F},
-               {&b.surf, (size_t)B * lx * ly * F},
-               {&b.f, (size_t)B * zw * zw * 2 * F},
-               {&b.g, (size_t)B * zw * nreg * 2 * F},
-               {&b.v, (size_t)B * nreg * nreg * F}};
+               {&b.ref, (size_t)B * np * C},
+               {&b.sec, (size_t)B * np * C},
+               {&b.big, (size_t)B * nbig * C},
+               {&b.z, (size_t)B * nfft * C},
+               {&b.surf, (size_t)B * g.lx * g.ly * F},
+               {&b.part, (size_t)B * pcols * GG_XC_PART_MAXN * sizeof(double)},
+               {&b.f, (size_t)B * g.zw * g.zw * C},
+               {&b.g, (size_t)B * g.zw * g.nreg * C},
+               {&b.v, (size_t)B * g.nreg * g.nreg * F}};
     for (size_t i = 0; i < sizeof req / sizeof req[0] && s == GG_OK; i++)
         s = gg_buffer_alloc(ctx, req[i].bytes, req[i].p);
     if (s == GG_OK)
-        s = gg_xc_twiddles(ctx, zw, interp, &b.tw);
-    /* host: one strip of rows per location row, both files, full width */
-    const int W = m->width;
-    float *tile = NULL, *ws = calloc((size_t)B * GG_XC_WS, F);
-    short *rowbuf = malloc((size_t)W * 4);
+        s = gg_xc_twiddles(ctx, g.zw, g.interp, &b.tw);
+    float *ws = calloc((size_t)B * GG_XC_WS, F);
     int *pos = malloc(sizeof(int) * 4 * (size_t)B);
-    if (!ws || !rowbuf || !pos)
+    if (s == GG_OK && (!ws || !pos))
         s = GG_ERR_NOMEM;
-    for (int j = 1; s == GG_OK && j <= o->ny; j++) {
-        const int y = npy + j * y_inc; /* patch centre line (master) */
-        const int ya = y + ashift + (int)floor(y * astretch);
-        const int r0m = y - npy / 2, r0a = ya - npy / 2;
-        const int y0 = r0m < r0a ? r0m : r0a, y1 = (r0m > r0a ? r0m : r0a) + npy;
-        const int th = y1 - y0;
-        float *t = realloc(tile, (size_t)W * th * 2 * 2 * F);
-        if (!t) {
+
+    /* reader threads */
+    gm_reader rd;
+    memset(&rd, 0, sizeof rd);
+    pthread_mutex_init(&rd.mu, NULL);
+    pthread_cond_init(&rd.cv, NULL);
+    rd.jobs = jobs;
+    rd.njobs = njobs;
+    rd.err_job = -1;
+    rd.W = W;
+    rd.fd[0] = open(m->slc_file, O_RDONLY);
+    rd.fd[1] = open(a->slc_file, O_RDONLY);
+    if (s == GG_OK && (rd.fd[0] < 0 || rd.fd[1] < 0))
+        s = gg_rt_fail(ctx, GG_ERR_IO, "cannot open the SLC files '%s', '%s'", m->slc_file,
+                       a->slc_file);
+    const char *te = getenv("GG_XCORR_READERS");
+    int nthreads = te && atoi(te) > 0 ? atoi(te) : 4;
+    nthreads = nthreads > 16 ? 16 : nthreads;
+    rd.P = 3 * nthreads;
+    rd.ready = malloc(sizeof(int) * (size_t)rd.P);
+    rd.buf = calloc((size_t)rd.P, sizeof *rd.buf);
+    if (s == GG_OK && (!rd.ready || !rd.buf))
+        s = GG_ERR_NOMEM;
+    for (int i = 0; s == GG_OK && i < rd.P; i++) {
+        rd.ready[i] = -1;
+        if (!(rd.buf[i] = malloc((size_t)piece * W * 4)))
             s = GG_ERR_NOMEM;
-            break;
-        }
-        tile = t;
-        if (read_rows(fm, m, y0, th, tile, rowbuf) || read_rows(fa, a, y0, th, tile + (size_t)W * th * 2, rowbuf)) {
-            s = gg_rt_fail(ctx, GG_ERR_IO, "cannot read lines %d..%d of the SLC files", y0, y1 - 1);
-            break;
-        }
-        for (int i = 0; i < B; i++) {
-            const int x = npx + (i + 2) * x_inc;
-            pos[4 * i] = x + rshift - npx / 2;     /* aligned patch (template source) */
-            pos[4 * i + 1] = r0a - y0;
-            pos[4 * i + 2] = x - npx / 2;          /* master patch (search) */
-            pos[4 * i + 3] = r0m - y0;
-        }
-        gg_buffer *dtile;
-        s = gg_rt_scratch(ctx, 0, (size_t)W * th * 2 * 2 * F, &dtile);
-        if (s == GG_OK)
-            s = gg_buffer_write(ctx, dtile, 0, tile, (size_t)W * th * 2 * 2 * F);
-        if (s == GG_OK)
-            s = gg_buffer_write(ctx, b.pos, 0, pos, sizeof(int) * 4 * (size_t)B);
-        gg_xc_params p = {0};
-        p.nwin = B;
-        p.tile_w = W;
-        p.tile_h = th;
-        p.ref_plane = 1;
-        p.rw = p.sw = npx;
-        p.rh = p.sh = npy;
-        p.has_nodata = 0;
-        p.min_valid = 0.9f;
-        p.power = 1.0f;
-        if (s == GG_OK)
-            s = gg_xc_launch(ctx, GG_K_XC_EXTRACT, npx, npy * B, &p, dtile, b.pos, b.ref, b.sec, NULL);
-        /* validity first (invalid samples are NaN until here), then NaN ->
-         * 0 (deramp with zero steps) so the range FFTs stay finite */
-        memset(ws, 0, sizeof(float) * GG_XC_WS * (size_t)B);
-        for (int w = 0; w < B; w++)
-            ws[(size_t)w * GG_XC_WS + GG_XC_STX] = (float)((ri - 1) * npx / 2);
-        if (s == GG_OK)
-            s = gg_buffer_write(ctx, b.ws, 0, ws, sizeof(float) * GG_XC_WS * (size_t)B);
-        p.stage = 0;
-        if (s == GG_OK)
-            s = gg_xc_launch(ctx, GG_K_XC_STATS, B, 1, &p, b.ref, b.sec, b.ws, NULL, NULL);
-        p.bw = npx;
-        p.bh = npy;
-        p.slot = GG_XC_RAMP;
-        if (s == GG_OK)
-            s = gg_xc_launch(ctx, GG_K_XC_DERAMP, npx, npy * B, &p, b.ws, b.ref, NULL, NULL, NULL);
-        if (s == GG_OK)
-            s = gg_xc_launch(ctx, GG_K_XC_DERAMP, npx, npy * B, &p, b.ws, b.sec, NULL, NULL, NULL);
-        if (s == GG_OK && ri > 1)
-            s = range_interp(ctx, &b, b.ref, B, npx, npy, ri);
-        if (s == GG_OK && ri > 1)
-            s = range_interp(ctx, &b, b.sec, B, npx, npy, ri);
-        /* whole-patch means of the interpolated patches; template = the
-         * central nxc x nyc of the aligned one */
-        p.stage = 1;
-        if (s == GG_OK)
-            s = gg_xc_launch(ctx, GG_K_XC_STATS, B, 1, &p, b.ref, b.sec, b.ws, NULL, NULL);
-        p.tw = nxc;
-        p.th = nyc;
-        p.tox = xs;
-        p.toy = ys;
-        p.pw = pw;
-        p.ph = ph;
-        p.lx = lx;
-        p.ly = ly;
-        p.ux = nxc;
-        p.uy = nyc;
-        p.normalise = 0;
-        const int n2[2] = {ph, pw};
-        if (s == GG_OK)
-            s = gg_xc_launch(ctx, GG_K_XC_PACK, pw, ph * B, &p, b.ref, b.sec, b.ws, b.z, NULL);
-        if (s == GG_OK)
-            s = gg_fft(ctx, b.z, 2, n2, B, 0);
-        if (s == GG_OK)
-            s = gg_xc_launch(ctx, GG_K_XC_XSPEC, pw, ph * B, &p, b.z, b.x, NULL, NULL, NULL);
-        if (s == GG_OK)
-            s = gg_fft(ctx, b.x, 2, n2, B, 1);
-        if (s == GG_OK)
-            s = gg_xc_launch(ctx, GG_K_XC_NORM, lx, ly * B, &p, b.x, b.x, b.x, b.ws, b.surf);
-        p.stage = 2;
-        p.use_abs = 1;
-        if (s == GG_OK)
-            s = gg_xc_launch(ctx, GG_K_XC_PEAK, B, 1, &p, b.surf, b.ws, NULL, NULL, NULL);
-        if (s == GG_OK)
-            s = gg_xc_launch(ctx, GG_K_XC_TCORR, B, 1, &p, b.ref, b.sec, b.ws, NULL, NULL);
-        p.stage = 1;
-        p.zw = zw;
-        p.ovs = interp;
-        p.nreg = nreg;
-        p.power = 0.25f;
-        if (s == GG_OK)
-            s = gg_xc_launch(ctx, GG_K_XC_DFT, zw, zw * B, &p, b.surf, b.tw, b.ws, b.f, NULL);
-        if (s == GG_OK)
-            s = gg_xc_launch(ctx, GG_K_XC_ZEVAL1, nreg, zw * B, &p, b.f, b.tw, b.ws, b.g, NULL);
-        if (s == GG_OK)
-            s = gg_xc_launch(ctx, GG_K_XC_ZEVAL2, nreg, nreg * B, &p, b.g, b.tw, b.ws, b.v, NULL);
-        if (s == GG_OK)
-            s = gg_xc_launch(ctx, GG_K_XC_FINAL, B, 1, &p, b.v, b.ws, b.f, NULL, NULL);
-        if (s == GG_OK)
-            s = gg_buffer_read(ctx, b.ws, 0, ws, sizeof(float) * GG_XC_WS * (size_t)B);
-        for (int i = 0; s == GG_OK && i < B; i++) {
-            const float *q = ws + (size_t)i * GG_XC_WS;
-            gg_xcorr_gmtsar_row *r = &rows[(size_t)(j - 1) * B + i];
-            const int valid = q[GG_XC_VALID] > 0.5f;
-            /* lags: master = aligned + (lag - search): offset = -(lag - search) */
-            const double ly_ = valid ? q[GG_XC_OUT_Y] : ys, lx_ = valid ? q[GG_XC_OUT_X] : xs;
-            r->x = npx + (i + 2) * x_inc;
-            r->y = y;
-            r->xoff = -(lx_ - xs) / ri + rshift;
-            r->yoff = -(ly_ - ys) + ashift + floor(y * astretch);
-            r->corr = valid ? q[GG_XC_NCC] : 0.0;
-        }
-        if (s == GG_OK && progress && !progress((double)j / o->ny, "", user))
-            s = gg_rt_fail(ctx, GG_ERR_CANCELLED, "cancelled");
     }
-    fclose(fm);
-    fclose(fa);
-    free(tile);
+    pthread_t th[16];
+    int started = 0;
+    for (; s == GG_OK && started < nthreads; started++)
+        if (pthread_create(&th[started], NULL, reader_main, &rd) != 0) {
+            s = gg_rt_fail(ctx, GG_ERR_INTERNAL, "cannot start a reader thread");
+            break;
+        }
+
+    double t_wait = 0, t_up = 0, t_kern = 0;
+    const int sync = timing && timing->sync;
+    int pending = -1, pending_n = 0; /* chunk launched, results not read yet */
+    for (int c = 0; c <= nchunks && s == GG_OK; c++) {
+        /* lines of chunk c: wait for each piece, upload it, free its slot
+         * (the first upload also waits for chunk c - 1's kernels) */
+        for (int i = c < nchunks ? chunk_job0[c] : 0; c < nchunks && i < chunk_job0[c + 1] && s == GG_OK; i++) {
+            double t0 = now_s();
+            pthread_mutex_lock(&rd.mu);
+            while (rd.ready[i % rd.P] != i)
+                pthread_cond_wait(&rd.cv, &rd.mu);
+            const int bad = rd.err_job >= 0 && rd.err_job <= i;
+            pthread_mutex_unlock(&rd.mu);
+            double t1 = now_s();
+            t_wait += t1 - t0;
+            const gm_job *j = &jobs[i];
+            if (bad)
+                s = gg_rt_fail(ctx, GG_ERR_IO, "cannot read lines %d..%d of '%s'", j->y0,
+                               j->y0 + j->n - 1, j->file ? a->slc_file : m->slc_file);
+            else
+                s = gm_upload(ctx, b.ring[j->file], W, cap, j->y0, j->n, rd.buf[i % rd.P]);
+            t_up += now_s() - t1;
+            pthread_mutex_lock(&rd.mu);
+            rd.ready[i % rd.P] = -1;
+            rd.consumed = i + 1;
+            pthread_cond_broadcast(&rd.cv);
+            pthread_mutex_unlock(&rd.mu);
+        }
+        /* results of the previous chunk (its kernels are done by now) */
+        if (s == GG_OK && pending >= 0) {
+            const double t0 = now_s();
+            s = gg_buffer_read(ctx, b.ws, 0, ws, sizeof(float) * GG_XC_WS * (size_t)pending_n);
+            t_kern += now_s() - t0;
+            for (int w = 0; s == GG_OK && w < pending_n; w++) {
+                const float *q = ws + (size_t)w * GG_XC_WS;
+                const int j = 1 + pending * K + w / g.nx, i = w % g.nx;
+                gg_xcorr_gmtsar_row *r = &rows[(size_t)(j - 1) * g.nx + i];
+                const int valid = q[GG_XC_VALID] > 0.5f;
+                /* lags: master = aligned + (lag - search): offset = -(lag - search) */
+                const double ly_ = valid ? q[GG_XC_OUT_Y] : ys, lx_ = valid ? q[GG_XC_OUT_X] : xs;
+                const int y = gm_y(&g, j);
+                r->x = gm_x(&g, i);
+                r->y = y;
+                r->xoff = -(lx_ - xs) / g.ri + g.rshift;
+                r->yoff = -(ly_ - ys) + g.ashift + floor(y * g.astretch);
+                r->corr = valid ? q[GG_XC_NCC] : 0.0;
+            }
+            if (s == GG_OK && progress && !progress((double)(pending + 1) / nchunks, "", user))
+                s = gg_rt_fail(ctx, GG_ERR_CANCELLED, "cancelled");
+            pending = -1;
+        }
+        if (c == nchunks || s != GG_OK)
+            break;
+        /* chunk c: positions, state, every step */
+        const int ja = 1 + c * K, jb = ja + K - 1 < g.ny ? ja + K - 1 : g.ny;
+        const int n = (jb - ja + 1) * g.nx;
+        for (int w = 0; w < n; w++) {
+            const int j = ja + w / g.nx, i = w % g.nx, x = gm_x(&g, i);
+            pos[4 * w] = x + g.rshift - g.npx / 2; /* aligned patch (template source) */
+            pos[4 * w + 1] = gm_r0(&g, 1, j);
+            pos[4 * w + 2] = x - g.npx / 2;        /* master patch (search) */
+            pos[4 * w + 3] = gm_r0(&g, 0, j);
+        }
+        memset(ws, 0, sizeof(float) * GG_XC_WS * (size_t)n);
+        for (int w = 0; w < n; w++) /* range-interpolation crop start */
+            ws[(size_t)w * GG_XC_WS + GG_XC_STX] = (float)((g.ri - 1) * g.npx / 2);
+        double t0 = now_s();
+        s = gg_buffer_write(ctx, b.pos, 0, pos, sizeof(int) * 4 * (size_t)n);
+        if (s == GG_OK)
+            s = gg_buffer_write(ctx, b.ws, 0, ws, sizeof(float) * GG_XC_WS * (size_t)n);
+        t_up += now_s() - t0;
+        t0 = now_s();
+        if (s == GG_OK)
+            s = gm_chunk(ctx, &b, &g, cap, n);
+        pending = c;
+        pending_n = n;
+        if (s == GG_OK && sync) /* timing mode: the kernels alone */
+            s = gg_buffer_read(ctx, b.ws, 0, ws, sizeof(float));
+        t_kern += now_s() - t0;
+    }
+
+    pthread_mutex_lock(&rd.mu);
+    rd.stop = 1;
+    pthread_cond_broadcast(&rd.cv);
+    pthread_mutex_unlock(&rd.mu);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    if (timing) {
+        timing->chunks = nchunks;
+        timing->patches_per_chunk = B;
+        timing->ring_lines = cap;
+        timing->read_wait_s = t_wait;
+        timing->read_busy_s = rd.busy_s;
+        timing->upload_s = t_up;
+        timing->kernel_s = t_kern;
+        timing->bytes_read = 0;
+        for (int i = 0; i < njobs; i++)
+            timing->bytes_read += 4.0 * W * jobs[i].n;
+        timing->total_s = now_s() - t_start;
+    }
+    pthread_mutex_destroy(&rd.mu);
+    pthread_cond_destroy(&rd.cv);
+    if (rd.fd[0] >= 0)
+        close(rd.fd[0]);
+    if (rd.fd[1] >= 0)
+        close(rd.fd[1]);
+    for (int i = 0; rd.buf && i < rd.P; i++)
+        free(rd.buf[i]);
+    free(rd.buf);
+    free(rd.ready);
+    free(tag[0]);
+    free(tag[1]);
+    free(jobs);
+    free(chunk_job0);
     free(ws);
-    free(rowbuf);
     free(pos);
     free_bufs(ctx, &b);
     if (s != GG_OK) {

@@ -223,7 +223,7 @@ static gg_status correlate(gg_xc_engine *e, gg_xc_params p, gg_buffer *t, gg_buf
                            gg_buffer *surf)
 {
     const int B = e->batch;
-    gg_status s = launch(e, GG_K_XC_STATS, B, 1, &p, t, c, e->ws, NULL, NULL);
+    gg_status s = launch(e, GG_K_XC_STATS, 1, B, &p, t, c, e->ws, NULL, NULL);
     if (s == GG_OK)
         s = launch(e, GG_K_XC_PACK, p.pw, p.ph * B, &p, t, c, e->ws, e->z, NULL);
     const int n[2] = {p.ph, p.pw};
@@ -265,7 +265,7 @@ static gg_status deramp(gg_xc_engine *e, gg_xc_params p, gg_buffer *img, int w, 
     p.bw = w;
     p.bh = h;
     p.slot = slot;
-    gg_status s = launch(e, GG_K_XC_RAMP, e->batch, 1, &p, img, e->ws, NULL, NULL, NULL);
+    gg_status s = launch(e, GG_K_XC_RAMP, 1, e->batch, &p, img, e->ws, NULL, NULL, NULL);
     if (s == GG_OK)
         s = launch(e, GG_K_XC_DERAMP, w, h * e->batch, &p, e->ws, img, NULL, NULL, NULL);
     return s;
@@ -329,7 +329,7 @@ gg_status gg_xc_quality(gg_xc_engine *e, gg_buffer *tile, int tile_w, int tile_h
     if (s == GG_OK)
         s = correlate(e, p, e->ref, e->sec, e->surf);
     if (s == GG_OK)
-        s = launch(e, GG_K_XC_PEAK, B, 1, &p, e->surf, e->ws, NULL, NULL, NULL);
+        s = launch(e, GG_K_XC_PEAK, 1, B, &p, e->surf, e->ws, NULL, NULL, NULL);
 
     /* 4: zoom sub-chip, deramp, oversample, correlate again */
     gg_xc_params q = p;
@@ -358,7 +358,7 @@ gg_status gg_xc_quality(gg_xc_engine *e, gg_buffer *tile, int tile_w, int tile_h
     if (s == GG_OK)
         s = correlate(e, q, e->ros, e->zos, e->zsurf);
     if (s == GG_OK)
-        s = launch(e, GG_K_XC_PEAK, B, 1, &q, e->zsurf, e->ws, NULL, NULL, NULL);
+        s = launch(e, GG_K_XC_PEAK, 1, B, &q, e->zsurf, e->ws, NULL, NULL, NULL);
 
     /* 5: band-limited zoom of the zw x zw surface, argmax, outputs */
     q.stage = 0;
@@ -369,7 +369,7 @@ gg_status gg_xc_quality(gg_xc_engine *e, gg_buffer *tile, int tile_w, int tile_h
     if (s == GG_OK)
         s = launch(e, GG_K_XC_ZEVAL2, e->nreg, e->nreg * B, &q, e->g, e->tw, e->ws, e->v, NULL);
     if (s == GG_OK)
-        s = launch(e, GG_K_XC_FINAL, B, 1, &q, e->v, e->ws, e->out, NULL, NULL);
+        s = launch(e, GG_K_XC_FINAL, 1, B, &q, e->v, e->ws, e->out, NULL, NULL);
     if (s == GG_OK)
         s = gg_buffer_read(e->ctx, e->out, 0, out, sizeof(float) * GG_XC_NBANDS * (size_t)n);
     return s;

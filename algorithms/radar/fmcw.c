@@ -197,19 +197,34 @@ static void window_taps(int w, float *a, float *b)
 
 /* ------------------------------------------------------------ processor */
 
-struct gg_fmcw {
+/* One set of device buffers on one context (CUDA stream / OpenCL queue):
+ * a batch in flight owns its slot from gg_fmcw_submit to gg_fmcw_collect. */
+typedef struct fmcw_slot {
     gg_context *ctx;
-    gg_fmcw_params p;
-    int products[GG_FMCW_NPRODUCTS], nproducts;
-    int max_batch, lanes;
-    int n;                 /* sectors of the last push */
     gg_buffer *raw, *ws, *dop, *pw, *xs, *out, *cnt;
     struct spec_bufs {   /* the spectral stage's work buffers */
         gg_buffer *sorted, *tmp, *parts, *hs, *stat, *ends, *msum;
     } sb;
-    float *host_out;       /* [max_batch][NPROD][G] */
-    int *host_cnt;         /* [max_batch * 3][lanes] */
-    int *flags;
+    float *host_out;       /* [max_batch][NPROD][G], page-locked (gg_host_alloc) */
+    int *host_cnt;         /* [max_batch * 3][lanes], page-locked */
+    int n;                 /* sectors queued in this slot */
+} fmcw_slot;
+
+#define FMCW_SLOTS 2
+
+struct gg_fmcw {
+    gg_context *ctx;       /* = slot[0].ctx */
+    gg_fmcw_params p;
+    int products[GG_FMCW_NPRODUCTS], nproducts;
+    int max_batch, lanes;
+    fmcw_slot slot[FMCW_SLOTS];
+    int nslots;            /* 1, or 2 after gg_fmcw_add_stream */
+    int head, inflight;    /* oldest batch in flight, batches in flight */
+    int last;              /* slot of the last collected batch (-1: none) */
+    int n;                 /* sectors of the last collected batch */
+    int *flags;            /* [max_batch] flags of the last collected batch */
+    int16_t *host_in;      /* gg_fmcw_host_input (page-locked, on ctx), lazily */
+    gg_context *tctx;      /* context the timing mode synchronises */
     int timing;
     gg_fmcw_timing t;
     char err[1024];
@@ -226,9 +241,9 @@ static gg_status ffail(gg_fmcw *f, gg_status s, const char *fmt, ...)
 }
 
 /* A failed runtime call: keep the context's message. */
-static gg_status rfail(gg_fmcw *f, gg_status s)
+static gg_status rfail(gg_fmcw *f, gg_context *ctx, gg_status s)
 {
-    snprintf(f->err, sizeof f->err, "%s", gg_context_last_error(f->ctx));
+    snprintf(f->err, sizeof f->err, "%s", gg_context_last_error(ctx));
     return s;
 }
 
@@ -246,7 +261,7 @@ static gg_status stage(gg_fmcw *f, double *acc, double *t0)
 {
     if (!f->timing)
         return GG_OK;
-    gg_status s = gg_rt_finish(f->ctx);
+    gg_status s = gg_rt_finish(f->tctx);
     const double t = now();
     *acc += t - *t0;
     *t0 = t;
@@ -355,6 +370,47 @@ static gg_status spec_run(gg_context *ctx, const gg_fmcw_moments_params *mp0, gg
     return GG_OK;
 }
 
+/* A slot's device buffers and page-locked result buffers on ctx. */
+static gg_status slot_alloc(gg_fmcw *f, gg_context *ctx, fmcw_slot *sl)
+{
+    const size_t M = (size_t)f->p.n_sweeps, N = (size_t)f->p.n_samples, G = (size_t)f->p.n_gates;
+    const size_t B = (size_t)f->max_batch, plane = M * N, lanes = (size_t)f->lanes;
+    sl->ctx = ctx;
+    gg_status s;
+    void *ho = NULL, *hc = NULL;
+    if ((s = gg_buffer_alloc(ctx, B * 6 * plane * 2, &sl->raw)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, B * 3 * plane * 8, &sl->ws)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, B * 3 * G * M * 8, &sl->dop)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, B * 3 * G * M * 4, &sl->pw)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, B * G * M * 8, &sl->xs)) != GG_OK ||
+        (s = spec_alloc(ctx, B, 3, (int)G, (int)M, &sl->sb)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, B * GG_FMCW_NPRODUCTS * G * 4, &sl->out)) != GG_OK ||
+        (s = gg_buffer_alloc(ctx, B * 3 * lanes * 4, &sl->cnt)) != GG_OK)
+        return s;
+    /* downloads land in page-locked memory (the copy engine writes it
+     * directly, no staging) */
+    if ((s = gg_host_alloc(ctx, B * GG_FMCW_NPRODUCTS * G * sizeof(float), &ho)) != GG_OK)
+        return s;
+    sl->host_out = ho;
+    if ((s = gg_host_alloc(ctx, B * 3 * lanes * sizeof(int), &hc)) != GG_OK)
+        return s;
+    sl->host_cnt = hc;
+    return GG_OK;
+}
+
+static void slot_free(fmcw_slot *sl)
+{
+    if (!sl->ctx)
+        return;
+    gg_buffer *b[] = {sl->raw, sl->ws, sl->dop, sl->pw, sl->xs, sl->out, sl->cnt};
+    for (size_t i = 0; i < sizeof b / sizeof *b; i++)
+        gg_buffer_free(sl->ctx, b[i]);
+    spec_free(sl->ctx, &sl->sb);
+    gg_host_free(sl->ctx, sl->host_out);
+    gg_host_free(sl->ctx, sl->host_cnt);
+    memset(sl, 0, sizeof *sl);
+}
+
 gg_status gg_fmcw_create(gg_context *ctx, const gg_fmcw_params *p, const int *products,
                          int nproducts, int max_batch, gg_fmcw **out)
 {
@@ -390,7 +446,7 @@ gg_status gg_fmcw_create(gg_context *ctx, const gg_fmcw_params *p, const int *pr
             f->products[f->nproducts++] = products[i];
         }
     }
-    const size_t M = (size_t)p->n_sweeps, N = (size_t)p->n_samples, G = (size_t)p->n_gates;
+    const size_t M = (size_t)p->n_sweeps, N = (size_t)p->n_samples;
     const size_t B = (size_t)max_batch, plane = M * N;
     /* census lanes: enough that one lane's counts fit 15 bits */
     size_t lanes = CHECK_LANES_MAX;
@@ -399,39 +455,75 @@ gg_status gg_fmcw_create(gg_context *ctx, const gg_fmcw_params *p, const int *pr
     if (lanes > plane)
         lanes = plane;
     f->lanes = (int)lanes;
-    gg_status s;
-    if ((s = gg_buffer_alloc(ctx, B * 6 * plane * 2, &f->raw)) != GG_OK ||
-        (s = gg_buffer_alloc(ctx, B * 3 * plane * 8, &f->ws)) != GG_OK ||
-        (s = gg_buffer_alloc(ctx, B * 3 * G * M * 8, &f->dop)) != GG_OK ||
-        (s = gg_buffer_alloc(ctx, B * 3 * G * M * 4, &f->pw)) != GG_OK ||
-        (s = gg_buffer_alloc(ctx, B * G * M * 8, &f->xs)) != GG_OK ||
-        (s = spec_alloc(ctx, B, 3, (int)G, (int)M, &f->sb)) != GG_OK ||
-        (s = gg_buffer_alloc(ctx, B * GG_FMCW_NPRODUCTS * G * 4, &f->out)) != GG_OK ||
-        (s = gg_buffer_alloc(ctx, B * 3 * lanes * 4, &f->cnt)) != GG_OK) {
+    f->nslots = 1;
+    f->last = -1;
+    f->tctx = ctx;
+    f->flags = calloc(B, sizeof(int));
+    gg_status s = f->flags ? slot_alloc(f, ctx, &f->slot[0])
+                           : gg_rt_fail(ctx, GG_ERR_NOMEM, "fmcw: out of host memory");
+    if (s != GG_OK) {
         gg_fmcw_destroy(f);
         return s;
     }
-    f->host_out = malloc(B * GG_FMCW_NPRODUCTS * G * sizeof(float));
-    f->host_cnt = malloc(B * 3 * lanes * sizeof(int));
-    f->flags = calloc(B, sizeof(int));
-    if (!f->host_out || !f->host_cnt || !f->flags) {
-        gg_fmcw_destroy(f);
-        return gg_rt_fail(ctx, GG_ERR_NOMEM, "fmcw: out of host memory");
-    }
     *out = f;
     return GG_OK;
+}
+
+gg_status gg_fmcw_add_stream(gg_fmcw *f, gg_context *ctx2)
+{
+    if (!f)
+        return GG_ERR_ARGUMENT;
+    if (!ctx2 || ctx2 == f->ctx)
+        return ffail(f, GG_ERR_ARGUMENT, "fmcw: the second stream needs a context of its own");
+    if (f->nslots != 1 || f->inflight)
+        return ffail(f, GG_ERR_ARGUMENT, "fmcw: %s",
+                     f->nslots != 1 ? "the processor has its second stream already"
+                                    : "a stream cannot be added while batches are in flight");
+    /* same device: one plan of buffers, products identical whichever
+     * stream ran a batch */
+    if (strcmp(gg_context_backend(ctx2), gg_context_backend(f->ctx)) ||
+        strcmp(gg_context_device_name(ctx2), gg_context_device_name(f->ctx)))
+        return ffail(f, GG_ERR_ARGUMENT, "fmcw: the second stream is on %s %s, the processor on %s %s",
+                     gg_context_backend(ctx2), gg_context_device_name(ctx2),
+                     gg_context_backend(f->ctx), gg_context_device_name(f->ctx));
+    gg_status s = slot_alloc(f, ctx2, &f->slot[1]);
+    if (s != GG_OK) {
+        rfail(f, ctx2, s);
+        slot_free(&f->slot[1]);
+        return s;
+    }
+    f->nslots = 2;
+    return GG_OK;
+}
+
+int gg_fmcw_streams(const gg_fmcw *f) { return f ? f->nslots : 0; }
+
+int16_t *gg_fmcw_host_input(gg_fmcw *f)
+{
+    if (!f)
+        return NULL;
+    if (!f->host_in) {
+        void *p = NULL;
+        if (gg_host_alloc(f->ctx, (size_t)f->max_batch * gg_fmcw_sector_values(&f->p) * 2, &p) != GG_OK) {
+            rfail(f, f->ctx, GG_ERR_NOMEM);
+            return NULL;
+        }
+        f->host_in = p;
+    }
+    return f->host_in;
 }
 
 void gg_fmcw_destroy(gg_fmcw *f)
 {
     if (!f)
         return;
-    gg_buffer *b[] = {f->raw, f->ws, f->dop, f->pw, f->xs, f->out, f->cnt};
-    for (size_t i = 0; i < sizeof b / sizeof *b; i++)
-        gg_buffer_free(f->ctx, b[i]);
-    spec_free(f->ctx, &f->sb);
-    free(f->host_out);
-    free(f->host_cnt);
+    /* a batch still in flight: let its queue drain before freeing */
+    for (int i = 0; i < f->nslots; i++)
+        if (f->slot[i].ctx)
+            (void)gg_rt_finish(f->slot[i].ctx);
+    for (int i = FMCW_SLOTS - 1; i >= 0; i--)
+        slot_free(&f->slot[i]);
+    gg_host_free(f->ctx, f->host_in);
     free(f->flags);
     free(f);
 }
@@ -476,30 +568,28 @@ static gg_fmcw_moments_params moments_params(const gg_fmcw_params *p)
     return m;
 }
 
-gg_status gg_fmcw_push(gg_fmcw *f, const int16_t *sectors, int n)
+/* Uploads n sectors into slot sl and queues the chain on its context
+ * (asynchronous on GPUs: returns once the upload has completed, with the
+ * kernels queued). */
+static gg_status slot_queue(gg_fmcw *f, fmcw_slot *sl, const int16_t *sectors, int n)
 {
-    if (!f)
-        return GG_ERR_ARGUMENT;
-    if (!sectors || n < 1 || n > f->max_batch)
-        return ffail(f, GG_ERR_ARGUMENT, "fmcw: push of %d sectors (1..%d)", n, f->max_batch);
     const gg_fmcw_params *p = &f->p;
     const int M = p->n_sweeps, N = p->n_samples, G = p->n_gates;
-    gg_context *ctx = f->ctx;
+    gg_context *ctx = sl->ctx;
     gg_status s;
+    f->tctx = ctx;
     double t0 = now();
     memset(&f->t, 0, sizeof f->t);
-    f->n = 0;
-    if ((s = gg_buffer_write(ctx, f->raw, 0, sectors, (size_t)n * gg_fmcw_sector_values(p) * 2)) != GG_OK)
-        return rfail(f, s);
+    if ((s = gg_buffer_write(ctx, sl->raw, 0, sectors, (size_t)n * gg_fmcw_sector_values(p) * 2)) != GG_OK)
+        return rfail(f, ctx, s);
     if ((s = stage(f, &f->t.upload, &t0)) != GG_OK)
-        return rfail(f, s);
-
+        return rfail(f, ctx, s);
     gg_fmcw_check_params cp = {M * N, f->lanes};
     gg_buffer *b2[4];
-    b2[0] = f->raw;
-    b2[1] = f->cnt;
+    b2[0] = sl->raw;
+    b2[1] = sl->cnt;
     if ((s = gg_rt_launch(ctx, GG_K_FMCW_CHECK, f->lanes, n * 3, &cp, sizeof cp, b2, 2)) != GG_OK)
-        return rfail(f, s);
+        return rfail(f, ctx, s);
     gg_fmcw_convert_params kp;
     float a, b;
     window_taps(p->window_range, &a, &b);
@@ -508,26 +598,26 @@ gg_status gg_fmcw_push(gg_fmcw *f, const int16_t *sectors, int n)
     kp.win_a = a;
     kp.win_b = b;
     kp.scale = (float)(1.0 / ((double)N * sqrt((double)a * a + 2.0 * (double)b * b)));
-    b2[1] = f->ws;
+    b2[1] = sl->ws;
     if ((s = gg_rt_launch(ctx, GG_K_FMCW_CONVERT, N, n * 3 * M, &kp, sizeof kp, b2, 2)) != GG_OK)
-        return rfail(f, s);
+        return rfail(f, ctx, s);
     if ((s = stage(f, &f->t.convert, &t0)) != GG_OK)
-        return rfail(f, s);
-    if ((s = gg_fft(ctx, f->ws, 1, &N, n * 3 * M, 0)) != GG_OK)
-        return rfail(f, s);
+        return rfail(f, ctx, s);
+    if ((s = gg_fft(ctx, sl->ws, 1, &N, n * 3 * M, 0)) != GG_OK)
+        return rfail(f, ctx, s);
     if ((s = stage(f, &f->t.range_fft, &t0)) != GG_OK)
-        return rfail(f, s);
+        return rfail(f, ctx, s);
     gg_fmcw_corner_params cp2 = {N, M, G};
-    b2[0] = f->ws;
-    b2[1] = f->dop;
+    b2[0] = sl->ws;
+    b2[1] = sl->dop;
     if ((s = gg_rt_launch(ctx, GG_K_FMCW_CORNER, M, n * 3 * G, &cp2, sizeof cp2, b2, 2)) != GG_OK)
-        return rfail(f, s);
+        return rfail(f, ctx, s);
     if ((s = stage(f, &f->t.corner_turn, &t0)) != GG_OK)
-        return rfail(f, s);
-    if ((s = gg_fft(ctx, f->dop, 1, &M, n * 3 * G, 0)) != GG_OK)
-        return rfail(f, s);
+        return rfail(f, ctx, s);
+    if ((s = gg_fft(ctx, sl->dop, 1, &M, n * 3 * G, 0)) != GG_OK)
+        return rfail(f, ctx, s);
     if ((s = stage(f, &f->t.doppler_fft, &t0)) != GG_OK)
-        return rfail(f, s);
+        return rfail(f, ctx, s);
     gg_fmcw_moments_params mp = moments_params(p);
     gg_fmcw_spectra_params sp;
     window_taps(p->window_doppler, &a, &b);
@@ -540,22 +630,38 @@ gg_status gg_fmcw_push(gg_fmcw *f, const int16_t *sectors, int n)
     sp.scale = (float)(1.0 / ((double)M * (double)M * ((double)a * a + 2.0 * (double)b * b)));
     sp.notch_lo = mp.notch_lo;
     sp.notch_hi = mp.notch_hi;
-    b2[0] = f->dop;
-    b2[1] = f->pw;
-    b2[2] = f->xs;
+    b2[0] = sl->dop;
+    b2[1] = sl->pw;
+    b2[2] = sl->xs;
     if ((s = gg_rt_launch(ctx, GG_K_FMCW_SPECTRA, M, n * G, &sp, sizeof sp, b2, 3)) != GG_OK)
-        return rfail(f, s);
+        return rfail(f, ctx, s);
     if ((s = stage(f, &f->t.spectra, &t0)) != GG_OK)
-        return rfail(f, s);
-    if ((s = spec_run(ctx, &mp, f->pw, f->xs, &f->sb, f->out, n, f)) != GG_OK)
-        return rfail(f, s);
+        return rfail(f, ctx, s);
+    if ((s = spec_run(ctx, &mp, sl->pw, sl->xs, &sl->sb, sl->out, n, f)) != GG_OK)
+        return rfail(f, ctx, s);
     if ((s = stage(f, &f->t.moments, &t0)) != GG_OK)
-        return rfail(f, s);
-    if ((s = gg_buffer_read(ctx, f->out, 0, f->host_out, (size_t)n * GG_FMCW_NPRODUCTS * G * 4)) != GG_OK ||
-        (s = gg_buffer_read(ctx, f->cnt, 0, f->host_cnt, (size_t)n * 3 * f->lanes * 4)) != GG_OK)
-        return rfail(f, s);
+        return rfail(f, ctx, s);
+    sl->n = n;
+    return GG_OK;
+}
+
+/* Waits for slot sl's batch and downloads its products and census; sets
+ * the flags of the last collected batch. */
+static gg_status slot_finish(gg_fmcw *f, fmcw_slot *sl)
+{
+    const gg_fmcw_params *p = &f->p;
+    const int M = p->n_sweeps, N = p->n_samples, G = p->n_gates, n = sl->n;
+    gg_context *ctx = sl->ctx;
+    gg_status s;
+    f->tctx = ctx;
+    double t0 = now();
+    f->n = 0;
+    f->last = -1;
+    if ((s = gg_buffer_read(ctx, sl->out, 0, sl->host_out, (size_t)n * GG_FMCW_NPRODUCTS * G * 4)) != GG_OK ||
+        (s = gg_buffer_read(ctx, sl->cnt, 0, sl->host_cnt, (size_t)n * 3 * f->lanes * 4)) != GG_OK)
+        return rfail(f, ctx, s);
     if ((s = stage(f, &f->t.download, &t0)) != GG_OK)
-        return rfail(f, s);
+        return rfail(f, ctx, s);
 
     /* bad sectors: every product nodata */
     const double plane = (double)M * N;
@@ -563,7 +669,7 @@ gg_status gg_fmcw_push(gg_fmcw *f, const int16_t *sectors, int n)
         f->flags[k] = 0;
         for (int c = 0; c < 3; c++) {
             long long zeros = 0, clips = 0;
-            const int *cnt = f->host_cnt + ((size_t)k * 3 + c) * f->lanes;
+            const int *cnt = sl->host_cnt + ((size_t)k * 3 + c) * f->lanes;
             for (int l = 0; l < f->lanes; l++) {
                 zeros += cnt[l] & 0xffff;
                 clips += (cnt[l] >> 16) & 0xffff;
@@ -574,32 +680,96 @@ gg_status gg_fmcw_push(gg_fmcw *f, const int16_t *sectors, int n)
                 f->flags[k] = f->flags[k] ? f->flags[k] : 2;
         }
         if (f->flags[k]) {
-            float *o = f->host_out + (size_t)k * GG_FMCW_NPRODUCTS * G;
+            float *o = sl->host_out + (size_t)k * GG_FMCW_NPRODUCTS * G;
             for (size_t i = 0; i < (size_t)GG_FMCW_NPRODUCTS * G; i++)
                 o[i] = GG_FMCW_NODATA;
         }
     }
     f->n = n;
+    f->last = (int)(sl - f->slot);
     return GG_OK;
+}
+
+gg_status gg_fmcw_submit(gg_fmcw *f, const int16_t *sectors, int n)
+{
+    if (!f)
+        return GG_ERR_ARGUMENT;
+    if (!sectors || n < 1 || n > f->max_batch)
+        return ffail(f, GG_ERR_ARGUMENT, "fmcw: submit of %d sectors (1..%d)", n, f->max_batch);
+    if (f->inflight == f->nslots)
+        return ffail(f, GG_ERR_ARGUMENT, "fmcw: %d batch%s in flight (the processor's streams); collect one first",
+                     f->inflight, f->inflight > 1 ? "es" : "");
+    fmcw_slot *sl = &f->slot[(f->head + f->inflight) % f->nslots];
+    const gg_status s = slot_queue(f, sl, sectors, n);
+    if (s != GG_OK)
+        return s;
+    f->inflight++;
+    return GG_OK;
+}
+
+/* Copies the selected products of the last collected batch to out. */
+static void copy_products(const gg_fmcw *f, float *out)
+{
+    const fmcw_slot *sl = &f->slot[f->last];
+    const size_t G = (size_t)f->p.n_gates;
+    for (int k = 0; k < f->n; k++)
+        for (int i = 0; i < f->nproducts; i++)
+            memcpy(out + ((size_t)k * f->nproducts + i) * G,
+                   sl->host_out + ((size_t)k * GG_FMCW_NPRODUCTS + f->products[i]) * G, G * sizeof(float));
+}
+
+gg_status gg_fmcw_collect(gg_fmcw *f, float *out, int *flags, int *n)
+{
+    if (!f)
+        return GG_ERR_ARGUMENT;
+    if (n)
+        *n = 0;
+    if (!f->inflight)
+        return ffail(f, GG_ERR_ARGUMENT, "fmcw: nothing submitted to collect");
+    fmcw_slot *sl = &f->slot[f->head];
+    f->head = (f->head + 1) % f->nslots;
+    f->inflight--;
+    const gg_status s = slot_finish(f, sl);
+    if (s != GG_OK)
+        return s;
+    if (out)
+        copy_products(f, out);
+    if (flags)
+        memcpy(flags, f->flags, (size_t)f->n * sizeof(int));
+    if (n)
+        *n = f->n;
+    return GG_OK;
+}
+
+gg_status gg_fmcw_push(gg_fmcw *f, const int16_t *sectors, int n)
+{
+    if (!f)
+        return GG_ERR_ARGUMENT;
+    if (!sectors || n < 1 || n > f->max_batch)
+        return ffail(f, GG_ERR_ARGUMENT, "fmcw: push of %d sectors (1..%d)", n, f->max_batch);
+    if (f->inflight)
+        return ffail(f, GG_ERR_ARGUMENT, "fmcw: push while submitted batches are in flight; collect them first");
+    f->n = 0;
+    f->last = -1;
+    gg_status s = gg_fmcw_submit(f, sectors, n);
+    if (s == GG_OK)
+        s = gg_fmcw_collect(f, NULL, NULL, NULL);
+    return s;
 }
 
 gg_status gg_fmcw_products(gg_fmcw *f, float *out)
 {
     if (!f || !out)
         return GG_ERR_ARGUMENT;
-    if (f->n == 0)
+    if (f->n == 0 || f->last < 0)
         return ffail(f, GG_ERR_ARGUMENT, "fmcw: no sectors pushed");
-    const size_t G = (size_t)f->p.n_gates;
-    for (int k = 0; k < f->n; k++)
-        for (int i = 0; i < f->nproducts; i++)
-            memcpy(out + ((size_t)k * f->nproducts + i) * G,
-                   f->host_out + ((size_t)k * GG_FMCW_NPRODUCTS + f->products[i]) * G, G * sizeof(float));
+    copy_products(f, out);
     return GG_OK;
 }
 
 int gg_fmcw_sector_flags(const gg_fmcw *f, int sector)
 {
-    return f && sector >= 0 && sector < f->n ? f->flags[sector] : -1;
+    return f && f->last >= 0 && sector >= 0 && sector < f->n ? f->flags[sector] : -1;
 }
 
 /* ------------------------------------------------------- spectral stage */

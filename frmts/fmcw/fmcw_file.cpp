@@ -200,22 +200,34 @@ CPLErr FMCWFileRead(FMCWFile *f, int first, int n, int16_t *out)
                  f->nSectors - 1);
         return CE_Failure;
     }
+    if (gg_fault_point("read"))   // GG_FAULT=read:N (tests)
+    {
+        CPLError(CE_Failure, CPLE_FileIO, "FMCW: %s: reading the input failed: injected fault (GG_FAULT)",
+                 f->name.c_str());
+        return CE_Failure;
+    }
     const size_t M = (size_t)f->params.n_sweeps, N = (size_t)f->params.n_samples;
     const size_t plane = M * N;
     const auto dt = GDALExtendedDataType::Create(GDT_Int16);
-    for (int c = 0; c < 6; c++)
-    {
-        // straight into [sector][channel][I,Q][sweep][sample]
-        const GUInt64 start[3] = {(GUInt64)first, 0, 0};
-        const size_t count[3] = {(size_t)n, M, N};
-        const GPtrDiff_t stride[3] = {(GPtrDiff_t)(6 * plane), (GPtrDiff_t)N, 1};
-        if (!f->arrays[c]->Read(start, count, nullptr, stride, dt, out + (size_t)c * plane))
+    // One read per (sector, channel) plane, straight into its place in
+    // [sector][channel][I,Q][sweep][sample]: the destination of a plane is
+    // contiguous, so GDAL's netCDF driver hands it to nc_get_vara in one
+    // call.  (One read per channel of n sectors needs a destination stride
+    // of 6 planes, which GDAL 3.6 serves element by element: ten times
+    // slower than the page cache.)  Sector-major order reads each
+    // variable's planes in file order.
+    for (int k = 0; k < n; k++)
+        for (int c = 0; c < 6; c++)
         {
-            CPLError(CE_Failure, CPLE_FileIO, "FMCW: %s: cannot read %s of sectors %d..%d", f->name.c_str(),
-                     kChannels[c], first, first + n - 1);
-            return CE_Failure;
+            const GUInt64 start[3] = {(GUInt64)(first + k), 0, 0};
+            const size_t count[3] = {1, M, N};
+            if (!f->arrays[c]->Read(start, count, nullptr, nullptr, dt, out + ((size_t)k * 6 + c) * plane))
+            {
+                CPLError(CE_Failure, CPLE_FileIO, "FMCW: %s: cannot read %s of sector %d", f->name.c_str(),
+                         kChannels[c], first + k);
+                return CE_Failure;
+            }
         }
-    }
     return CE_None;
 }
 

@@ -21,6 +21,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -57,19 +59,37 @@ class FMCWDataset final : public GDALDataset
     std::string m_device;
     double m_res = 0, m_maxRange = 0;
     int m_gridSize = 0, m_batch = 8;
-    gg_context *m_ctx = nullptr;
+    gg_context *m_ctx = nullptr, *m_ctx2 = nullptr;   // m_ctx2: the processor's second stream
     gg_fmcw *m_proc = nullptr;
+    int m_streams = 1;
     std::mutex m_lock;
-    int m_cacheBlock = -1;            // polar block in the cache
-    std::vector<float> m_cache;       // polar: [nprod][batch][G]; grid: [nprod][size][size]
-    std::vector<int16_t> m_raw;
-    std::vector<float> m_out;
+    int m_cacheBlock = -1;            // grid: 0 once computed
+    std::vector<float> m_cache;       // grid: [nprod][size][size]
+    // Polar: computed blocks ([nprod][batch][G] each), kept until
+    // kPolarCacheBytes, then the oldest first: GDALTranslate and others
+    // read band after band over the whole raster, which with one cached
+    // block recomputed every block once per band.
+    std::map<int, std::vector<float>> m_blocks;
+    std::deque<int> m_blockOrder;     // insertion order, for eviction
+    static constexpr size_t kPolarCacheBytes = (size_t)256 << 20;
+    int16_t *m_in = nullptr;          // input of a batch: the processor's page-locked memory
+    std::vector<int16_t> m_raw;       // ... or this where none could be had
+    std::vector<float> m_out;         // [batch][nprod][G]
+    std::vector<int> m_flags;
     std::vector<char> m_warned;
+    std::deque<int> m_inflight;       // blocks submitted, oldest first
+    int m_lastBlock = -1, m_stride = 1;   // read pattern, for the block read ahead
+    int m_errBlock = -1;              // a block read ahead whose reading failed ...
+    std::string m_errMsg;             // ... and why (reported when it is asked for)
     OGRSpatialReference m_srs;
 
+    int BlockCount() const { return (nRasterYSizeSectors() + m_batch - 1) / m_batch; }
+    int nRasterYSizeSectors() const { return FMCWFileSectorCount(m_file); }
     CPLErr Start();
-    CPLErr ComputeSectors(int first, int n, float *dst, int dstRows);   // dst [nprod][dstRows][G]
-    CPLErr FillBlock(int block);
+    bool Submit(int block, bool quiet);
+    CPLErr Collect(int block, float *dst, int dstRows);   // dst [nprod][dstRows][G]
+    void Drain();
+    const float *FillBlock(int block);   // the block's products, NULL after a CPLError
     CPLErr FillGrid();
 
   public:
@@ -103,7 +123,8 @@ FMCWBand::FMCWBand(FMCWDataset *ds, int nBandIn, int iProduct) : m_iProduct(iPro
 FMCWDataset::~FMCWDataset()
 {
     FlushCache(true);
-    gg_fmcw_destroy(m_proc);
+    gg_fmcw_destroy(m_proc);   // waits for batches in flight
+    gg_context_destroy(m_ctx2);
     gg_context_destroy(m_ctx);
     FMCWFileClose(m_file);
 }
@@ -132,56 +153,150 @@ CPLErr FMCWDataset::Start()
         return CE_Failure;
     }
     CPLDebug("FMCW", "device %s", gg_context_device_name(m_ctx));
-    if (gg_fmcw_create(m_ctx, &m_p, nullptr, 0, m_batch, &m_proc) != GG_OK)
+    if (gg_fmcw_create(m_ctx, &m_p, m_products.data(), (int)m_products.size(), m_batch, &m_proc) != GG_OK)
     {
         CPLError(CE_Failure, CPLE_AppDefined, "FMCW: %s", gg_context_last_error(m_ctx));
         return CE_Failure;
     }
-    m_raw.resize(gg_fmcw_sector_values(&m_p) * (size_t)m_batch);
-    m_out.resize((size_t)GG_FMCW_NPRODUCTS * m_p.n_gates * m_batch);
+    // A second stream on GPUs, so that reading and uploading the next block
+    // overlaps the processing of this one (gg_fmcw_add_stream).  The CPU
+    // backend computes inside the submit: nothing to overlap there.  Without
+    // it (no memory, say) blocks are processed one at a time.
+    if (strcmp(gg_context_backend(m_ctx), "cpu") != 0)
+    {
+        if (gg_context_create(m_device.empty() ? nullptr : m_device.c_str(), &m_ctx2, err, sizeof err) != GG_OK ||
+            gg_fmcw_add_stream(m_proc, m_ctx2) != GG_OK)
+        {
+            CPLDebug("FMCW", "no second stream (%s): blocks one at a time",
+                     m_ctx2 ? gg_fmcw_last_error(m_proc) : err);
+            gg_context_destroy(m_ctx2);
+            m_ctx2 = nullptr;
+        }
+    }
+    m_streams = gg_fmcw_streams(m_proc);
+    m_in = gg_fmcw_host_input(m_proc);
+    if (!m_in)
+    {
+        CPLDebug("FMCW", "no page-locked input (%s)", gg_fmcw_last_error(m_proc));
+        m_raw.resize(gg_fmcw_sector_values(&m_p) * (size_t)m_batch);
+        m_in = m_raw.data();
+    }
+    m_out.resize(m_products.size() * m_p.n_gates * m_batch);
+    m_flags.resize((size_t)m_batch);
     return CE_None;
 }
 
-CPLErr FMCWDataset::ComputeSectors(int first, int n, float *dst, int dstRows)
+// Reads block `block`'s sectors into the input and submits them (the
+// upload is done on return, so the input can be refilled at once).  A
+// block read ahead (quiet) keeps its reading error for when it is asked for.
+bool FMCWDataset::Submit(int block, bool quiet)
 {
-    const size_t G = (size_t)m_p.n_gates;
-    if (FMCWFileRead(m_file, first, n, m_raw.data()) != CE_None)
-        return CE_Failure;
-    if (gg_fmcw_push(m_proc, m_raw.data(), n) != GG_OK || gg_fmcw_products(m_proc, m_out.data()) != GG_OK)
+    const int first = block * m_batch, n = std::min(m_batch, nRasterYSizeSectors() - first);
+    if (quiet)
+    {
+        CPLPushErrorHandler(CPLQuietErrorHandler);
+        CPLErrorReset();
+    }
+    bool ok = FMCWFileRead(m_file, first, n, m_in) == CE_None;
+    if (!ok && quiet)
+    {
+        m_errBlock = block;
+        m_errMsg = CPLGetLastErrorMsg();
+    }
+    if (ok && gg_fmcw_submit(m_proc, m_in, n) != GG_OK)
+    {
+        ok = false;
+        if (!quiet)
+            CPLError(CE_Failure, CPLE_AppDefined, "FMCW: %s", gg_fmcw_last_error(m_proc));
+    }
+    if (quiet)
+        CPLPopErrorHandler();
+    if (ok)
+        m_inflight.push_back(block);
+    return ok;
+}
+
+// Collects the oldest block in flight (which must be `block`) into dst.
+CPLErr FMCWDataset::Collect(int block, float *dst, int dstRows)
+{
+    const size_t G = (size_t)m_p.n_gates, np = m_products.size();
+    const int first = block * m_batch;
+    m_inflight.pop_front();
+    int n = 0;
+    if (gg_fmcw_collect(m_proc, m_out.data(), m_flags.data(), &n) != GG_OK)
     {
         CPLError(CE_Failure, CPLE_AppDefined, "FMCW: %s", gg_fmcw_last_error(m_proc));
         return CE_Failure;
     }
     for (int k = 0; k < n; k++)
     {
-        const int flag = gg_fmcw_sector_flags(m_proc, k);
+        const int flag = m_flags[(size_t)k];
         if (flag && !m_warned[(size_t)(first + k)])
         {
             m_warned[(size_t)(first + k)] = 1;
             CPLError(CE_Warning, CPLE_AppDefined, "FMCW: sector %d: %s; its products are nodata", first + k,
                      flag == 1 ? "a channel is all zero" : "too many clipped (full-scale) samples");
         }
-        // processor output: [sector][all products][G] (all asked: canonical order)
-        for (size_t i = 0; i < m_products.size(); i++)
-            memcpy(dst + (i * (size_t)dstRows + (size_t)k) * G,
-                   m_out.data() + ((size_t)k * GG_FMCW_NPRODUCTS + (size_t)m_products[i]) * G, G * sizeof(float));
+        // processor output: [sector][product asked][G]
+        for (size_t i = 0; i < np; i++)
+            memcpy(dst + (i * (size_t)dstRows + (size_t)k) * G, m_out.data() + ((size_t)k * np + i) * G,
+                   G * sizeof(float));
     }
     return CE_None;
 }
 
-CPLErr FMCWDataset::FillBlock(int block)
+// Collects and drops every block in flight (a read out of the expected order).
+void FMCWDataset::Drain()
 {
-    if (m_cacheBlock == block)
-        return CE_None;
+    while (!m_inflight.empty())
+    {
+        m_inflight.pop_front();
+        (void)gg_fmcw_collect(m_proc, nullptr, nullptr, nullptr);
+    }
+}
+
+const float *FMCWDataset::FillBlock(int block)
+{
+    auto hit = m_blocks.find(block);
+    if (hit != m_blocks.end())
+        return hit->second.data();
     if (Start() != CE_None)
-        return CE_Failure;
-    m_cache.resize(m_products.size() * (size_t)m_batch * m_p.n_gates);
-    const int first = block * m_batch, n = std::min(m_batch, nRasterYSize - first);
-    m_cacheBlock = -1;
-    if (ComputeSectors(first, n, m_cache.data(), m_batch) != CE_None)
-        return CE_Failure;
-    m_cacheBlock = block;
-    return CE_None;
+        return nullptr;
+    m_stride = m_lastBlock >= 0 && block > m_lastBlock ? block - m_lastBlock : 1;
+    m_lastBlock = block;
+    if (m_inflight.empty() || m_inflight.front() != block)
+    {
+        Drain();
+        if (m_errBlock == block)
+        {
+            m_errBlock = -1;
+            CPLError(CE_Failure, CPLE_FileIO, "%s", m_errMsg.c_str());
+            return nullptr;
+        }
+        if (!Submit(block, false))
+            return nullptr;
+    }
+    // read ahead: the next block of the read pattern is read and uploaded
+    // while the device processes this one
+    const int next = block + m_stride;
+    if (next < BlockCount() && (int)m_inflight.size() < m_streams && m_errBlock != next &&
+        !m_blocks.count(next))
+        Submit(next, true);
+    const size_t bytes = m_products.size() * (size_t)m_batch * m_p.n_gates * sizeof(float);
+    while (!m_blockOrder.empty() && (m_blocks.size() + 1) * bytes > kPolarCacheBytes)
+    {
+        m_blocks.erase(m_blockOrder.front());
+        m_blockOrder.pop_front();
+    }
+    std::vector<float> &dst = m_blocks[block];
+    dst.resize(bytes / sizeof(float));
+    if (Collect(block, dst.data(), m_batch) != CE_None)
+    {
+        m_blocks.erase(block);
+        return nullptr;
+    }
+    m_blockOrder.push_back(block);
+    return dst.data();
 }
 
 CPLErr FMCWDataset::FillGrid()
@@ -190,15 +305,26 @@ CPLErr FMCWDataset::FillGrid()
         return CE_None;
     if (Start() != CE_None)
         return CE_Failure;
-    const int S = FMCWFileSectorCount(m_file), G = m_p.n_gates;
+    const int S = FMCWFileSectorCount(m_file), G = m_p.n_gates, nb = BlockCount();
     const size_t np = m_products.size();
     std::vector<float> polar(np * (size_t)S * G);
-    for (int first = 0; first < S; first += m_batch)
+    std::vector<float> part(np * (size_t)m_batch * G);
+    Drain();
+    // submit(b0); then per block: read and submit the next, collect this one
+    for (int submitted = 0, collected = 0; collected < nb; collected++)
     {
-        const int n = std::min(m_batch, S - first);
-        std::vector<float> part(np * (size_t)n * G);
-        if (ComputeSectors(first, n, part.data(), n) != CE_None)
+        while (submitted < nb && (int)m_inflight.size() < m_streams)
+            if (!Submit(submitted++, false))
+            {
+                Drain();
+                return CE_Failure;
+            }
+        const int first = collected * m_batch, n = std::min(m_batch, S - first);
+        if (Collect(collected, part.data(), n) != CE_None)
+        {
+            Drain();
             return CE_Failure;
+        }
         for (size_t i = 0; i < np; i++)
             memcpy(polar.data() + (i * S + first) * (size_t)G, part.data() + i * (size_t)n * G,
                    sizeof(float) * (size_t)n * G);
@@ -237,9 +363,10 @@ CPLErr FMCWBand::IReadBlock(int, int nBlockYOff, void *pData)
     }
     else
     {
-        if (ds->FillBlock(nBlockYOff) != CE_None)
+        const float *products = ds->FillBlock(nBlockYOff);
+        if (!products)
             return CE_Failure;
-        memcpy(out, ds->m_cache.data() + (size_t)m_iProduct * ds->m_batch * nRasterXSize,
+        memcpy(out, products + (size_t)m_iProduct * ds->m_batch * nRasterXSize,
                sizeof(float) * (size_t)rows * nRasterXSize);
     }
     for (size_t i = (size_t)rows * nRasterXSize; i < (size_t)nBlockYSize * nBlockXSize; i++)
@@ -276,7 +403,9 @@ GDALDataset *FMCWDataset::Create(const char *file, const char *products, const c
     ds->m_products.assign(list, list + n);
     ds->m_device = device ? device : "";
     const int S = FMCWFileSectorCount(f);
-    ds->m_batch = std::min(8, S);
+    // 16 sectors a batch: past the knee of the device's per-push overhead
+    // (bench/RESULTS.md), and the polar block height
+    ds->m_batch = std::min(16, S);
     ds->m_warned.assign((size_t)S, 0);
     ds->m_res = res;
     const FMCWSite *site = FMCWFileSite(f);

@@ -229,7 +229,7 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < sizeof xc_flags / sizeof xc_flags[0]; k++)
             if (EQUAL(a, xc_flags[k].flag)) {
                 if (i + xc_flags[k].n >= argc)
-                    return fail("%s needs %s value(s) (see --help)", a,
+                    return CSLDestroy(xc), CSLDestroy(rest), fail("%s needs %s value(s) (see --help)", a,
                                 xc_flags[k].n == 2 ? "2" : "1");
                 const char *val = xc_flags[k].n == 0 ? "no"
                                   : xc_flags[k].n == 1 ? argv[i + 1]
@@ -244,16 +244,16 @@ int main(int argc, char **argv)
         if (EQUAL(a, "-order") || EQUAL(a, "-snr") || EQUAL(a, "-minpeak") || EQUAL(a, "-kcut") ||
             EQUAL(a, "-fit") || EQUAL(a, "-prm")) {
             if (i + 1 >= argc)
-                return fail("%s needs a value%s (see --help)", a, "");
+                return CSLDestroy(xc), CSLDestroy(rest), fail("%s needs a value%s (see --help)", a, "");
             const char *val = argv[++i];
             char *end;
             const double d = strtod(val, &end);
             const int numeric = !EQUAL(a, "-fit") && !EQUAL(a, "-prm");
             if (numeric && (*end || !isfinite(d)))
-                return fail("%s must be a number, not '%s'", a, val);
+                return CSLDestroy(xc), CSLDestroy(rest), fail("%s must be a number, not '%s'", a, val);
             if (EQUAL(a, "-order")) {
                 if (d != 1 && d != 2 && d != 3)
-                    return fail("-order must be 1, 2 or 3, not '%s'%s", val, "");
+                    return CSLDestroy(xc), CSLDestroy(rest), fail("-order must be 1, 2 or 3, not '%s'%s", val, "");
                 fo.order = (int)d;
             } else if (EQUAL(a, "-snr")) {
                 fo.min_snr = d;
@@ -261,7 +261,7 @@ int main(int argc, char **argv)
                 fo.min_peak = d;
             } else if (EQUAL(a, "-kcut")) {
                 if (!(d > 0))
-                    return fail("-kcut must be > 0, not '%s'%s", val, "");
+                    return CSLDestroy(xc), CSLDestroy(rest), fail("-kcut must be > 0, not '%s'%s", val, "");
                 fo.kcut = d;
             } else {
                 *(EQUAL(a, "-fit") ? &fit_path : &prm_path) = val;
@@ -269,7 +269,7 @@ int main(int argc, char **argv)
             continue;
         }
         if (EQUAL(a, "-poly") || EQUAL(a, "-outsize"))
-            return fail("unknown option %s%s (see --help)", a, "");
+            return CSLDestroy(xc), CSLDestroy(rest), fail("unknown option %s%s (see --help)", a, "");
         if (a[0] == '-' && a[1]) {
             rest = CSLAddString(rest, a);
         } else {
@@ -296,6 +296,12 @@ int main(int argc, char **argv)
         CSLDestroy(rest);
         return fail("needs <primary> <secondary> <dst_dataset>, got %s operand(s)%s (see --help)",
                     CPLSPrintf("%d", npos), "");
+    }
+    if (gg_app_parse_only) { /* tests/fuzz: the resample step parses the flags handed on */
+        CSLDestroy(xc);
+        const int prc = gg_app_main(&spec, CSLCount(rest), rest);
+        CSLDestroy(rest);
+        return prc;
     }
     GDALAllRegister();
     GGRegisterDriver();

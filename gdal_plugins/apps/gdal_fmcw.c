@@ -269,6 +269,8 @@ static int simulate(int argc, char **argv)
         return fprintf(stderr, "ERROR 1: gdal_fmcw: %s\n", err), 1;
     if (!(j.noise >= 0))
         return fprintf(stderr, "ERROR 1: gdal_fmcw: -noise must be >= 0\n"), 1;
+    if (gg_app_parse_only)
+        return 0;
     site.beam_width = 360.0 / j.nsec;
     double *az = malloc(sizeof(double) * (size_t)j.nsec * 3);
     j.az = az;

@@ -58,6 +58,7 @@ static int parse_flag(gg_app *app, int argc, char **argv, int *pi)
     if (EQUAL(argv[*pi], "-table")) {
         if (gg_app_values(app, argc, argv, pi, 1, v) < 0)
             return -1;
+        CPLFree((void *)table_path); /* -table given twice: the last one */
         table_path = CPLStrdup(v[0]);
         return 1;
     }
@@ -266,6 +267,8 @@ static int gg_xcorr_gmtsar_main(int argc, char **argv)
     if (o.xsearch & (o.xsearch - 1) || o.ysearch & (o.ysearch - 1))
         return gmtsar_usage(CPLSPrintf("-xsearch %d and -ysearch %d must be powers of 2", o.xsearch,
                                        o.ysearch));
+    if (gg_app_parse_only)
+        return 0;
     gg_xcorr_prm m, al;
     char err[1024];
     if (gg_xcorr_prm_read(prm[0], &m, err, sizeof err) != GG_OK ||
@@ -281,6 +284,9 @@ static int gg_xcorr_gmtsar_main(int argc, char **argv)
         fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", err);
         return 1;
     }
+    const char *notice = gg_context_notice(ctx); /* auto fell back to the CPU */
+    if (!quiet && *notice)
+        fprintf(stderr, "gdal_xcorr: %s\n", strncmp(notice, "geogpu: ", 8) ? notice : notice + 8);
     gg_xcorr_gmtsar_row *rows = NULL;
     int n = 0;
     gg_status st = gg_xcorr_gmtsar(ctx, &m, &al, &o, &rows, &n, quiet ? NULL : gm_progress, NULL);
@@ -298,13 +304,15 @@ static int gg_xcorr_gmtsar_main(int argc, char **argv)
     for (int i = 0; ok && i < n; i++)
         ok = fprintf(f, " %d %6.3f %d %6.3f %6.2f\n", (int)rows[i].x, rows[i].xoff, (int)rows[i].y,
                      rows[i].yoff, rows[i].corr) > 0;
+    const int fault = ok && gg_fault_point("write"); /* GG_FAULT=write:N (tests) */
     if (f && fclose(f) != 0)
         ok = 0;
-    if (ok && rename(tmpc, outname) != 0)
+    if (ok && (fault || rename(tmpc, outname) != 0))
         ok = 0;
     if (!ok) {
         unlink(tmpc);
-        fprintf(stderr, "ERROR 1: gdal_xcorr: cannot write '%s'\n", outname);
+        fprintf(stderr, "ERROR 1: gdal_xcorr: cannot write '%s'%s\n", outname,
+                fault ? ": injected fault (GG_FAULT)" : "");
     }
     CPLFree(tmpc);
     gg_xcorr_free(rows);
@@ -334,7 +342,7 @@ int main(int argc, char **argv)
     if (argc > 2 && EQUAL(argv[1], "-mode") && EQUAL(argv[2], "gmtsar"))
         return gg_xcorr_gmtsar_main(argc - 2, argv + 2);
     const int rc = gg_app_main(&spec, argc, argv);
-    if (rc != 0 || !table_path)
+    if (rc != 0 || !table_path || gg_app_parse_only)
         return rc;
     /* the raster is complete: the destination is the last positional */
     const char *dst = NULL;

@@ -7,7 +7,8 @@
  *
  * GG_FAULT is read once per process, so each case runs in a child: this
  * program re-executes itself as "test_faults --child DEVICE" with GG_FAULT
- * set.  The child prints one line per op, "<op> ok <checksum>" or
+ * set.  Ops: the five tile ops and xcorr (the FFT correlation of gdal_xcorr
+ * and gdal_coreg).  The child prints one line per op, "<op> ok <checksum>" or
  * "<op> failed", and exits 0; anything else (a wrong message, a crash, a
  * leak report) makes it exit non-zero. */
 #define _GNU_SOURCE
@@ -34,6 +35,8 @@ static const op_case CASES[] = {
     {"radnorm", {"coef", "35"}, 1, GG_FLOAT32},
     {"coherence", {"window", "5x3"}, 2, GG_CFLOAT32},
     {"ptsel", {"window", "5", "offsets", "yes"}, NSTACK, GG_CFLOAT32},
+    /* gdal_xcorr's and gdal_coreg's device work: FFT correlation */
+    {"xcorr", {"window", "16x16", "search", "4x4"}, 2, GG_CFLOAT32},
 };
 #define NCASES (int)(sizeof CASES / sizeof CASES[0])
 
@@ -212,7 +215,7 @@ int main(int argc, char **argv)
     self[len] = '\0';
     char devs[8][32];
     const int nd = test_devices(devs, 8);
-    static const char *const kinds[] = {"alloc", "launch", "transfer"};
+    static const char *const kinds[] = {"alloc", "launch", "transfer", "fft"};
     for (int d = 0; d < nd; d++) {
         char ref[4096], got[4096], a[17], b[17];
         int rc = spawn(self, devs[d], NULL, ref, sizeof ref);
@@ -222,7 +225,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < NCASES; i++)
             CHECK(sum_of(ref, CASES[i].name, a), "%s: %s fails without faults:\n%s", devs[d],
                   CASES[i].name, ref);
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < (int)(sizeof kinds / sizeof kinds[0]); k++) {
             int failures = 0, reached_end = 0;
             for (int n = 1; n <= 400 && !reached_end; n++) {
                 char spec[64];

@@ -1,76 +1,127 @@
-"""The bad-input catalogue shared by every raster utility (docs/reliability.md):
-empty and non-raster input files, NaN-filled inputs, a destination folder
-that does not exist, and a destination that fills up (a file-size limit,
-as a full disk).  Each case has one expected outcome: a clean error (exit 1,
-an ERROR line naming the problem, nothing left in the output folder, the
-inputs untouched) or, for NaN-filled inputs, a successful run whose outputs
-are entirely nodata.  Utility-specific cases (options, sizes, types) are in
-each utility's own test file."""
+"""The bad-input catalogue shared by every utility (docs/reliability.md):
+empty and non-raster input files, NaN-, Inf- and nodata-filled inputs, a
+destination folder that does not exist, one that cannot be written to
+(read-only) and one that fills up (a file-size limit, as a full disk), and
+absurd option values of the utilities added after the first five.  Each
+case has one expected outcome: a clean error (exit 1, an ERROR line naming
+the problem, nothing left in the output folder, the inputs untouched) or,
+for invalid-filled inputs, a successful run whose outputs are entirely
+invalid (nodata or NaN).  Utility-specific cases named in each utility's
+issue are in its own test file (test_xcorr, test_coreg, test_ortho,
+test_fmcw, test_quicklook)."""
 import math
+import os
 import resource
+import shutil
 import signal
+import subprocess
 
 import numpy as np
 import pytest
 from osgeo import gdal
 
-# utility -> argv with {r} (real), {c1} {c2} (complex), {s} (complex stack)
+import reliability_data as rd
+
+# utility -> (program, argv with {r} (real), {c1} {c2} (a correlated complex
+# pair), {s} (complex stack), {o} (RPC scene), {nc} (FMCW raw file),
+# {m} {a} (GMTSAR PRMs), {out}; the output is appended unless named)
 UTILITIES = {
-    "gdal_multilook": ["-looks", 2, 2, "{r}"],
-    "gdal_rotate": ["-angle", 30, "{r}"],
-    "gdal_radnorm": ["-coef", 35, "{r}"],
-    "gdal_insar": ["{c1}", "{c2}"],
-    "gdal_ptsel": ["-window", 5, "{s}"],
-    "gdal_xcorr": ["-window", 16, 16, "-search", 4, 4, "-skip", 8, 8, "{c1}", "{c2}"],
+    "gdal_multilook": ("gdal_multilook", ["-looks", 2, 2, "{r}"]),
+    "gdal_rotate": ("gdal_rotate", ["-angle", 30, "{r}"]),
+    "gdal_radnorm": ("gdal_radnorm", ["-coef", 35, "{r}"]),
+    "gdal_insar": ("gdal_insar", ["{c1}", "{c2}"]),
+    "gdal_ptsel": ("gdal_ptsel", ["-window", 5, "{s}"]),
+    "gdal_xcorr": ("gdal_xcorr", [*rd.XCORR_OPTS, "{c1}", "{c2}"]),
+    "gdal_xcorr-gmtsar": ("gdal_xcorr", ["-mode", "gmtsar", "{m}", "{a}", *rd.GMTSAR_OPTS, "-o", "{out}"]),
+    "gdal_coreg": ("gdal_coreg", [*rd.XCORR_OPTS, "{c1}", "{c2}"]),
+    "gdal_ortho": ("gdal_ortho", ["{o}"]),
+    "gdal_fmcw": ("gdal_fmcw", ["{nc}"]),
+    "gdal_quicklook": ("gdal_quicklook", ["{r}"]),
 }
-# NaN-filled input: every utility succeeds with all-nodata outputs, except
-# radnorm, whose gains need valid pixels
-NAN_ERRORS = {"gdal_radnorm": "no valid pixels"}
+OUT_NAME = {"gdal_xcorr-gmtsar": "freq.dat", "gdal_quicklook": "o.png"}
+# the inputs each utility reads (replaced by a bad file in test_not_a_raster)
+READS = {"gdal_xcorr-gmtsar": ("m",), "gdal_ortho": ("o",), "gdal_fmcw": ("nc",)}
+RASTER_INPUTS = ("r", "c1", "c2", "s", "o")
+# invalid-filled rasters: utilities whose inputs are rasters of values
+# (not gdal_fmcw's int16 counts or GMTSAR's int16 files)
+FILLED = [u for u in UTILITIES if u not in ("gdal_fmcw", "gdal_xcorr-gmtsar")]
+# invalid-filled input: every utility succeeds with all-invalid outputs,
+# except these, which need valid pixels to compute anything at all
+FILL_ERRORS = {"gdal_radnorm": "no valid pixels", "gdal_coreg": "window",
+               "gdal_quicklook": "no valid"}
+ND = -9999.0
 
 
-def _write(path, arrays, dtype):
-    drv = gdal.GetDriverByName("GTiff")
+def _write(path, arrays, dtype, nodata=None, rpc=None):
     H, W = arrays[0].shape
-    ds = drv.Create(str(path), W, H, len(arrays), dtype)
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), W, H, len(arrays), dtype)
+    if rpc:
+        ds.SetMetadata(rpc, "RPC")
     for i, a in enumerate(arrays):
-        ds.GetRasterBand(i + 1).WriteArray(a)
+        b = ds.GetRasterBand(i + 1)
+        if nodata is not None:
+            b.SetNoDataValue(nodata)
+        b.WriteArray(a)
     ds = None
 
 
-@pytest.fixture
-def inputs(make, rng, tmp_path):
-    d = tmp_path / "in"
-    d.mkdir()
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    from conftest import GG, random_complex, random_real
+    rng = np.random.default_rng(3)
+    d = tmp_path_factory.mktemp("catalogue_in")
     H, W = 48, 56
+    s1, s2 = rd.speckle_pair(rng, H, W)
     good = {
-        "r": ([make.real(rng, H, W, nan=0)], gdal.GDT_Float32),
-        "c1": ([make.complex(rng, H, W, nan=0)], gdal.GDT_CFloat32),
-        "c2": ([make.complex(rng, H, W, nan=0)], gdal.GDT_CFloat32),
-        "s": ([make.complex(rng, H, W, nan=0) for _ in range(4)], gdal.GDT_CFloat32),
+        "r": ([random_real(rng, H, W, nan=0)], gdal.GDT_Float32, None),
+        "c1": ([s1.astype(np.complex64)], gdal.GDT_CFloat32, None),
+        "c2": ([s2.astype(np.complex64)], gdal.GDT_CFloat32, None),
+        "s": ([random_complex(rng, H, W, nan=0) for _ in range(4)], gdal.GDT_CFloat32, None),
+        "o": ([rng.uniform(100, 1000, (40, 48)).astype(np.float32)], gdal.GDT_Float32,
+              rd.rpc_metadata(48, 40)),
     }
-    for k, (arrs, dt) in good.items():
-        _write(d / f"{k}.tif", arrs, dt)
-        _write(d / f"nan_{k}.tif", [np.full_like(a, np.nan) for a in arrs], dt)
+    for k, (arrs, dt, rpc) in good.items():
+        _write(d / f"{k}.tif", arrs, dt, rpc=rpc)
+        _write(d / f"nan_{k}.tif", [np.full_like(a, np.nan) for a in arrs], dt, rpc=rpc)
+        _write(d / f"inf_{k}.tif", [np.full_like(a, np.inf) for a in arrs], dt, rpc=rpc)
+        _write(d / f"nodata_{k}.tif", [np.full_like(a, ND) for a in arrs], dt, nodata=ND, rpc=rpc)
+    rd.write_gmtsar_pair(d, rng)
+    GG.run("gdal_fmcw", "-simulate", *rd.FMCW_SMALL, "-q", d / "nc.nc")
     (d / "empty.tif").write_bytes(b"")
     (d / "text.tif").write_text("this is not a raster\n")
     return d
 
 
+def _names(d, sub=None):
+    names = {k: str(d / f"{k}.tif") for k in RASTER_INPUTS}
+    names.update(m=str(d / "master.PRM"), a=str(d / "aligned.PRM"), nc=str(d / "nc.nc"))
+    names.update(sub or {})
+    return names
+
+
 def _argv(utility, d, out, sub=None):
-    names = {k: str(d / f"{k}.tif") for k in ("r", "c1", "c2", "s")}
-    if sub:
-        names.update(sub)
-    return [utility, "-q", "-device", "cpu"] + [str(a).format(**names) for a in UTILITIES[utility]] + [str(out)]
+    prog, args = UTILITIES[utility]
+    names = {**_names(d, sub), "out": str(out)}
+    argv = [str(a).format(**names) for a in args]
+    if "{out}" not in args:
+        argv.append(str(out))
+    dev = [] if prog == "gdal_quicklook" else ["-device", "cpu"]
+    mode = argv[:2] if argv[:2] == ["-mode", "gmtsar"] else []  # must come first
+    return [prog] + mode + ["-q"] + dev + argv[len(mode):]
+
+
+def _out(utility, folder):
+    return folder / OUT_NAME.get(utility, "o.tif")
 
 
 def _clean_failure(gg, p, outdir, words, before, d):
     assert p.returncode == 1, f"exit {p.returncode}\n{p.stderr}"
     errors = [l for l in p.stderr.splitlines() if l.startswith("ERROR")]
     assert errors, f"no ERROR line:\n{p.stderr}"
-    assert any(all(w.lower() in l.lower() for w in words) for l in errors), (
-        f"no ERROR line names {words}:\n{p.stderr}")
+    assert any(all(any(alt.lower() in l.lower() for alt in w.split("|")) for w in words)
+               for l in errors), f"no ERROR line names {words}:\n{p.stderr}"
     assert "Traceback" not in p.stderr
-    if outdir.exists():
+    if outdir is not None and outdir.exists():
         assert list(outdir.iterdir()) == [], "output or temporary left behind"
     assert gg.snapshot(d) == before, "an input was modified"
 
@@ -82,33 +133,53 @@ def test_not_a_raster(gg, inputs, tmp_path, utility, kind):
     out.mkdir()
     bad = str(inputs / f"{kind}.tif")
     before = gg.snapshot(inputs)
-    p = gg.run(*_argv(utility, inputs, out / "o.tif", {k: bad for k in ("r", "c1", "s")}), check=False)
+    keys = READS.get(utility, ("r", "c1", "s"))
+    p = gg.run(*_argv(utility, inputs, _out(utility, out), {k: bad for k in keys}), check=False)
     _clean_failure(gg, p, out, [f"{kind}.tif"], before, inputs)
 
 
-@pytest.mark.parametrize("utility", UTILITIES)
-def test_nan_filled(gg, inputs, tmp_path, utility):
+def _all_invalid(path, init=None):
+    """Every pixel of every band is NaN, +-Inf or the band's nodata (or
+    init: gdal_ortho's, as gdalwarp's, value of output pixels no source
+    pixel maps to when the source declares no nodata)."""
+    if path.suffix == ".png":
+        return None
+    ds = gdal.Open(str(path))
+    bad = []
+    for b in range(1, ds.RasterCount + 1):
+        band = ds.GetRasterBand(b)
+        a = band.ReadAsArray()
+        nd = band.GetNoDataValue()
+        vals = a.real if np.iscomplexobj(a) else a
+        invalid = ~np.isfinite(vals) | (vals == nd if nd is not None and not math.isnan(nd) else False)
+        if init is not None:
+            invalid |= vals == init
+        if not invalid.all():
+            bad.append(f"band {b} ({band.GetDescription()}): {(~invalid).sum()} valid pixels")
+    ds = None
+    return bad
+
+
+@pytest.mark.parametrize("utility", FILLED)
+@pytest.mark.parametrize("fill", ["nan", "inf", "nodata"])
+def test_invalid_filled(gg, inputs, tmp_path, utility, fill):
+    """An input whose every sample is NaN, +Inf, or its band's nodata value
+    gives all-invalid outputs (never numbers made up from nothing), or a
+    clean error from the utilities that need valid pixels."""
     out = tmp_path / "out"
     out.mkdir()
     before = gg.snapshot(inputs)
-    sub = {k: str(inputs / f"nan_{k}.tif") for k in ("r", "c1", "c2", "s")}
-    p = gg.run(*_argv(utility, inputs, out / "o.tif", sub), check=False)
-    if utility in NAN_ERRORS:
-        _clean_failure(gg, p, out, [NAN_ERRORS[utility]], before, inputs)
+    sub = {k: str(inputs / f"{fill}_{k}.tif") for k in RASTER_INPUTS}
+    p = gg.run(*_argv(utility, inputs, _out(utility, out), sub), check=False)
+    if utility in FILL_ERRORS:
+        _clean_failure(gg, p, out, [FILL_ERRORS[utility]], before, inputs)
         return
     assert p.returncode == 0, p.stderr
     files = sorted(out.iterdir())
     assert files, "no output"
     for f in files:
-        ds = gdal.Open(str(f))
-        for b in range(1, ds.RasterCount + 1):
-            band = ds.GetRasterBand(b)
-            a = band.ReadAsArray()
-            nd = band.GetNoDataValue()
-            vals = a.real if np.iscomplexobj(a) else a
-            invalid = np.isnan(vals) | (vals == nd if nd is not None and not math.isnan(nd) else False)
-            assert invalid.all(), f"{f.name} band {b}: {(~invalid).sum()} valid pixels from NaN input"
-        ds = None
+        bad = _all_invalid(f, 0.0 if utility == "gdal_ortho" and fill != "nodata" else None)
+        assert not bad, f"{f.name} from {fill}-filled input: {bad}"
     assert gg.snapshot(inputs) == before
 
 
@@ -116,27 +187,112 @@ def test_nan_filled(gg, inputs, tmp_path, utility):
 def test_missing_destination_folder(gg, inputs, tmp_path, utility):
     before = gg.snapshot(inputs)
     missing = tmp_path / "no" / "such" / "folder"
-    p = gg.run(*_argv(utility, inputs, missing / "o.tif"), check=False)
+    p = gg.run(*_argv(utility, inputs, _out(utility, missing)), check=False)
     _clean_failure(gg, p, missing, [], before, inputs)
     assert not (tmp_path / "no").exists()
+
+
+def _read_only_folder(tmp_path):
+    """A folder this process cannot create files in: a chmod 555 folder, or
+    for root (whom permissions do not stop) a folder of the read-only sysfs."""
+    if os.geteuid() != 0:
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o555)
+        return ro
+    for cand in ("/sys/kernel", "/proc/sys"):
+        probe = os.path.join(cand, f".gg_probe{os.getpid()}")
+        try:
+            open(probe, "w").close()
+            os.unlink(probe)
+        except OSError:
+            return __import__("pathlib").Path(cand)
+    pytest.skip("no read-only folder available to root here")
+
+
+@pytest.mark.parametrize("utility", UTILITIES)
+def test_read_only_destination(gg, inputs, tmp_path, utility):
+    ro = _read_only_folder(tmp_path)
+    before = gg.snapshot(inputs)
+    listing = sorted(os.listdir(ro))
+    p = gg.run(*_argv(utility, inputs, _out(utility, ro)), check=False)
+    _clean_failure(gg, p, None, [], before, inputs)
+    assert sorted(os.listdir(ro)) == listing, "something was created in the read-only folder"
 
 
 def _limit_file_size():
     # a file-size limit makes writes fail with EFBIG, as a full disk does
     # (ENOSPC); ignore SIGXFSZ so the write fails instead of killing us
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64, 64))
 
 
 @pytest.mark.parametrize("utility", UTILITIES)
 def test_full_destination(gg, inputs, tmp_path, utility):
-    import subprocess
-    import shutil
     out = tmp_path / "out"
     out.mkdir()
     before = gg.snapshot(inputs)
-    argv = _argv(utility, inputs, out / "o.tif")
+    argv = _argv(utility, inputs, _out(utility, out))
     exe = shutil.which(argv[0], path=str(gg.build / "bin"))
     p = subprocess.run([exe] + argv[1:], capture_output=True, text=True,
                        preexec_fn=_limit_file_size, timeout=120)
     _clean_failure(gg, p, out, [], before, inputs)
+
+
+# absurd options of the utilities added after the first five (theirs are in
+# test_bad_input.py): id -> (utility, options replacing / added to the
+# defaults, keywords one ERROR line must all contain; "a|b": either)
+ABSURD = {
+    "xcorr-window-zero": ("gdal_xcorr", ["-window", 0, 0], ["window"]),
+    "xcorr-window-negative": ("gdal_xcorr", ["-window", -16, 16], ["window"]),
+    "xcorr-search-huge": ("gdal_xcorr", ["-search", 100000, 100000], ["larger than|search"]),
+    "xcorr-ovs-zero": ("gdal_xcorr", ["-ovs", 0], ["ovs"]),
+    "xcorr-minvalid-nan": ("gdal_xcorr", ["-minvalid", "nan"], ["minvalid"]),
+    "gmtsar-nx-zero": ("gdal_xcorr-gmtsar", ["-nx", 0], ["-nx"]),
+    "gmtsar-ysearch-abc": ("gdal_xcorr-gmtsar", ["-ysearch", "abc"], ["-ysearch"]),
+    "gmtsar-xsearch-huge": ("gdal_xcorr-gmtsar", ["-xsearch", 65536], ["fit|larger"]),
+    "coreg-order-4": ("gdal_coreg", ["-order", 4], ["order"]),
+    "coreg-kcut-zero": ("gdal_coreg", ["-kcut", 0], ["kcut"]),
+    "coreg-snr-nan": ("gdal_coreg", ["-snr", "nan"], ["snr"]),
+    "coreg-window-zero": ("gdal_coreg", ["-window", 0, 0], ["window"]),
+    "coreg-interp-unknown": ("gdal_coreg", ["-interp", "lanczos"], ["interp|lanczos"]),
+    "ortho-tr-zero": ("gdal_ortho", ["-tr", 0, 0], ["-tr"]),
+    "ortho-ts-negative": ("gdal_ortho", ["-ts", -5, 10], ["-ts"]),
+    # GDAL's GTiff driver refuses it (its message shows an overflowed size)
+    "ortho-ts-huge": ("gdal_ortho", ["-ts", 2000000000, 2000000000], ["cannot create"]),
+    "ortho-te-inverted": ("gdal_ortho", ["-te", 10, 10, 0, 0], ["-te"]),
+    "ortho-grid-step-zero": ("gdal_ortho", ["-grid_step", 0], ["-grid_step"]),
+    "ortho-r-unknown": ("gdal_ortho", ["-r", "lanczos"], ["lanczos"]),
+    "ortho-t-srs-nonsense": ("gdal_ortho", ["-t_srs", "EPSG:nonsense"], ["t_srs"]),
+    "fmcw-grid-zero": ("gdal_fmcw", ["-grid", 0], ["-grid"]),
+    "fmcw-grid-negative": ("gdal_fmcw", ["-grid", -25], ["-grid"]),
+    "fmcw-max-range-without-grid": ("gdal_fmcw", ["-max_range", 5000], ["-max_range"]),
+    "fmcw-products-unknown": ("gdal_fmcw", ["-products", "DBZ,XYZ"], ["XYZ"]),
+    "quicklook-size-zero": ("gdal_quicklook", ["-size", 0], ["size"]),
+    "quicklook-kind-unknown": ("gdal_quicklook", ["-kind", "nonsense"], ["kind|nonsense"]),
+    "quicklook-band-too-large": ("gdal_quicklook", ["-b", 9], ["band|-b"]),
+}
+
+
+@pytest.mark.parametrize("case", ABSURD)
+def test_absurd_option(gg, inputs, tmp_path, case):
+    utility, opts, words = ABSURD[case]
+    out = tmp_path / "out"
+    out.mkdir()
+    before = gg.snapshot(inputs)
+    argv = _argv(utility, inputs, _out(utility, out))
+    # the options go right after the program's own -q/-device: later flags
+    # of the same name (the defaults) are replaced by removing them first
+    prog_opts = argv[1:]
+    flag = str(opts[0])
+    if flag in prog_opts:
+        i = prog_opts.index(flag)
+        n = len(opts)
+        del prog_opts[i:i + n]
+    argv = [argv[0]] + [str(o) for o in opts] + prog_opts
+    if utility == "gdal_xcorr-gmtsar":  # -mode gmtsar must come first
+        argv.remove("-mode")
+        argv.remove("gmtsar")
+        argv[1:1] = ["-mode", "gmtsar"]
+    p = gg.run(*argv, check=False)
+    _clean_failure(gg, p, out, words, before, inputs)

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from osgeo import gdal
 
+import reliability_data as rd
+
 UTILITIES = {
     "gdal_multilook": ["-looks", 3, 2, "{r}"],
     "gdal_rotate": ["-angle", 25, "{r}"],
@@ -17,9 +19,11 @@ UTILITIES = {
     "gdal_insar": ["-window", 5, 5, "{c1}", "{c2}"],
     "gdal_ptsel": ["-window", 7, "-offsets", "{s}"],
     "gdal_xcorr": ["-window", 16, 16, "-search", 4, 4, "-skip", 8, 8, "{c1}", "{c2}"],
+    "gdal_ortho": ["{o}"],
+    "gdal_fmcw": ["{nc}"],
 }
 # the budget: far below what the whole job needs, above one block row
-BUDGET = {"gdal_xcorr": "8M"}
+BUDGET = {"gdal_xcorr": "8M", "gdal_ortho": "1M", "gdal_fmcw": "1M"}
 
 
 @pytest.fixture
@@ -32,7 +36,13 @@ def inputs(gg, make, rng, tmp_path):
     gg.write(d / "c1.tif", base)
     gg.write(d / "c2.tif", np.roll(base, (1, 2), axis=(0, 1)) + 0.3 * make.complex(rng, H, W, nan=0))
     gg.write(d / "s.tif", [make.complex(rng, H, W) for _ in range(5)])
-    return {k: str(d / f"{k}.tif") for k in ("r", "c1", "c2", "s")}
+    res = {k: str(d / f"{k}.tif") for k in ("r", "c1", "c2", "s")}
+    # an RPC scene whose output (~400 x 330 Float32) is many 1M blocks
+    res["o"] = str(rd.write_rpc_scene(d / "o.tif", rng, 400, 320))
+    gg.run("gdal_fmcw", "-simulate", "-sectors", 36, "-sweeps", 64, "-samples", 512, "-gates", 256,
+           "-q", d / "raw.nc")
+    res["nc"] = str(d / "raw.nc")
+    return res
 
 
 def _outputs(folder):

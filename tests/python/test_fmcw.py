@@ -89,6 +89,46 @@ def test_driver_lazy_bands(gg, storm, tmp_path):
     assert np.array_equal(t.GetRasterBand(1).ReadAsArray(), ref)
 
 
+@pytest.fixture(scope="module")
+def long_file(tmp_path_factory):
+    """50 small sectors: four blocks (batches) of the driver."""
+    from conftest import GG
+    d = tmp_path_factory.mktemp("fmcw_long")
+    GG.run("gdal_fmcw", "-simulate", "-sectors", 50, "-sweeps", 16, "-samples", 128, "-gates", 32, "-q",
+           d / "long.nc")
+    return d / "long.nc"
+
+
+def test_driver_read_order(gg, long_file, device, tmp_path):
+    """The driver reads the next block ahead while the device processes
+    this one (two streams on GPUs and OpenCL): blocks read backwards, out of
+    order, twice, or a row at a time give what the sequential gdal_fmcw
+    writes, bit for bit, on the same device."""
+    gg.run("gdal_fmcw", "-q", "-device", device, long_file, tmp_path / "seq.tif")
+    ref = gdal.Open(str(tmp_path / "seq.tif")).ReadAsArray()
+    ds = gdal.OpenEx(f"FMCW:{long_file}", gdal.OF_RASTER, open_options=[f"DEVICE={device}"])
+    assert ds.GetRasterBand(1).GetBlockSize() == [32, 16]
+    band = ds.GetRasterBand(4)
+    for y0 in (48, 32, 0, 16, 17, 0, 40, 1):   # blocks 3, 2, 0, 1, 1, 0, 2, 0
+        rows = min(2, 50 - y0)
+        assert np.array_equal(band.ReadAsArray(0, y0, 32, rows), ref[3, y0:y0 + rows]), f"rows {y0}.."
+    ds = None
+    ds = gdal.OpenEx(f"FMCW:{long_file}", gdal.OF_RASTER, open_options=[f"DEVICE={device}"])
+    assert np.array_equal(ds.ReadAsArray(), ref)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_read_fault_in_a_later_block(gg, long_file, device, tmp_path, n):
+    """A read that fails in a later block (GG_FAULT=read:N; on GPUs that is
+    the block read ahead) ends in a clean error naming it, nothing left."""
+    out = tmp_path / "o"
+    out.mkdir()
+    p = gg.run("gdal_fmcw", "-q", "-device", device, long_file, out / "p.tif", check=False,
+               env={"GG_FAULT": f"read:{n}"})
+    assert p.returncode == 1 and "injected fault" in p.stderr, p.stderr
+    assert list(out.iterdir()) == []
+
+
 def test_velocity_sign(gg, storm, tmp_path):
     """The storm's wind blows from the west at 0.6 v_a: targets east of the
     radar move away (VEL > 0), west of it towards (VEL < 0)."""

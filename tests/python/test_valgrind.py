@@ -1,43 +1,72 @@
-"""Every utility under valgrind memcheck (CPU backend), on success and on
+"""Every C utility under valgrind memcheck (CPU backend), on success and on
 the error paths that fault injection opens (GG_FAULT): no invalid read or
 write, no use of uninitialised memory, no definite leak.  (Leaks reported
-as "possibly lost" are libgomp's thread stacks, kept by design.)"""
+as "possibly lost" are libgomp's thread stacks, kept by design.)
+gdal_quicklook is a Python program: its C side is the GG driver and
+libgeogpu, checked here through the other utilities."""
 import shutil
 
+import numpy as np
 import pytest
+
+import reliability_data as rd
 
 VALGRIND = shutil.which("valgrind")
 pytestmark = pytest.mark.skipif(VALGRIND is None, reason="valgrind not installed (scripts/setup.sh installs it)")
 
+BASE = [None, "alloc:2", "read:2", "write:1"]
+# id -> (program, argv with {placeholders} ({out}: the output, appended
+# unless named), the GG_FAULT specs to run it under)
 UTILITIES = {
-    "gdal_multilook": ["-looks", 2, 2, "{a}"],
-    "gdal_rotate": ["-angle", 30, "{a}"],
-    "gdal_radnorm": ["-coef", 35, "-levels", 16, "{a}"],
-    "gdal_insar": ["-window", 3, 3, "{za}", "{zb}"],
-    "gdal_ptsel": ["-window", 5, "-offsets", "-mask", "{stack}"],
+    "gdal_multilook": ("gdal_multilook", ["-looks", 2, 2, "{a}"], BASE),
+    "gdal_rotate": ("gdal_rotate", ["-angle", 30, "{a}"], BASE),
+    "gdal_radnorm": ("gdal_radnorm", ["-coef", 35, "-levels", 16, "{a}"], BASE),
+    "gdal_insar": ("gdal_insar", ["-window", 3, 3, "{za}", "{zb}"], BASE),
+    "gdal_ptsel": ("gdal_ptsel", ["-window", 5, "-offsets", "-mask", "{stack}"], BASE),
+    "gdal_xcorr": ("gdal_xcorr", [*rd.XCORR_OPTS, "-table", "{outdir}/t.csv", "{p}", "{s}"],
+                   [None, "fft:3", "read:2", "write:1"]),
+    "gdal_xcorr-gmtsar": ("gdal_xcorr", ["-mode", "gmtsar", "{mprm}", "{aprm}", *rd.GMTSAR_OPTS,
+                                         "-o", "{out}"], [None, "alloc:2", "read:1", "write:1"]),
+    "gdal_coreg": ("gdal_coreg", [*rd.XCORR_OPTS, "-fit", "{outdir}/fit.json", "{p}", "{s}"],
+                   [None, "fft:2", "write:1"]),
+    "gdal_ortho": ("gdal_ortho", ["{scene}"], [None, "alloc:2", "launch:1"]),
+    "gdal_fmcw": ("gdal_fmcw", ["{nc}"], [None, "alloc:2", "read:2", "write:1"]),
 }
+CASES = [(u, f) for u in UTILITIES for f in UTILITIES[u][2]]
 
 
-@pytest.fixture
-def inputs(gg, make, rng, tmp_path):
-    d = tmp_path / "in"
-    d.mkdir()
-    gg.write(d / "a.tif", make.real(rng, 33, 41, nodata=-9999.0), nodata=-9999.0)
-    gg.write(d / "za.tif", make.complex(rng, 33, 41))
-    gg.write(d / "zb.tif", make.complex(rng, 33, 41))
-    gg.write(d / "stack.tif", [make.complex(rng, 33, 41) for _ in range(4)])
-    return {k: str(d / f"{k}.tif") for k in ("a", "za", "zb", "stack")}
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    from conftest import GG, random_complex, random_real
+    rng = np.random.default_rng(77)
+    d = tmp_path_factory.mktemp("valgrind_in")
+    GG.write(d / "a.tif", random_real(rng, 33, 41, nodata=-9999.0), nodata=-9999.0)
+    GG.write(d / "za.tif", random_complex(rng, 33, 41))
+    GG.write(d / "zb.tif", random_complex(rng, 33, 41))
+    GG.write(d / "stack.tif", [random_complex(rng, 33, 41) for _ in range(4)])
+    rd.write_slc_pair(d, rng)
+    rd.write_gmtsar_pair(d, rng)
+    rd.write_rpc_scene(d / "scene.tif", rng)
+    GG.run("gdal_fmcw", "-simulate", *rd.FMCW_SMALL, "-q", d / "raw.nc")
+    return {"a": d / "a.tif", "za": d / "za.tif", "zb": d / "zb.tif", "stack": d / "stack.tif",
+            "p": d / "p.tif", "s": d / "s.tif", "mprm": d / "master.PRM", "aprm": d / "aligned.PRM",
+            "scene": d / "scene.tif", "nc": d / "raw.nc"}
 
 
-@pytest.mark.parametrize("fault", [None, "alloc:2", "read:2", "write:1"])
-@pytest.mark.parametrize("utility", UTILITIES)
+@pytest.mark.parametrize("utility,fault", CASES)
 def test_memcheck(gg, inputs, tmp_path, utility, fault):
     out = tmp_path / "out"
     out.mkdir()
-    args = [str(a).format(**inputs) for a in UTILITIES[utility]]
+    prog, args, _ = UTILITIES[utility]
+    o = out / ("freq.dat" if utility == "gdal_xcorr-gmtsar" else "o.tif")
+    subst = {**{k: str(v) for k, v in inputs.items()}, "out": str(o), "outdir": str(out)}
+    argv = [str(a).format(**subst) for a in args]
+    if "{out}" not in args:
+        argv.append(str(o))
+    mode = argv[:2] if argv[:2] == ["-mode", "gmtsar"] else []  # must come first
     p = gg.run(VALGRIND, "-q", "--error-exitcode=99", "--leak-check=full",
                "--errors-for-leak-kinds=definite", "--show-possibly-lost=no",
-               gg.build / "bin" / utility, "-q", "-device", "cpu", *args, out / "o.tif",
+               gg.build / "bin" / prog, *mode, "-q", "-device", "cpu", *argv[len(mode):],
                check=False, env={"GG_FAULT": fault} if fault else {}, timeout=600)
     assert p.returncode != 99 and "Invalid " not in p.stderr and "uninitialised" not in p.stderr, (
         f"valgrind found errors ({utility}, GG_FAULT={fault}):\n{p.stderr[-4000:]}")
