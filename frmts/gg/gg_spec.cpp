@@ -443,3 +443,11 @@ CPLErr GGWriteGGVRT(const char *pszFilename, const gg_op *op, int nInputs,
     }
     return CE_None;
 }
+
+std::string GGRequestedDevice(const std::string &osNamed, bool bWithAuto)
+{
+    std::string osDevice = osNamed.empty() ? std::string(CPLGetConfigOption("GG_DEVICE", "")) : osNamed;
+    if (osDevice.empty() && bWithAuto)
+        osDevice = "auto";
+    return osDevice;
+}

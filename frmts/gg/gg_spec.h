@@ -40,6 +40,10 @@ bool GGIsOperationOption(const char *pszOperation, const char *pszKey);
 // The op's options as (key, value) pairs, from gg_op_options_string.
 std::vector<std::pair<std::string, std::string>> GGOperationOptions(const gg_op *op);
 
+// The device a dataset asks for: the one it names, else the GG_DEVICE
+// configuration option, else "" (bWithAuto: "auto").
+std::string GGRequestedDevice(const std::string &osNamed, bool bWithAuto);
+
 // "ortho" is not an op of the registry (it needs GDAL/PROJ and reads its
 // source anywhere): GG:ortho: opens its own dataset (ggortho.cpp).
 class GDALDataset;

@@ -293,8 +293,7 @@ GGDataset *GGDataset::Create(gg_op *op, std::vector<GDALDataset *> apoInputs, bo
         return nullptr;
     // a typo in the device fails at open; starting the device stays lazy
     char szDeviceError[256] = "";
-    const std::string osCheckDevice =
-        osDevice.empty() ? std::string(CPLGetConfigOption("GG_DEVICE", "")) : osDevice;
+    const std::string osCheckDevice = GGRequestedDevice(osDevice, false);
     if (!osCheckDevice.empty() &&
         gg_device_check(osCheckDevice.c_str(), szDeviceError, sizeof(szDeviceError)) != GG_OK)
     {
@@ -427,11 +426,7 @@ bool GGDataset::StartContextLocked()
         CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", m_osContextError.c_str());
         return false;
     }
-    std::string osDevice = m_osDevice;
-    if (osDevice.empty())
-        osDevice = CPLGetConfigOption("GG_DEVICE", "");
-    if (osDevice.empty())
-        osDevice = "auto";
+    const std::string osDevice = GGRequestedDevice(m_osDevice, true);
     char szError[512] = "";
     const gg_status eStatus =
         gg_context_create(osDevice.c_str(), &m_psContext, szError, sizeof(szError));

@@ -124,11 +124,7 @@ bool GGOrthoDataset::StartLocked()
         CPLError(CE_Failure, CPLE_AppDefined, "GG: ortho: %s", m_osError.c_str());
         return false;
     }
-    std::string osDevice = m_osDevice;
-    if (osDevice.empty())
-        osDevice = CPLGetConfigOption("GG_DEVICE", "");
-    if (osDevice.empty())
-        osDevice = "auto";
+    const std::string osDevice = GGRequestedDevice(m_osDevice, true);
     char szError[512] = "";
     if (gg_context_create(osDevice.c_str(), &m_psContext, szError, sizeof(szError)) != GG_OK ||
         !m_psContext)
@@ -243,9 +239,7 @@ GDALDataset *GGOrthoDataset::Open(const GGSpec &oSpec, const char *pszName, bool
         }
     }
     char szDeviceError[256] = "";
-    const std::string osCheckDevice = oSpec.osDevice.empty()
-                                          ? std::string(CPLGetConfigOption("GG_DEVICE", ""))
-                                          : oSpec.osDevice;
+    const std::string osCheckDevice = GGRequestedDevice(oSpec.osDevice, false);
     if (!osCheckDevice.empty() &&
         gg_device_check(osCheckDevice.c_str(), szDeviceError, sizeof(szDeviceError)) != GG_OK)
     {
