@@ -438,7 +438,8 @@ typedef struct gg_fmcw_sim {
     double noise_counts;   /* std of I and of Q of the receiver noise (counts) */
     int exponential;       /* 1: exponential spectral amplitudes (realistic);
                               0: exact Gaussian amplitudes, random phases */
-    unsigned long long seed;
+    unsigned long long seed; /* xorshift state; 0 is taken as 1 (so seeds 0 and 1 give
+                                the same sector) */
 } gg_fmcw_sim;
 
 /* Writes one sector (gg_fmcw_sector_values int16) from the fields:
