@@ -12,6 +12,8 @@
 #include "gdal_priv.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,12 +73,146 @@ static bool ReadVector(const std::shared_ptr<GDALGroup> &root, const char *key, 
     return arr->Read(&start, &count, nullptr, nullptr, GDALExtendedDataType::Create(GDT_Float64), out.data());
 }
 
+// libnetcdf (4.9.0 in Debian bookworm) trusts the counts in a classic
+// (CDF-1/2/5) header: a corrupt count of 50 million dimensions crashes it
+// (found by tests/fuzz/fuzz_fmcw_nc).  So a classic header is walked here
+// first, every count and length checked against the bytes that remain, and
+// a malformed one is refused with one error before libnetcdf sees it.
+// netCDF-4 (HDF5) files are left to the library.
+namespace
+{
+struct CDFReader
+{
+    const unsigned char *p, *end;
+    int version;  // 1, 2 or 5
+    bool ok = true;
+    uint64_t U32()
+    {
+        if (end - p < 4) { ok = false; return 0; }
+        const uint64_t v = ((uint64_t)p[0] << 24) | ((uint64_t)p[1] << 16) | ((uint64_t)p[2] << 8) | p[3];
+        p += 4;
+        return v;
+    }
+    uint64_t U64()
+    {
+        const uint64_t hi = U32(), lo = U32();
+        return (hi << 32) | lo;
+    }
+    uint64_t Count() { return version == 5 ? U64() : U32(); }
+    // n elements of at least `each` bytes must fit in what remains
+    bool Fits(uint64_t n, uint64_t each)
+    {
+        if (!ok || (each && n > (uint64_t)(end - p) / each)) ok = false;
+        return ok;
+    }
+    void Skip(uint64_t bytes)
+    {
+        const uint64_t padded = (bytes + 3) & ~(uint64_t)3;
+        if (!ok || padded < bytes || padded > (uint64_t)(end - p)) { ok = false; return; }
+        p += padded;
+    }
+    void Name()
+    {
+        const uint64_t n = Count();
+        if (n == 0 || n > 256) ok = false;
+        Skip(n);
+    }
+    static int TypeSize(uint64_t t)
+    {
+        static const int sizes[12] = {0, 1, 1, 2, 4, 4, 8, 1, 2, 4, 8, 8};
+        return t >= 1 && t <= 11 ? sizes[t] : 0;
+    }
+    void Attributes()
+    {
+        const uint64_t tag = U32(), n = Count();
+        if (tag == 0 && n == 0) return;
+        if (tag != 0x0C || !Fits(n, 12)) { ok = false; return; }
+        for (uint64_t i = 0; i < n && ok; i++)
+        {
+            Name();
+            const uint64_t type = U32();
+            const int size = TypeSize(type);
+            const uint64_t count = Count();
+            if (!size || (version != 5 && type > 6) || !Fits(count, size)) { ok = false; return; }
+            Skip(count * (uint64_t)size);
+        }
+    }
+};
+}  // namespace
+
+static bool ClassicHeaderOK(const char *pszFilename)
+{
+    VSILFILE *fp = VSIFOpenL(pszFilename, "rb");
+    if (!fp)
+        return true;  // the open below reports it
+    std::vector<unsigned char> buf(16 << 20);  // no sane FMCW header is larger
+    buf.resize(VSIFReadL(buf.data(), 1, buf.size(), fp));
+    VSIFCloseL(fp);
+    if (buf.size() < 4 || memcmp(buf.data(), "CDF", 3) != 0)
+        return true;  // not classic netCDF
+    CDFReader r{buf.data() + 4, buf.data() + buf.size(), buf[3]};
+    if (r.version != 1 && r.version != 2 && r.version != 5)
+        r.ok = false;
+    r.Count();  // numrecs
+    uint64_t ndims = 0;
+    {
+        const uint64_t tag = r.U32(), n = r.Count();
+        if (!(tag == 0 && n == 0))
+        {
+            if (tag != 0x0A || !r.Fits(n, 8))
+                r.ok = false;
+            for (uint64_t i = 0; i < n && r.ok; i++)
+            {
+                r.Name();
+                r.Count();
+            }
+            ndims = n;
+        }
+    }
+    if (r.ok)
+        r.Attributes();
+    if (r.ok)
+    {
+        const uint64_t tag = r.U32(), n = r.Count();
+        if (!(tag == 0 && n == 0))
+        {
+            if (tag != 0x0B || !r.Fits(n, 24))
+                r.ok = false;
+            for (uint64_t i = 0; i < n && r.ok; i++)
+            {
+                r.Name();
+                const uint64_t rank = r.Count();
+                if (!r.Fits(rank, 4))
+                    break;
+                for (uint64_t d = 0; d < rank && r.ok; d++)
+                    if (r.Count() >= ndims)
+                        r.ok = false;
+                if (!r.ok)
+                    break;
+                r.Attributes();
+                const uint64_t type = r.U32();
+                if (!CDFReader::TypeSize(type) || (r.version != 5 && type > 6))
+                    r.ok = false;
+                r.Count();                                   // vsize
+                r.version == 1 ? r.U32() : r.U64();          // begin
+            }
+        }
+    }
+    if (!r.ok)
+        CPLError(CE_Failure, CPLE_OpenFailed,
+                 "FMCW: %s: malformed netCDF classic header (a count or length runs past the header)",
+                 pszFilename);
+    return r.ok;
+}
+
 FMCWFile *FMCWFileOpen(const char *pszFilename)
 {
     if (STARTS_WITH_CI(pszFilename, "FMCW:"))
         pszFilename += 5;
     auto f = std::make_unique<FMCWFile>();
     f->name = pszFilename;
+    if (!ClassicHeaderOK(pszFilename))
+        return nullptr;
     const char *const drivers[] = {"netCDF", nullptr};
     f->poDS = GDALDataset::Open(pszFilename, GDAL_OF_MULTIDIM_RASTER | GDAL_OF_VERBOSE_ERROR, drivers);
     if (!f->poDS)
