@@ -529,6 +529,15 @@ typedef struct gg_ortho_options {
     int has_src_nodata;
     double src_nodata;
     double dst_init;              /* output pixels without a sample */
+    /* dst_init is the output's nodata: an integer output pixel that
+     * bilinear or cubic resampling rounds onto it is moved one step off
+     * (down, up from the type's minimum), as gdalwarp 3.6 does */
+    int has_dst_nodata;
+    /* 1: the nodata values are per band (gdalwarp with several bands and
+     * their own nodata, no -srcnodata): taps are judged band by band and an
+     * output pixel is not dropped for a nodata source pixel under it;
+     * 0: GDAL's single-band rule, the containing pixel's nodata drops it */
+    int per_band_nodata;
 } gg_ortho_options;
 
 /* A window of a DEM raster, float64 row-major; data NULL: no DEM. */

@@ -171,6 +171,8 @@ gg_status gg_ortho_session_create(gg_context *ctx, const gg_ortho_rpc *rpc,
     s->base.has_src_nodata = opt->has_src_nodata;
     s->base.src_nodata = opt->src_nodata;
     s->base.dst_init = opt->dst_init;
+    s->base.avoid_nodata = opt->has_dst_nodata && opt->resampling != GG_ORTHO_METHOD_NEAR;
+    s->base.nd_gate = opt->has_src_nodata && !opt->per_band_nodata;
     s->base.xscale = s->base.yscale = 1.0;
     st = gg_buffer_alloc(ctx, sizeof coef, &s->coef);
     if (st == GG_OK)

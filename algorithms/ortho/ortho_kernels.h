@@ -33,7 +33,8 @@
  *      gg_ortho_stretched), integer
  *      outputs clamped then rounded half up.  With a source nodata value
  *      invalid taps are left out (bilinear renormalises, cubic falls back
- *      to bilinear), the masked path of GDAL.
+ *      to bilinear), the masked path of GDAL; and, as GDAL's masked path,
+ *      a pixel whose containing source pixel is nodata gets no value.
  * A needed source tap outside the window on the device (but inside the
  * image) sets flag[0]; the host then runs the block again with a larger
  * window, so the window planning can never change the result.
@@ -387,6 +388,29 @@ GG_DEVICE_FN void gg_ortho_store(GG_GLOBAL gg_u8 *dst, int type, size_t i, doubl
         dst[i] = (gg_u8)r;
 }
 
+/* Stores a resampled value.  gdalwarp 3.6 keeps a bilinear or cubic
+ * result off the output's nodata on integer outputs: a value that rounds
+ * onto it is moved one step down (up from the type's minimum); nearest
+ * neighbour and Float32 outputs are stored as they are (measured against
+ * gdalwarp 3.6.2, tests/python/test_ortho_nodata.py). */
+GG_DEVICE_FN void gg_ortho_store_valid(GG_GLOBAL gg_u8 *dst, gg_ortho_params p, size_t i,
+                                       double v)
+{
+    gg_ortho_store(dst, p.dst_type, i, v);
+    if (!p.avoid_nodata || p.dst_type == GG_ORTHO_T_FLOAT32)
+        return;
+    double got, lo = 0.0;
+    if (p.dst_type == GG_ORTHO_T_UINT16)
+        got = (double)((GG_GLOBAL unsigned short *)dst)[i];
+    else if (p.dst_type == GG_ORTHO_T_INT16) {
+        got = (double)((GG_GLOBAL short *)dst)[i];
+        lo = -32768.0;
+    } else
+        got = (double)dst[i];
+    if (got == p.dst_init)
+        gg_ortho_store(dst, p.dst_type, i, got == lo ? lo + 1.0 : got - 1.0);
+}
+
 /* Cubic Lagrange weights of nodes -1, 0, 1, 2 at fraction f in [0, 1). */
 GG_DEVICE_FN void gg_ortho_lagrange(double f, double *w)
 {
@@ -450,17 +474,27 @@ GG_KERNEL6(gg_k_ortho, gg_ortho_params, p, const gg_u8, src, gg_u8, dst, const d
     }
     int miss = 0, ok = 1;
     double v = 0.0;
-    if (p.resampling == GG_ORTHO_NEAR)
+    /* GDAL's masked warp kernels first look at the source pixel that
+     * contains the position (the nearest-neighbour tap): when it is nodata
+     * the output pixel gets no value, whatever the other taps of a bilinear
+     * or cubic kernel hold (GWKRealCase/GWKGeneralCase skip it before
+     * resampling); otherwise the kernel runs over the valid taps. */
+    if (p.resampling == GG_ORTHO_NEAR || p.nd_gate)
         v = gg_ortho_tap(src, p, ix, iy, &ok, &miss);
-    else if (p.x_radius > 0)
-        ok = gg_ortho_stretched(src, p, sx, sy, &v, &miss);
-    else if (p.resampling == GG_ORTHO_BILINEAR)
-        ok = gg_ortho_bilinear(src, p, sx, sy, &v, &miss);
-    else
-        ok = gg_ortho_cubic(src, p, sx, sy, &v, &miss);
+    if (p.resampling != GG_ORTHO_NEAR && ok && !miss) {
+        if (p.x_radius > 0)
+            ok = gg_ortho_stretched(src, p, sx, sy, &v, &miss);
+        else if (p.resampling == GG_ORTHO_BILINEAR)
+            ok = gg_ortho_bilinear(src, p, sx, sy, &v, &miss);
+        else
+            ok = gg_ortho_cubic(src, p, sx, sy, &v, &miss);
+    }
     if (miss)
         flag[0] = 1;
-    gg_ortho_store(dst, p.dst_type, o, (ok && !miss) ? v : p.dst_init);
+    if (ok && !miss)
+        gg_ortho_store_valid(dst, p, o, v);
+    else
+        gg_ortho_store(dst, p.dst_type, o, p.dst_init);
 }
 #endif /* GG_ORTHO_MODEL_ONLY */
 

@@ -57,6 +57,10 @@ typedef struct gg_ortho_params {
      * (GDAL's nXRadius = ceil(filter radius / scale)); 0: the 4-sample
      * formulas (scales >= 0.95) */
     int x_radius, y_radius;
+    /* 1: dst_init is the output's nodata and resampled integer values must
+     * not land on it (see gg_ortho_store_valid); nd_gate 1: a nodata source
+     * pixel under the position gives no value (GDAL's unified mask) */
+    int avoid_nodata, nd_gate;
 } gg_ortho_params;
 
 #endif

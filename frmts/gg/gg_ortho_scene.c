@@ -837,6 +837,12 @@ int ggo_scene_open(ggo_scene *sc, const ggo_options *o, const char *src_name)
     sc->oo.has_src_nodata = sc->has_srcnodata;
     sc->oo.src_nodata = sc->srcnodata;
     sc->oo.dst_init = sc->has_dstnodata ? sc->dstnodata : 0.0;
+    sc->oo.has_dst_nodata = sc->has_dstnodata;
+    /* gdalwarp: with several bands and their own nodata values (no
+     * -srcnodata) the masks are per band, without the containing-pixel
+     * rule; -srcnodata over several bands makes it unify them (a pixel is
+     * nodata where every band is), which is not reproduced here */
+    sc->oo.per_band_nodata = sc->nbands > 1 && !o->has_srcnodata;
 
     if (check_coverage(sc) || output_grid(sc) || load_dem(sc) || check_footprint(sc))
         return 1;

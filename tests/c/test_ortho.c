@@ -150,6 +150,16 @@ static int in_img(int x, int y)
     return x >= 0 && y >= 0 && x < SW && y < SH;
 }
 
+/* Source nodata (jobs with src_nd): pixels equal to SRC_NODATA are invalid
+ * when g_nd is set. */
+#define SRC_NODATA 1999.0f
+static int g_nd;
+
+static int valid(int x, int y)
+{
+    return in_img(x, y) && !(g_nd && g_src[y * SW + x] == SRC_NODATA);
+}
+
 /* GDAL's bilinear on pixel centres; taps outside the image are left out and
  * the weights renormalised. */
 static int ref_bilinear(double sx, double sy, double *v)
@@ -160,7 +170,7 @@ static int ref_bilinear(double sx, double sy, double *v)
     double acc = 0, wsum = 0;
     for (int j = 0; j < 2; j++)
         for (int i = 0; i < 2; i++) {
-            if (!in_img(ix + i, iy + j))
+            if (!valid(ix + i, iy + j))
                 continue;
             const double w = (i ? ax : 1 - ax) * (j ? ay : 1 - ay);
             acc += w * g_src[(iy + j) * SW + ix + i];
@@ -189,6 +199,11 @@ static int ref_cubic(double sx, double sy, double *v)
     const int ix = (int)floor(fx), iy = (int)floor(fy);
     if (ix - 1 < 0 || iy - 1 < 0 || ix + 2 >= SW || iy + 2 >= SH)
         return ref_bilinear(sx, sy, v);
+    /* with a nodata tap among the 16: bilinear over the valid ones */
+    for (int j = -1; j <= 2; j++)
+        for (int i = -1; i <= 2; i++)
+            if (!valid(ix + i, iy + j))
+                return ref_bilinear(sx, sy, v);
     double acc = 0;
     for (int j = -1; j <= 2; j++)
         for (int i = -1; i <= 2; i++)
@@ -218,7 +233,7 @@ static int ref_stretched(int cubic, double sx, double sy, double *v)
     const double xs = fmin(g_xscale, 1.0), ys = fmin(g_yscale, 1.0);
     const int x0 = (int)floor(fx - support / xs), x1 = (int)ceil(fx + support / xs);
     const int y0 = (int)floor(fy - support / ys), y1 = (int)ceil(fy + support / ys);
-    double acc = 0, wxs = 0, wys = 0;
+    double acc = 0, wxs = 0, wys = 0, wvalid = 0;
     for (int x = x0; x <= x1; x++)
         if (x >= 0 && x < SW)
             wxs += cubic ? catmull_rom((x - fx) * xs) : triangle((x - fx) * xs);
@@ -228,11 +243,21 @@ static int ref_stretched(int cubic, double sx, double sy, double *v)
         const double wy = cubic ? catmull_rom((y - fy) * ys) : triangle((y - fy) * ys);
         wys += wy;
         for (int x = x0; x <= x1; x++)
-            if (x >= 0 && x < SW)
-                acc += wy * (cubic ? catmull_rom((x - fx) * xs) : triangle((x - fx) * xs)) *
-                       g_src[y * SW + x];
+            if (valid(x, y)) {
+                const double w =
+                    wy * (cubic ? catmull_rom((x - fx) * xs) : triangle((x - fx) * xs));
+                acc += w * g_src[y * SW + x];
+                wvalid += w;
+            }
     }
-    *v = acc / (wxs * wys);
+    if (!g_nd) {
+        *v = acc / (wxs * wys);
+        return 1;
+    }
+    /* with nodata: normalised by the weight of the valid taps */
+    if (wvalid < 1e-6)
+        return 0;
+    *v = acc / wvalid;
     return 1;
 }
 
@@ -257,6 +282,10 @@ static void ref_ortho(const gg_ortho_rpc *r, const double *dem, int has_nodata,
                 continue;
             const int ix = (int)(sx + 1e-10), iy = (int)(sy + 1e-10);
             if (ix >= SW || iy >= SH)
+                continue;
+            /* gdalwarp's masked kernels: no value where the source pixel
+             * containing the position is nodata, whatever the method */
+            if (!valid(ix, iy))
                 continue;
             if (method == GG_ORTHO_METHOD_NEAR)
                 v = g_src[iy * SW + ix];
@@ -297,6 +326,7 @@ typedef struct job {
     int method, dst_type, dem_nodata, has_missing;
     double missing;
     double xscale, yscale; /* 0: no stretch */
+    int src_nd;            /* source nodata SRC_NODATA (holes), also the output's */
 } job;
 
 static gg_ortho_session *open_session(gg_context *ctx, const gg_ortho_rpc *r, const double *dem,
@@ -310,7 +340,9 @@ static gg_ortho_session *open_session(gg_context *ctx, const gg_ortho_rpc *r, co
     o.height_scale = 1.0;
     o.has_dem_missing = j->has_missing;
     o.dem_missing = j->missing;
-    o.dst_init = 0.0;
+    o.dst_init = j->src_nd ? SRC_NODATA : 0.0;
+    o.has_src_nodata = o.has_dst_nodata = j->src_nd;
+    o.src_nodata = SRC_NODATA;
     gg_ortho_session *s = NULL;
     if (gg_ortho_session_create(ctx, r, &d, &o, &s) != GG_OK)
         return NULL;
@@ -367,18 +399,20 @@ static void test_rfm(void)
 }
 
 /* out (OW x OH, dst_type) against the reference: returns the pixels with a
- * value, checks the footprint and the values. */
-static int check_against_ref(const char *what, const void *out, int dst_type, const double *ref)
+ * value, checks the footprint and the values.  nodata: the output's value
+ * of "no value" (0 without one: the texture never comes near 0); avoid: a
+ * resampled UInt16 value rounding onto it must have been moved to
+ * nodata - 1 (gdalwarp 3.6). */
+static int check_against_ref(const char *what, const void *out, int dst_type, const double *ref,
+                             double nodata, int avoid)
 {
-    int valid = 0, mask = 0, bad = 0;
+    int valid = 0, mask = 0, bad = 0, moved = 0, bad_moved = 0;
     double worst = 0;
     for (int i = 0; i < OW * OH; i++) {
         const double v = dst_type == GG_ORTHO_FLOAT32 ? ((const float *)out)[i]
                                                       : ((const unsigned short *)out)[i];
         const int has = isfinite(ref[i]);
-        /* the output has no nodata: 0 is "no value" (dst_init), and the
-         * texture never comes near 0 */
-        if (has != (v != 0.0)) {
+        if (has != (v != nodata)) {
             mask++;
             continue;
         }
@@ -386,8 +420,14 @@ static int check_against_ref(const char *what, const void *out, int dst_type, co
             continue;
         valid++;
         double want = ref[i];
-        if (dst_type == GG_ORTHO_UINT16)
+        if (dst_type == GG_ORTHO_UINT16) {
             want = floor(fmin(fmax(want, 0), 65535) + 0.5);
+            if (avoid && want == nodata) { /* exactly moved, not within 1 DN */
+                want = nodata - 1;
+                moved++;
+                bad_moved += v != want;
+            }
+        }
         const double d = fabs(v - want);
         worst = fmax(worst, d);
         if (d > (dst_type == GG_ORTHO_FLOAT32 ? 1e-3 : 1.0))
@@ -396,7 +436,13 @@ static int check_against_ref(const char *what, const void *out, int dst_type, co
     CHECK(mask == 0, "%s: footprint differs from the reference at %d pixels", what, mask);
     CHECK(bad == 0, "%s: %d pixels off the reference (max %.3g)", what, bad, worst);
     CHECK(valid > OW * OH / 3, "%s: only %d pixels with a value", what, valid);
-    printf("  %s: %d pixels, max |diff| %.3g\n", what, valid, worst);
+    CHECK(bad_moved == 0, "%s: %d of %d values on nodata not moved to nodata - 1", what,
+          bad_moved, moved);
+    CHECK(!avoid || dst_type != GG_ORTHO_UINT16 || moved > 0,
+          "%s: no value rounds onto nodata: the rule is not exercised", what);
+    printf("  %s: %d pixels, max |diff| %.3g%s", what, valid, worst, moved ? "" : "\n");
+    if (moved)
+        printf(", %d moved off nodata\n", moved);
     return valid;
 }
 
@@ -410,26 +456,48 @@ static void test_against_reference(gg_context *ctx, const char *dev, void *keep[
         for (int x = 18; x < 27; x++)
             dem_hole[y * DW + x] = DEM_NODATA;
     const job jobs[] = {
-        {GG_ORTHO_METHOD_NEAR, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0},
-        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0},
-        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0},
-        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_UINT16, 0, 0, 0, 0, 0},
-        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 1, 0, 0, 0, 0}, /* hole: no value */
-        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 1, 1, 1234.5, 0, 0}, /* hole: -dem_missing */
+        {GG_ORTHO_METHOD_NEAR, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0, 0},
+        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0, 0},
+        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0, 0},
+        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_UINT16, 0, 0, 0, 0, 0, 0},
+        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 1, 0, 0, 0, 0, 0}, /* hole: no value */
+        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 1, 1, 1234.5, 0, 0, 0}, /* hole: -dem_missing */
         /* downsampling: gdalwarp's stretched kernels (3x and 2.2x, 2.4x
          * and 1.0x: one axis stretched) */
-        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 0, 0, 0, 1.0 / 3, 1.0 / 2.2},
-        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0, 1.0 / 3, 1.0 / 2.2},
-        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_UINT16, 0, 0, 0, 1.0 / 2.4, 1.0},
+        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 0, 0, 0, 1.0 / 3, 1.0 / 2.2, 0},
+        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0, 1.0 / 3, 1.0 / 2.2, 0},
+        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_UINT16, 0, 0, 0, 1.0 / 2.4, 1.0, 0},
+        /* source nodata holes (gdalwarp's masked kernels) */
+        {GG_ORTHO_METHOD_NEAR, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0, 1},
+        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0, 1},
+        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0, 1},
+        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_UINT16, 0, 0, 0, 0, 0, 1},
+        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_UINT16, 0, 0, 0, 0, 0, 1},
+        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0, 1.0 / 2.5, 1.0 / 2.1, 1},
     };
     const char *names[] = {"near",           "bilinear",     "cubic",
                            "cubic UInt16",   "DEM nodata",   "DEM nodata + dem_missing",
                            "bilinear stretched 3x2.2", "cubic stretched 3x2.2",
-                           "cubic UInt16 stretched 2.4x1"};
+                           "cubic UInt16 stretched 2.4x1", "srcnodata near",
+                           "srcnodata bilinear", "srcnodata cubic", "srcnodata cubic UInt16",
+                           "srcnodata bilinear UInt16", "srcnodata cubic stretched 2.5x2.1"};
     double *ref = malloc(sizeof(double) * OW * OH);
+    static float src_keep[SW * SH];
     for (int t = 0; t < (int)(sizeof jobs / sizeof jobs[0]) && t < nkeep; t++) {
         const job *j = &jobs[t];
         const double *dem = j->dem_nodata ? dem_hole : g_dem;
+        if (j->src_nd) { /* nodata holes: blobs, and single pixels every 23 */
+            memcpy(src_keep, g_src, sizeof g_src);
+            for (int y = 0; y < SH; y++)
+                for (int x = 0; x < SW; x++)
+                    if ((x - 40) * (x - 40) + (y - 30) * (y - 30) < 64 ||
+                        (x - 80) * (x - 80) + (y - 65) * (y - 65) < 30 || (x * 7 + y * 3) % 23 == 0)
+                        g_src[y * SW + x] = SRC_NODATA;
+            /* and values next to it that round onto it (UInt16) */
+            for (int x = 0; x < SW; x += 5)
+                g_src[50 * SW + x] = SRC_NODATA + 0.3f;
+            g_nd = 1;
+        }
         g_xscale = j->xscale > 0 ? j->xscale : 1.0;
         g_yscale = j->xscale > 0 ? j->yscale : 1.0;
         ref_ortho(&r, dem, j->dem_nodata, j->has_missing ? j->missing : -1e300, j->method, ref);
@@ -442,7 +510,12 @@ static void test_against_reference(gg_context *ctx, const char *dev, void *keep[
               names[t]);
         char what[96];
         snprintf(what, sizeof what, "%s %s", dev, names[t]);
-        check_against_ref(what, out, j->dst_type, ref);
+        check_against_ref(what, out, j->dst_type, ref, j->src_nd ? SRC_NODATA : 0.0,
+                          j->src_nd && j->method != GG_ORTHO_METHOD_NEAR);
+        if (j->src_nd) { /* the holes go again */
+            memcpy(g_src, src_keep, sizeof g_src);
+            g_nd = 0;
+        }
         gg_ortho_session_destroy(s);
         keep[t] = out;
     }
@@ -455,7 +528,7 @@ static void test_resident(gg_context *ctx, const char *dev)
 {
     gg_ortho_rpc r;
     make_rpc(&r, SW, SH);
-    const job j = {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0};
+    const job j = {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0, 0};
     gg_ortho_session *s = open_session(ctx, &r, g_dem, &j);
     CHECK(s != NULL, "%s: session", dev);
     if (!s)
@@ -633,7 +706,7 @@ int main(void)
     test_occupancy_formula();
     char devs[MAXDEV][32];
     const int nd = test_devices(devs, MAXDEV);
-    enum { NJOB = 9 };
+    enum { NJOB = 15 };
     void *first[NJOB] = {0};
     for (int d = 0; d < nd; d++) {
         gg_context *ctx = NULL;
@@ -653,7 +726,7 @@ int main(void)
             }
             if (!first[t] || !mine[t])
                 continue;
-            const int u16 = t == 3 || t == 8;
+            const int u16 = t == 3 || t == 8 || t == 12 || t == 13;
             double worst = 0;
             for (int i = 0; i < OW * OH; i++) {
                 const double a = u16 ? ((unsigned short *)first[t])[i] : ((float *)first[t])[i];

@@ -234,7 +234,8 @@ class GGOrthoRpc(_c.Structure):
 class GGOrthoOptions(_c.Structure):
     _fields_ = [("resampling", _int), ("dem_interp", _int), ("rpc_height", _dbl),
                 ("height_scale", _dbl), ("has_dem_missing", _int), ("dem_missing", _dbl),
-                ("has_src_nodata", _int), ("src_nodata", _dbl), ("dst_init", _dbl)]
+                ("has_src_nodata", _int), ("src_nodata", _dbl), ("dst_init", _dbl),
+                ("has_dst_nodata", _int), ("per_band_nodata", _int)]  # geogpu.h order
 
 
 class GGOrthoDem(_c.Structure):
