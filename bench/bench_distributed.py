@@ -7,9 +7,10 @@ single-process ones.
 
     /usr/bin/python3 bench/bench_distributed.py --build build --work /tmp/bd \\
         [--devices cuda|cpu] [--workers 1,2,4] [--threads N] \\
-        [--scenes 16] [--scene-size 4096] \\
+        [--scenes 16] [--scene-size 4096[,16384]] \\
         [--ptsel-size 3260x2680] [--bands 60] [--window 51] [--grid 4x4] \\
-        [--per-task 1,auto] [--skip-ortho] [--skip-ptsel] [--json FILE]
+        [--per-task 1,auto] [--variants 'NAME:K=V,K=V;...' [--variants-on S,S]] \\
+        [--skip-ortho] [--skip-ptsel] [--json FILE]
 
 --devices cuda: N workers on the first N CUDA GPUs (one each); cpu: N CPU
 workers with --threads OpenMP threads each (default: cores / N).  The single
@@ -22,7 +23,14 @@ build.  Needs GDAL's Python bindings and python3-distributed (Debian:
 /usr/bin/python3; on the lent GPU machine: scripts/pack_device_python.sh,
 then `. <out>/env.sh` and --build $GGRT, see docs/distributed.md).  Every
 worker's device is started before timing (gd.warm_up); the JSON holds each
-batch's wall time and its tasks' summed, median and longest durations.
+batch's wall time and its tasks' summed, median and longest durations, and
+for tile batches the median split of a task (setup, read, run, write).
+--variants: the same batches again on clusters whose workers get more
+environment variables, or ``pin`` (start_cluster(pin=True)): A/B of a
+worker setting, e.g. 'pinned:pin', or Dask's own
+MALLOC_TRIM_THRESHOLD_=65536 and GG_DIST_REUSE_BUFFERS=0: geogpu.distributed
+as it was before the fix in bench/RESULTS.md "geogpu.distributed: the cause
+of the lost efficiency").
 Timing only: never run by the tests.
 """
 import argparse
@@ -43,6 +51,24 @@ def run(*cmd, env=None):
     if p.returncode != 0:
         sys.exit(f"bench: {' '.join(map(str, cmd))} failed:\n{p.stderr}")
     return time.time() - t0
+
+
+def same_file(a, b):
+    """Byte-identical files (compared through mappings, without copies)."""
+    import mmap
+
+    import numpy as np
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        if os.fstat(fa.fileno()).st_size != os.fstat(fb.fileno()).st_size:
+            return False
+        if os.fstat(fa.fileno()).st_size == 0:
+            return True
+        ma = mmap.mmap(fa.fileno(), 0, access=mmap.ACCESS_READ)
+        mb = mmap.mmap(fb.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            return bool(np.array_equal(np.frombuffer(ma, np.uint8), np.frombuffer(mb, np.uint8)))
+        finally:
+            del ma, mb
 
 
 def same_pixels(a, b):
@@ -67,7 +93,8 @@ def main():
     ap.add_argument("--workers", default="1,2,4")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--scenes", type=int, default=16)
-    ap.add_argument("--scene-size", type=int, default=4096)
+    ap.add_argument("--scene-size", default="4096",
+                    help="scene width = height; several: 8192,16384 (one batch each)")
     ap.add_argument("--ptsel-size", default="3260x2680")
     ap.add_argument("--bands", type=int, default=60)
     ap.add_argument("--window", type=int, default=51)
@@ -75,6 +102,13 @@ def main():
                     help="PtSel tiles across x down (same for every N); several: 4x4,1x8")
     ap.add_argument("--per-task", default="1,auto",
                     help="ortho scenes per task, one batch per value (1, N or auto)")
+    ap.add_argument("--variants", default="",
+                    help="worker environments to compare, ';'-separated, each NAME:K=V,K=V "
+                         "(e.g. 'dask-trim:MALLOC_TRIM_THRESHOLD_=65536,GG_DIST_REUSE_BUFFERS=0');"
+                         " the plain cluster always runs first")
+    ap.add_argument("--variants-on", default="",
+                    help="run the variants only on batches whose name contains one of these "
+                         "comma-separated strings (default: every batch)")
     ap.add_argument("--json", help="write every figure to this file too")
     ap.add_argument("--skip-ortho", action="store_true")
     ap.add_argument("--skip-ptsel", action="store_true")
@@ -109,38 +143,41 @@ def main():
           f"{'threads/worker ' + str(a.threads) if a.threads else 'threads = cores / N'}")
     results = {}
 
+    scenes_of, args_of = {}, {}
     if not a.skip_ortho:
-        od = work / "ortho"
-        od.mkdir(exist_ok=True)
-        s = a.scene_size
-        scene0 = od / "s00.tif"
-        if not scene0.exists():
-            run(build / "bin" / "bench_ortho_make", od, s, s)
-            run("gdal_translate", "-q", od / "scene.vrt", scene0)
-            run("gdal_translate", "-q", od / "dem.vrt", od / "dem.tif")
-            (od / "scene.raw").unlink(missing_ok=True)
-        scenes = [scene0]
-        for i in range(1, a.scenes):
-            p = od / f"s{i:02d}.tif"
-            if not p.exists():
-                shutil.copyfile(scene0, p)
-            scenes.append(p)
-        args = ["-r", "cubic", "-t_srs", "EPSG:32632", "-dem", str(od / "dem.tif")]
-        ref = od / "ref"
-        shutil.rmtree(ref, ignore_errors=True)
-        ref.mkdir()
-        t1 = run(build / "bin" / "gdal_ortho", "-q", "-device", one_dev, *args, "-outdir", ref,
-                 *scenes, env=env1)
-        one = ref / "one"
-        one.mkdir()
-        t1one = run(build / "bin" / "gdal_ortho", "-q", "-device", one_dev, *args, scene0,
-                    one / scene0.name, env=env1)
-        print(f"ortho: {a.scenes} scenes {s}x{s}, single process ({one_dev}): {t1:.2f} s "
-              f"({a.scenes / t1:.2f} scenes/s); one scene alone: {t1one:.2f} s")
-        for pt in a.per_task.split(","):
-            pt = pt if pt == "auto" else int(pt)
-            results[f"ortho per_task={pt}"] = {"single": t1, "runs": {}, "per_task": pt,
-                                               "units": a.scenes, "one_scene": t1one}
+        for s in (int(v) for v in a.scene_size.split(",")):
+            od = work / f"ortho{s}"
+            od.mkdir(exist_ok=True)
+            scene0 = od / "s00.tif"
+            if not scene0.exists():
+                run(build / "bin" / "bench_ortho_make", od, s, s)
+                run("gdal_translate", "-q", od / "scene.vrt", scene0)
+                run("gdal_translate", "-q", od / "dem.vrt", od / "dem.tif")
+                (od / "scene.raw").unlink(missing_ok=True)
+            scenes = [scene0]
+            for i in range(1, a.scenes):
+                p = od / f"s{i:02d}.tif"
+                if not p.exists():
+                    shutil.copyfile(scene0, p)
+                scenes.append(p)
+            args = ["-r", "cubic", "-t_srs", "EPSG:32632", "-dem", str(od / "dem.tif")]
+            ref = od / "ref"
+            shutil.rmtree(ref, ignore_errors=True)
+            ref.mkdir()
+            t1 = run(build / "bin" / "gdal_ortho", "-q", "-device", one_dev, *args, "-outdir",
+                     ref, *scenes, env=env1)
+            one = ref / "one"
+            one.mkdir()
+            t1one = run(build / "bin" / "gdal_ortho", "-q", "-device", one_dev, *args, scene0,
+                        one / scene0.name, env=env1)
+            print(f"ortho: {a.scenes} scenes {s}x{s}, single process ({one_dev}): {t1:.2f} s "
+                  f"({a.scenes / t1:.2f} scenes/s); one scene alone: {t1one:.2f} s", flush=True)
+            for pt in a.per_task.split(","):
+                pt = pt if pt == "auto" else int(pt)
+                key = f"ortho {s}² per_task={pt}"
+                scenes_of[key], args_of[key] = scenes, args
+                results[key] = {"single": t1, "runs": {}, "per_task": pt, "units": a.scenes,
+                                "one_scene": t1one, "dir": str(od)}
 
     if not a.skip_ptsel:
         pd = work / "ptsel"
@@ -161,41 +198,78 @@ def main():
             print(f"ptsel: {W}x{H}, n={a.bands}, window {a.window}, grid {grid}: tiles "
                   f"{tile[0]}x{tile[1]} ({gx * gy}), single process ({one_dev}): {t1:.2f} s")
 
+    variants = [("", {"env": {}, "pin": False})]
+    for v in filter(None, (x.strip() for x in a.variants.split(";"))):
+        label, _, kv = v.partition(":")
+        items = [item for item in kv.split(",") if item]
+        variants.append((label, {"env": dict(i.split("=", 1) for i in items if "=" in i),
+                                 "pin": "pin" in items}))
+    base_results = dict(results)
+    only = [x for x in a.variants_on.split(",") if x]
+
+    def varied(key):
+        return not only or any(x in key for x in only)
+
+    for label, _ in variants[1:]:
+        for key, r in base_results.items():
+            if varied(key):
+                results[f"{key} [{label}]"] = {**r, "runs": {}}
+
     for n in counts:
-        t0 = time.time()
-        with gd.open_client(devices=devices_for(n), threads=threads_for(n),
-                            local_directory=work / "scratch") as client:
-            # start every worker's device once (CUDA context, kernels), as a
-            # long-running cluster has
-            names = gd.warm_up(client)
-            print(f"  workers: {sorted(names.values())}")
-            start = time.time() - t0
-            for key, r in results.items():
-                if key.startswith("ortho"):
-                    out = work / "ortho" / f"run{n}"
-                    shutil.rmtree(out, ignore_errors=True)
-                    out.mkdir()
-                    b = gd.ortho_batch(client, scenes, out, args, retries=0,
-                                       per_task=r["per_task"])
-                    b.raise_for_failures()
-                    ok = all((out / p.name).read_bytes() ==
-                             (work / "ortho" / "ref" / p.name).read_bytes() for p in scenes)
-                else:
-                    dst = work / "ptsel" / f"run{n}.vrt"
-                    shutil.rmtree(work / "ptsel" / f"run{n}.vrt.tiles", ignore_errors=True)
-                    b = gd.tile_batch(client, "ptsel", [stack], dst, tile=r["tile"], retries=0,
-                                      window=a.window)
-                    b.raise_for_failures()
-                    ok = same_pixels(dst, work / "ptsel" / "ref.tif")
-                secs = sorted(x.seconds for x in b.records)
-                r["runs"][n] = {"seconds": b.seconds, "identical": ok,
-                                "task_sum": sum(secs), "task_median": secs[len(secs) // 2],
-                                "task_max": secs[-1],
-                                "workers": len({x.worker for x in b.records})}
-                print(f"{key}: {n} worker(s): {b.seconds:.2f} s, identical: {ok}; per output "
-                      f"{secs[len(secs) // 2]:.2f} s median, {secs[-1]:.2f} s max, "
-                      f"sum {sum(secs):.1f} s over {r['runs'][n]['workers']} workers", flush=True)
-        print(f"  (cluster of {n}: started in {start:.1f} s)", flush=True)
+        for label, venv in variants:
+            t0 = time.time()
+            with gd.open_client(devices=devices_for(n), threads=threads_for(n),
+                                env=venv["env"] or None, pin=venv["pin"],
+                                local_directory=work / "scratch") as client:
+                # start every worker's device once (CUDA context, kernels), as a
+                # long-running cluster has
+                names = gd.warm_up(client)
+                print(f"  workers{' [' + label + ']' if label else ''}: {sorted(names.values())}")
+                start = time.time() - t0
+                for key0 in base_results:
+                    if label and not varied(key0):
+                        continue
+                    key = f"{key0} [{label}]" if label else key0
+                    r = results[key]
+                    if key0.startswith("ortho"):
+                        out = Path(r["dir"]) / f"run{n}"
+                        shutil.rmtree(out, ignore_errors=True)
+                        out.mkdir()
+                        b = gd.ortho_batch(client, scenes_of[key0], out, args_of[key0], retries=0,
+                                           per_task=r["per_task"])
+                        b.raise_for_failures()
+                        ok = all(same_file(out / p.name, Path(r["dir"]) / "ref" / p.name)
+                                 for p in scenes_of[key0])
+                        shutil.rmtree(out, ignore_errors=True)
+                    else:
+                        dst = work / "ptsel" / f"run{n}.vrt"
+                        shutil.rmtree(work / "ptsel" / f"run{n}.vrt.tiles", ignore_errors=True)
+                        b = gd.tile_batch(client, "ptsel", [stack], dst, tile=r["tile"],
+                                          retries=0, window=a.window)
+                        b.raise_for_failures()
+                        ok = same_pixels(dst, work / "ptsel" / "ref.tif")
+                    secs = sorted(x.seconds for x in b.records)
+                    run_r = r["runs"][n] = {"seconds": b.seconds, "identical": ok,
+                                            "task_sum": sum(secs), "task_median": secs[len(secs) // 2],
+                                            "task_max": secs[-1],
+                                            "workers": len({x.worker for x in b.records}),
+                                            "tasks": [[x.name, x.worker, round(x.seconds, 3),
+                                                       {k: round(v, 3) for k, v in
+                                                        (x.phases or {}).items()}]
+                                                      for x in b.records]}
+                    phases = ""
+                    if all(x.phases for x in b.records):
+                        med = {k: sorted(x.phases[k] for x in b.records)[len(secs) // 2]
+                               for k in b.records[0].phases}
+                        run_r["phases_median"] = med
+                        phases = "; phases (median) " + ", ".join(f"{k} {v:.3f}"
+                                                                   for k, v in med.items())
+                    print(f"{key}: {n} worker(s): {b.seconds:.2f} s, identical: {ok}; per output "
+                          f"{secs[len(secs) // 2]:.2f} s median, {secs[-1]:.2f} s max, "
+                          f"sum {sum(secs):.1f} s over {run_r['workers']} workers{phases}",
+                          flush=True)
+            print(f"  (cluster of {n}{' [' + label + ']' if label else ''}: started in "
+                  f"{start:.1f} s)", flush=True)
 
     print("\n| batch | single process | " + " | ".join(f"{n} worker{'s' * (n > 1)}" for n in counts)
           + " | efficiency vs 1 worker | vs the single process |")

@@ -284,6 +284,19 @@ def test_worker_specs(monkeypatch):
         gd.worker_specs(["bogus:1"])
 
 
+def test_worker_specs_pinned():
+    """pin=True: each worker its own contiguous share of our processors,
+    the shares disjoint and covering them all."""
+    mine = sorted(os.sched_getaffinity(0))
+    specs = gd.worker_specs(["cpu"] * 2, pin=True)
+    if len(mine) < 2:
+        assert all("GG_DIST_CPUS" not in s.env for s in specs)
+        return
+    sets = [[int(c) for c in s.env["GG_DIST_CPUS"].split(",")] for s in specs]
+    assert sets[0] + sets[1] == mine and len(sets[0]) == len(mine) // 2
+    assert all("GG_DIST_CPUS" not in s.env for s in gd.worker_specs(["cpu"] * 2))
+
+
 def test_cluster_workers(client):
     ws = gd.workers(client)
     assert len(ws) == N_WORKERS
@@ -293,6 +306,65 @@ def test_cluster_workers(client):
     pids = client.run(os.getpid)
     assert len(set(pids.values())) == N_WORKERS and os.getpid() not in pids.values()
     assert set(client.run(lambda: os.environ["GG_DEVICE"]).values()) == {"cpu"}
+    # not Dask's MALLOC_TRIM_THRESHOLD_ (every large malloc an mmap, faulted
+    # afresh each time, in the worker and the utilities it starts)
+    if "MALLOC_TRIM_THRESHOLD_" not in os.environ:
+        trims = client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
+        assert set(trims.values()) == {None}
+
+
+def test_reused_buffers(monkeypatch):
+    """A slot's memory is reused while the request fits (reserve included),
+    mapped anew when it does not; another thread has its own; with
+    GG_DIST_REUSE_BUFFERS=0 every request is a fresh array."""
+    monkeypatch.delenv("GG_DIST_REUSE_BUFFERS", raising=False)
+    a = gd._buffer("test", (10, 20), "float32")
+    b = gd._buffer("test", (5, 8), "float32")
+    assert b.ctypes.data == a.ctypes.data and b.shape == (5, 8) and b.dtype == np.float32
+    # mappings are whole 2 MiB huge pages: 3.2 MB does not fit the first
+    c = gd._buffer("test", (1000, 400), "complex64")
+    assert c.ctypes.data != a.ctypes.data and c.shape == (1000, 400)
+    c[:] = 1 + 2j  # writable, and a stays valid (its mapping lives on with it)
+    a[:] = 3
+    assert (a == 3).all() and (c == 1 + 2j).all()
+    d = gd._buffer("test-reserve", (2, 2), "float32", reserve=1_000_000)
+    e = gd._buffer("test-reserve", (1000, 900), "float32")  # 3.6 MB: within the reserve
+    assert e.ctypes.data == d.ctypes.data
+    g = gd._buffer("test-grow", (2, 2), "float32")
+    h = gd._buffer("test-grow", (1000, 900), "float32")  # no reserve: mapped anew
+    assert h.ctypes.data != g.ctypes.data
+    other = []
+    t = threading.Thread(target=lambda: other.append(gd._buffer("test", (5, 8), "float32")))
+    t.start()
+    t.join()
+    assert other[0].ctypes.data != c.ctypes.data
+    monkeypatch.setenv("GG_DIST_REUSE_BUFFERS", "0")
+    f = gd._buffer("test", (5, 8), "float32")
+    assert f.ctypes.data != c.ctypes.data
+
+
+def test_read_window_threads(data):
+    """A window read in row slices by several threads, each with its own
+    GDAL handle, into the reused buffers, is GDAL's own single read bit for
+    bit, whatever was read into the same buffers before (larger, smaller,
+    two sources)."""
+    stack = str(data["stack"])
+    ds = gdal.Open(stack)
+    n = ds.RasterCount
+    windows = [(3, 5, 120, 100), (0, 0, 150, 130), (17, 40, 31, 9), (10, 20, 140, 110),
+               (0, 129, 150, 1)]
+    for readers in (1, 3, 8):
+        for win in windows:
+            ref = ds.ReadAsArray(*win, buf_type=gdal.GDT_CFloat32)
+            planes = gd._read_window([stack], [n], True, win, readers=readers,
+                                     reserve=150 * 130 if readers == 3 else 0)
+            assert len(planes) == n and planes[0].shape == (win[3], win[2])
+            assert np.stack(planes).tobytes() == ref.tobytes(), (readers, win)
+        # two sources: each its own buffer slot, bands in order
+        two = gd._read_window([stack, stack], [n, n], True, windows[0], readers=readers)
+        ref = ds.ReadAsArray(*windows[0], buf_type=gdal.GDT_CFloat32)
+        assert np.stack(two).tobytes() == np.concatenate([ref, ref]).tobytes()
+    assert not np.all(np.isnan(ref)) and np.nanmax(np.abs(ref)) > 0
 
 
 # ------------------------------------------------------------ scene batches
@@ -482,6 +554,23 @@ def test_tiled_ptsel_identical(client, data, ptsel_ref):
     assert b.ok
     for n in PTSEL_BANDS:
         assert_same_raster(out / f"ps_{n}.tif", ptsel_ref / f"ps_{n}.tif", f"GTiff {n}")
+
+
+def test_tiled_ptsel_threaded_reads_pinned(data, ptsel_ref, tmp_path):
+    """Workers pinned to their own processors, reading each window with 3
+    threads into buffers reused from tile to tile (edge tiles smaller,
+    reserve = the largest window): the mosaic is still gdal_ptsel's output."""
+    out = tmp_path / "threaded"
+    out.mkdir()
+    with gd.open_client(n_workers=2, threads=1, pin=True, env={"GG_DIST_READERS": "3"},
+                        local_directory=tmp_path / "scratch") as c:
+        assert set(c.run(lambda: os.environ.get("GG_DIST_READERS")).values()) == {"3"}
+        b = gd.tile_batch(c, "ptsel", [data["stack"]], out / "ps.vrt", tile=(150, 36),
+                          **PTSEL_OPTS)
+    assert b.ok and len(b.done) == 4, b.failed
+    assert all(r.phases and r.phases["read"] >= 0 for r in b.done)
+    for n in PTSEL_BANDS:
+        assert_same_raster(out / f"ps_{n}.vrt", ptsel_ref / f"ps_{n}.tif", n)
 
 
 def test_tiled_ptsel_worker_killed(client, data, ptsel_ref, tmp_path):

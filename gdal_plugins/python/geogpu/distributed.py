@@ -15,7 +15,8 @@ output files:
   utility on its worker's device (``-device``) and writes its own files;
 - **tiles** (``tile_batch``): one task per output tile reads the tile's input
   window with its halo (the op's ``source_window``: r/2 for PtSel, the
-  coherence window and looks, ...) through GDAL, computes the tile with
+  coherence window and looks, ...) through GDAL (several threads, into host
+  buffers the worker keeps from tile to tile), computes the tile with
   libgeogpu on the worker's device (``Prepared.run_tile``) and writes only the
   tile's own pixels; a VRT mosaic of the tiles is then written (and, for a
   destination that is not ``.vrt``, translated into it).
@@ -45,10 +46,12 @@ import argparse
 import hashlib
 import json
 import math
+import mmap
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections import namedtuple
@@ -94,7 +97,31 @@ def _physical_gpu(index):
 WorkerSpec = namedtuple("WorkerSpec", "name device env resources")
 
 
-def worker_specs(devices=None, n_workers=None, threads=None):
+def _cpu_sets(n):
+    """This process's processors cut into n contiguous, equal sets (one per
+    worker); None where there are fewer processors than workers."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+    if len(cpus) < n:
+        return None
+    return [cpus[len(cpus) * i // n:len(cpus) * (i + 1) // n] for i in range(n)]
+
+
+def _pin():
+    """Keeps the calling thread (a task's) and whatever it starts (reader
+    threads, utilities) on the worker's processors (GG_DIST_CPUS, set by
+    start_cluster(pin=True)); nothing without it."""
+    cpus = os.environ.get("GG_DIST_CPUS")
+    if cpus and hasattr(os, "sched_setaffinity"):
+        try:
+            os.sched_setaffinity(0, [int(c) for c in cpus.split(",")])
+        except (OSError, ValueError):
+            pass
+
+
+def worker_specs(devices=None, n_workers=None, threads=None, pin=False):
     """What start_cluster starts: a WorkerSpec per worker.
 
     devices: specs, one worker each ("cuda:0", "cuda:1", "opencl:0:1", "cpu";
@@ -105,6 +132,8 @@ def worker_specs(devices=None, n_workers=None, threads=None):
     GPU workers carry the resource GPU=1.
     threads: OpenMP threads of a worker (default: cores / workers), for the
     CPU backend and the utilities' host work.
+    pin: each worker's tasks (and the utilities and threads they start) run
+    on their own contiguous share of the processors (GG_DIST_CPUS).
     """
     if devices is None or devices == "auto":
         gpus = cuda_devices()
@@ -122,12 +151,15 @@ def worker_specs(devices=None, n_workers=None, threads=None):
     from .device import check_device
     n = len(devices)
     threads = int(threads or max(1, (os.cpu_count() or 1) // n))
+    sets = _cpu_sets(n) if pin else None
     out = []
     for i, spec in enumerate(devices):
         spec = spec.strip()
         check_device(spec)
         backend = spec.split(":")[0]
         env = {"OMP_NUM_THREADS": str(threads), "GG_DIST_DEVICE": spec}
+        if sets:
+            env["GG_DIST_CPUS"] = ",".join(str(c) for c in sets[i])
         if backend == "cuda":
             idx = int(spec.split(":")[1]) if ":" in spec else 0
             env.update(CUDA_VISIBLE_DEVICES=_physical_gpu(idx), GG_DEVICE="cuda:0")
@@ -165,22 +197,32 @@ def _nanny_options(spec, host, memory_limit, env, silence_logs, local_directory=
 def _quiet_nanny_config():
     """Dask's nannies put OMP_NUM_THREADS=1 (and MKL/OpenBLAS) into their own
     process and every worker before spawning it; our workers get their own
-    OMP_NUM_THREADS, and the client's process must keep its environment."""
+    OMP_NUM_THREADS, and the client's process must keep its environment.
+
+    Nor do our workers get Dask's MALLOC_TRIM_THRESHOLD_=65536: setting it
+    turns off glibc's dynamic mmap threshold, so every buffer of 128 KiB or
+    more, in the worker and in every utility it starts (which inherit it),
+    becomes an mmap/munmap pair and is faulted in afresh each time.  First
+    touch is slow in the lent GPU machines' VMs (about 1 GB/s per thread with
+    4 KiB pages); with it and fresh arrays, a PtSel strip took 0.73 s, not 0.51
+    (bench/RESULTS.md, "geogpu.distributed: the cause of the lost
+    efficiency").  A tile task's large buffers are reused as well (_buffer)."""
     import dask
-    return dask.config.set({"distributed.nanny.pre-spawn-environ": {"MALLOC_TRIM_THRESHOLD_": 65536}})
+    return dask.config.set({"distributed.nanny.pre-spawn-environ": {}})
 
 
 def start_cluster(devices=None, n_workers=None, threads=None, host="127.0.0.1", scheduler_port=0,
-                  memory_limit=None, env=None, silence_logs=40, local_directory=None):
+                  memory_limit=None, env=None, silence_logs=40, local_directory=None, pin=False):
     """A local cluster of one worker process per GPU (see worker_specs),
     each with one thread, its own GG_DEVICE/CUDA_VISIBLE_DEVICES and the
     resource GPU=1 (none for CPU workers).  A dead worker is restarted by its
     nanny.  memory_limit: per worker (default: the machine's memory divided
     among the workers).  env: more environment variables of every worker.
     local_directory: the workers' scratch folder (Dask's default otherwise).
+    pin: each worker on its own share of the processors (worker_specs).
     Returns a distributed.SpecCluster (close() it)."""
     from distributed import Nanny, Scheduler, SpecCluster
-    specs = worker_specs(devices, n_workers, threads)
+    specs = worker_specs(devices, n_workers, threads, pin)
     if memory_limit is None:
         memory_limit = _system_memory() // len(specs) or "auto"
     workers = {s.name: {"cls": Nanny,
@@ -243,14 +285,23 @@ def workers(client):
 
 
 def _warm_task(device):
+    _pin()
+    import importlib
+    importlib.import_module(".ops", __package__)  # the tile tasks' op wrappers
     from .device import context_for
+    try:
+        _gdal().AllRegister()  # GDAL loaded and its drivers registered
+    except ImportError:
+        pass  # no GDAL bindings in this worker: utility tasks only
     return context_for(_device(device)).device_name
 
 
 def warm_up(client, device=None):
     """Starts every worker's device (backend, CUDA context, kernels) in the
-    thread its tasks run in (contexts are kept per thread), as a
-    long-running cluster has it.  Returns {worker address: device name}."""
+    thread its tasks run in (contexts are kept per thread), and loads GDAL
+    and the op wrappers there, as a long-running cluster has it (the first
+    tile task of a cold worker pays about 0.15 s for these).  Returns
+    {worker address: device name}."""
     addrs = list(client.scheduler_info()["workers"])
     futures = {a: client.submit(_warm_task, device, key=f"geogpu-warm-{uuid.uuid4().hex[:12]}",
                                 workers=[a], allow_other_workers=False, pure=False)
@@ -267,14 +318,15 @@ def _task_resources(client):
     return None
 
 
-def _serve_workers(scheduler, devices, n_workers, threads, host, memory_limit, silence_logs):
+def _serve_workers(scheduler, devices, n_workers, threads, host, memory_limit, silence_logs,
+                   pin=False):
     """Runs one nanny per device of this machine against ``scheduler`` until
     interrupted (the ``workers`` command: a multi-node cluster)."""
     import asyncio
 
     from distributed import Nanny
 
-    specs = worker_specs(devices, n_workers, threads)
+    specs = worker_specs(devices, n_workers, threads, pin)
     if memory_limit is None:
         memory_limit = _system_memory() // len(specs) or "auto"
     node = os.uname().nodename
@@ -448,6 +500,7 @@ def _utility_task(spec):
     """One scene or pair: runs the utility on the worker's device into a
     private folder, then commits its files.  Runs on a worker."""
     t0 = time.time()
+    _pin()
     outdir, name, sig = spec["outdir"], spec["name"], spec["signature"]
     wname, _ = _worker_identity()
     if _complete(outdir, name, sig):  # a duplicate of a finished attempt
@@ -484,6 +537,7 @@ def _group_task(spec):
     its own marker, exactly as a one-scene task commits it, so a re-run or a
     retry redoes only the scenes still missing.  Runs on a worker."""
     t0 = time.time()
+    _pin()
     outdir, wname = spec["outdir"], _worker_identity()[0]
     todo = [it for it in spec["items"] if not _complete(outdir, it["name"], it["signature"])]
     if not todo:
@@ -544,9 +598,11 @@ def _absolute_args(args, cwd):
 
 # ========================================================================= batch
 
-TaskRecord = namedtuple("TaskRecord", "name status worker device seconds files error")
+TaskRecord = namedtuple("TaskRecord", "name status worker device seconds files error phases",
+                        defaults=(None,))
 TaskRecord.__doc__ = """One output of a batch: status "done" (computed now), "skipped"
-(complete from an earlier run) or "failed" (error: the cause)."""
+(complete from an earlier run) or "failed" (error: the cause); phases: where
+a tile task's seconds went ({"setup", "read", "run", "write"}), else None."""
 
 
 class Batch:
@@ -641,7 +697,7 @@ def _run_jobs(client, fn, jobs, retries, progress):
                 if "items" not in r:
                     records[j.name] = TaskRecord(j.name, r["status"], r.get("worker", ""),
                                                  r.get("device", ""), float(r.get("seconds", 0.0)),
-                                                 r.get("files", []), "")
+                                                 r.get("files", []), "", r.get("phases"))
                 for it in r.get("items", []):
                     records[it["name"]] = TaskRecord(it["name"], it["status"], r.get("worker", ""),
                                                      r.get("device", ""), float(it["seconds"]),
@@ -847,24 +903,112 @@ def _describe_stack(sources):
     return size[0], size[1], counts, complexity.pop(), first[0], first[1], first[2], first[3]
 
 
-def _read_window(sources, counts, complex_input, window):
+_local = threading.local()
+
+
+def _reuse_buffers():
+    return os.environ.get("GG_DIST_REUSE_BUFFERS", "1") != "0"
+
+
+def _buffer(slot, shape, dtype, reserve=0):
+    """A numpy array (shape, dtype) over this thread's reusable host buffer
+    ``slot``, kept from task to task of a worker (grown when too small).
+
+    Why: a tile task reads hundreds of MB (a 3260 x 385 x 60 CFloat32 strip
+    is 600 MB) and writes its products; a fresh numpy array is fresh
+    anonymous memory, faulted in page by page on first touch, and that is
+    slow in a virtual machine (about 1 GB/s per thread).  The buffer is an anonymous mapping advised for
+    transparent huge pages (512 times fewer faults the first time).  The
+    arrays are valid until the thread's next task asks for the same slot:
+    tasks of one thread run one after the other.  reserve: elements to map
+    at least (a batch's largest window), so that a worker maps each slot
+    once.  GG_DIST_REUSE_BUFFERS=0: plain numpy arrays (for comparison)."""
+    import numpy as np
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    if not _reuse_buffers():
+        return np.empty(shape, dtype)
+    nbytes = max(1, max(count, int(reserve)) * dtype.itemsize)
+    bufs = getattr(_local, "buffers", None)
+    if bufs is None:
+        bufs = _local.buffers = {}
+    m = bufs.get(slot)
+    if m is None or len(m) < count * dtype.itemsize:
+        bufs.pop(slot, None)  # let the old one go before mapping the new one
+        size = -(-nbytes // (2 << 20)) * (2 << 20)  # whole huge pages
+        m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        if hasattr(mmap, "MADV_HUGEPAGE"):
+            try:
+                m.madvise(mmap.MADV_HUGEPAGE)
+            except OSError:
+                pass
+        bufs[slot] = m
+    return np.frombuffer(m, dtype=dtype, count=count).reshape(shape)
+
+
+def _readers():
+    """Threads reading a tile's window: GG_DIST_READERS, else half the
+    worker's threads (OMP_NUM_THREADS, or the processors it may run on), 1
+    to 8."""
+    try:
+        env = int(os.environ.get("GG_DIST_READERS") or 0)
+    except ValueError:
+        env = 0
+    if env > 0:
+        return min(64, env)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    try:
+        cpus = min(cpus, int(os.environ.get("OMP_NUM_THREADS") or cpus))
+    except ValueError:
+        pass
+    return max(1, min(8, cpus // 2))
+
+
+def _read_rows(path, x0, y0, w, h, buf_type, into):
+    """Rows y0 .. y0+h of every band of one source into ``into`` (a view
+    (bands, h, w) of the task's buffer), through a dataset handle of its own
+    (GDAL handles are not shared between threads)."""
+    ds = _open_raster(path)
+    # one dataset-level read of every band: a pixel-interleaved stack
+    # (GDAL's GTiff default) is then decoded once per block, where a read
+    # per band goes through each block once per band (60 bands: 60 passes,
+    # and block-cache thrashing on a large window)
+    if ds.ReadAsArray(x0, y0, w, h, buf_type=buf_type, buf_obj=into) is None:
+        raise TaskError(f"cannot read '{path}': {_gdal().GetLastErrorMsg()}")
+
+
+def _read_window(sources, counts, complex_input, window, readers=None, reserve=0):
     """Every band of every source over window (x0, y0, w, h), converted by
-    GDAL to CFloat32 / Float32 exactly as the GG driver reads it."""
+    GDAL to CFloat32 / Float32 exactly as the GG driver reads it.
+
+    The window's rows are cut into ``readers`` slices (default _readers())
+    read at once, each by its own thread and GDAL handle, into the thread's
+    reusable buffer (at least ``reserve`` pixels a band): decoding a 60-band pixel-interleaved window is CPU work
+    (de-interleaving, block copies) that one thread does at about 1-1.7
+    GB/s, the bound of a PtSel tile task (bench/RESULTS.md).  GDAL drops
+    Python's lock while it reads."""
+    from concurrent.futures import ThreadPoolExecutor
     gdal = _gdal()
     buf = gdal.GDT_CFloat32 if complex_input else gdal.GDT_Float32
     x0, y0, w, h = window
+    readers = max(1, min(readers or _readers(), h // 16 or 1))
+    cuts = [h * i // readers for i in range(readers + 1)]
     planes = []
-    for s, n in zip(sources, counts):
-        ds = _open_raster(s)
-        # one dataset-level read of every band: a pixel-interleaved stack
-        # (GDAL's GTiff default) is then decoded once per block, where a
-        # read per band goes through each block once per band (60 bands:
-        # 60 passes, and block-cache thrashing on a large window)
-        a = ds.ReadAsArray(x0, y0, w, h, buf_type=buf)
-        if a is None:
-            raise TaskError(f"cannot read '{s}': {gdal.GetLastErrorMsg()}")
-        planes.extend(a.reshape(n, h, w))
-        ds = None
+    for k, (s, n) in enumerate(zip(sources, counts)):
+        into = _buffer(f"in{k}", (n, h, w), "complex64" if complex_input else "float32",
+                       n * reserve)
+        if readers == 1:
+            _read_rows(s, x0, y0, w, h, buf, into)
+        else:
+            with ThreadPoolExecutor(readers) as pool:
+                jobs = [pool.submit(_read_rows, s, x0, y0 + a, w, b - a, buf, into[:, a:b, :])
+                        for a, b in zip(cuts, cuts[1:])]
+                for j in jobs:
+                    j.result()  # the first failure, if any
+        planes.extend(into)
     return planes
 
 
@@ -889,6 +1033,7 @@ def _tile_task(spec):
     with libgeogpu on the worker's device, writes the tile's own pixels (one
     file per band group) and commits them.  Runs on a worker."""
     t0 = time.time()
+    _pin()
     outdir, name, sig = spec["outdir"], spec["name"], spec["signature"]
     wname, _ = _worker_identity()
     if _complete(outdir, name, sig):
@@ -903,13 +1048,23 @@ def _tile_task(spec):
                       nodata=spec["nodata"], geotransform=spec["geotransform"])
     x0, y0, w, h = spec["window"]
     src = prep.source_window(x0, y0, w, h)
-    planes = _read_window(spec["sources"], spec["counts"], spec["complex"], src)
+    t_read = time.time()
+    reserve = spec.get("reserve") or [0, 0]  # the batch's largest source, output windows
+    planes = _read_window(spec["sources"], spec["counts"], spec["complex"], src,
+                          reserve=reserve[0])
     ctx = context_for(device)
-    if prep.stack:
-        outs = prep.run_tile(ctx, planes, src, (x0, y0, w, h))
-    else:
-        outs = [prep.run_band_tile(ctx, b, p, src, (x0, y0, w, h)) for b, p in enumerate(planes)]
     info = prep.info
+    t_run = time.time()
+    if prep.stack:
+        outs = [_buffer(f"out{b}", (h, w), _numpy_type(t), reserve[1])
+                for b, t in enumerate(info.types)]
+        outs = prep.run_tile(ctx, planes, src, (x0, y0, w, h), out=outs)
+    else:
+        outs = [prep.run_band_tile(ctx, b, p, src, (x0, y0, w, h),
+                                   out=_buffer(f"out{b}", (h, w), _numpy_type(info.types[b]),
+                                               reserve[1]))
+                for b, p in enumerate(planes)]
+    t_write = time.time()
     work = _workdir(outdir, name)
     try:
         drv = gdal.GetDriverByName("GTiff")
@@ -941,8 +1096,20 @@ def _tile_task(spec):
                                                   "blocks": blocks})
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    t_end = time.time()
+    # where a task's time goes (bench_distributed prints it): opening and
+    # planning, reading the window, the device run, writing and committing
+    phases = {"setup": t_read - t0, "read": t_run - t_read, "run": t_write - t_run,
+              "write": t_end - t_write}
     return {"name": name, "status": "done", "worker": wname, "device": device,
-            "seconds": time.time() - t0, "files": files}
+            "seconds": t_end - t0, "files": files, "phases": phases}
+
+
+def _numpy_type(gdal_type_name):
+    """numpy dtype name of a GDAL type name (an op's output band type)."""
+    return {"Byte": "uint8", "UInt16": "uint16", "Int16": "int16", "UInt32": "uint32",
+            "Int32": "int32", "Float32": "float32", "Float64": "float64",
+            "CFloat32": "complex64", "CFloat64": "complex128"}[gdal_type_name]
 
 
 def _fmt(v):
@@ -1061,6 +1228,11 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
             "wkt": wkt, "groups": groups, "co": co, "device": device, "outdir": str(tiles_dir)}
     state = _inputs_state(sources)
     grid = tile_grid(info.width, info.height, tile)
+    # the largest input and output windows, in pixels: each worker then maps
+    # its reusable buffers once (edge tiles are smaller, and may come first)
+    base["reserve"] = [max(sw * sh for (_, _, sw, sh) in
+                           (prep.source_window(x0, y0, w, h) for (_, _, x0, y0, w, h) in grid)),
+                       max(w * h for (_, _, _, _, w, h) in grid)]
     jobs = []
     for (ix, iy, x0, y0, w, h) in grid:
         name = f"t_{iy:04d}_{ix:04d}"
@@ -1239,6 +1411,9 @@ def _parser():
     g.add_argument("--workers", type=int, metavar="N", help="the first N GPUs, or N CPU workers "
                    "when there is no GPU (default: every GPU, or one per core)")
     g.add_argument("--threads", type=int, metavar="N", help="OpenMP threads per worker")
+    g.add_argument("--pin", action="store_true",
+                   help="each worker (and the utilities it runs) on its own share of the "
+                        "processors")
     g.add_argument("--device", metavar="SPEC", help="force this device in every task")
     g.add_argument("--retries", type=int, default=2, metavar="N",
                    help="attempts after a failure (default 2)")
@@ -1338,10 +1513,10 @@ def main(argv=None):
             if not args.scheduler:
                 raise ValueError("workers: --scheduler is required")
             return _serve_workers(args.scheduler, args.devices, args.workers, args.threads,
-                                  args.host, None, 40)
-        if args.scheduler and (args.devices or args.workers or args.threads):
-            raise ValueError("--devices/--workers/--threads start a local cluster; they do not "
-                             "apply with --scheduler")
+                                  args.host, None, 40, args.pin)
+        if args.scheduler and (args.devices or args.workers or args.threads or args.pin):
+            raise ValueError("--devices/--workers/--threads/--pin start a local cluster; they do "
+                             "not apply with --scheduler")
         if args.command in ("ptsel", "tiles"):
             if len(args.inputs) < 2:
                 raise ValueError("give the input rasters, then the destination")
@@ -1351,7 +1526,8 @@ def main(argv=None):
             per_task = args.per_task if args.per_task == "auto" else _positive(args.per_task,
                                                                                 "--per-task")
         cluster_kw = {} if args.scheduler else {
-            "devices": args.devices, "n_workers": args.workers, "threads": args.threads}
+            "devices": args.devices, "n_workers": args.workers, "threads": args.threads,
+            "pin": args.pin}
         progress = _TermProgress(args.quiet)
         with open_client(args.scheduler, **cluster_kw) as client:
             if args.command == "ortho":
@@ -1378,4 +1554,9 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # run the package's copy of this module (python3 -m makes this file
+    # __main__): its task functions then travel to the workers by reference
+    # and run with the worker's own module state (the reusable buffers),
+    # not pickled by value with a copy of this module's globals
+    from geogpu.distributed import main as _main
+    sys.exit(_main())
