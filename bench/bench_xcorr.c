@@ -14,7 +14,11 @@
  * the estimated device traffic over the device memory bandwidth (-hbm).
  *
  *   bench_xcorr [-device cpu|cuda|opencl] [-size W H] [-dir /tmp] [-runs N]
- *               [-hbm GB/s] [-noquality] [-patches NX NY SEARCH]
+ *               [-hbm GB/s] [-noquality] [-patches NX NY SEARCH] [-keep]
+ *
+ * -keep leaves the PRM and SLC files in -dir (gg_bench_{master,aligned}.
+ * {PRM,SLC}) for bench_xcorr_process.sh, which times the whole
+ * gdal_xcorr -mode gmtsar process on them.
  *
  * MIT licence.
  */
@@ -63,7 +67,7 @@ int main(int argc, char **argv)
     signal(SIGBUS, on_fatal);
     signal(SIGFPE, on_fatal);
     const char *dev = "auto", *dir = "/tmp";
-    int W = 11304, H = 9216, runs = 3, skip_quality = 0;
+    int W = 11304, H = 9216, runs = 3, skip_quality = 0, keep = 0;
     int pnx = 20, pny = 50, psearch = 128;
     double hbm = 3350, bytes_read = 0; /* device memory GB/s for the floor (H100 SXM; H200 4800) */
     for (int i = 1; i < argc; i++) {
@@ -84,6 +88,8 @@ int main(int argc, char **argv)
             psearch = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "-noquality"))
             skip_quality = 1;
+        else if (!strcmp(argv[i], "-keep"))
+            keep = 1;
     }
     char p1[512], p2[512], s1[512], s2[512];
     snprintf(s1, sizeof s1, "%s/gg_bench_master.SLC", dir);
@@ -254,6 +260,10 @@ done:;
     printf("peak RSS %.0f MiB (the two int16 images alone: %.0f MiB)\n", ru.ru_maxrss / 1024.0,
            (double)W * H * 8 / 1048576);
     gg_context_destroy(ctx);
+    if (keep) {
+        printf("kept %s %s %s %s\n", p1, p2, s1, s2);
+        return 0;
+    }
     remove(s1);
     remove(s2);
     remove(p1);

@@ -350,14 +350,26 @@ GG_KERNEL3(gg_k_xc_zextract, gg_xc_params, p, const float, sec, const float, ws,
 /* Mean phase step along y and x of each complex image (bw x bh), one
  * item per window, amplitude-weighted (arg of sum c[i] conj c[i+1]):
  * the carrier that deramping removes so that the spectrum is centred
- * before FFT oversampling.  Writes ws[slot], ws[slot+1]. */
+ * before FFT oversampling.  Writes ws[slot], ws[slot+1].
+ *
+ * An axis whose lag-1 correlation |sum c[i] conj c[i+1]| / sum |c|^2 is
+ * below 3 / sqrt(pairs) gets no deramp (step 0): such data are
+ * indistinguishable from a white (full-band) spectrum, whose "carrier" is
+ * noise; rotating a full spectrum by a random step wraps part of it
+ * across Nyquist before the zero-padding, differently in the template
+ * and the chip, and biases the zoomed peak by up to a pixel (measured on
+ * the low-backscatter part of the Winnipeg SLC: docs/gdal_xcorr.md).
+ * White noise exceeds the bound with probability ~exp(-9); a band-limited
+ * SAR spectrum (|lag-1| = sinc(bandwidth fraction) >= 0.1 up to 90 % of
+ * the band) passes it on windows of more than ~30 x 30 samples. */
 GG_KERNEL2(gg_k_xc_ramp, gg_xc_params, p, const float, img, float, ws)
 {
     if (GG_X >= gg_nx || GG_Y >= gg_ny)
         return;
     const int w = GG_X + GG_Y * gg_nx; /* grid (1, nwin): windows over CPU threads */
     GG_GLOBAL const float *c = img + (size_t)w * p.bw * p.bh * 2;
-    double yr = 0.0, yi = 0.0, xr = 0.0, xi = 0.0;
+    double yr = 0.0, yi = 0.0, xr = 0.0, xi = 0.0, py = 0.0, px = 0.0;
+    double ny = 0.0, nx = 0.0;
     if (p.deramp) {
         for (int y = 0; y < p.bh; y++)
             for (int x = 0; x < p.bw; x++) {
@@ -365,11 +377,14 @@ GG_KERNEL2(gg_k_xc_ramp, gg_xc_params, p, const float, img, float, ws)
                 const float ar = c[2 * k], ai = c[2 * k + 1];
                 if (!isfinite(ar) || !isfinite(ai))
                     continue;
+                const double pa = (double)ar * ar + (double)ai * ai;
                 if (x + 1 < p.bw) {
                     const float br = c[2 * (k + 1)], bi = c[2 * (k + 1) + 1];
                     if (isfinite(br) && isfinite(bi)) {
                         xr += (double)ar * br + (double)ai * bi;
                         xi += (double)ai * br - (double)ar * bi;
+                        px += 0.5 * (pa + (double)br * br + (double)bi * bi);
+                        nx += 1.0;
                     }
                 }
                 if (y + 1 < p.bh) {
@@ -377,13 +392,17 @@ GG_KERNEL2(gg_k_xc_ramp, gg_xc_params, p, const float, img, float, ws)
                     if (isfinite(br) && isfinite(bi)) {
                         yr += (double)ar * br + (double)ai * bi;
                         yi += (double)ai * br - (double)ar * bi;
+                        py += 0.5 * (pa + (double)br * br + (double)bi * bi);
+                        ny += 1.0;
                     }
                 }
             }
     }
+    const int oky = ny > 0.0 && sqrt(yr * yr + yi * yi) * sqrt(ny) >= 3.0 * py;
+    const int okx = nx > 0.0 && sqrt(xr * xr + xi * xi) * sqrt(nx) >= 3.0 * px;
     GG_GLOBAL float *s = ws + (size_t)w * GG_XC_WS;
-    s[p.slot] = (yr != 0.0 || yi != 0.0) ? (float)atan2(yi, yr) : 0.0f;
-    s[p.slot + 1] = (xr != 0.0 || xi != 0.0) ? (float)atan2(xi, xr) : 0.0f;
+    s[p.slot] = oky ? (float)atan2(yi, yr) : 0.0f;
+    s[p.slot + 1] = okx ? (float)atan2(xi, xr) : 0.0f;
 }
 
 /* Deramp in place: c * exp(i (phase_y y + phase_x x)), invalid -> 0.
@@ -884,29 +903,15 @@ GG_DEVICE_FN double gg_rs_weight(int kind, double d)
     return a < 4.0 ? s * (0.5 + 0.5 * cos(pi * a * 0.25)) : 0.0;
 }
 
-/* One output pixel per work item.  Taps outside the secondary, nodata or
- * NaN are left out and the others renormalised (interpolation of a
- * constant stays exact at edges); the pixel is nodata when the sample
- * point falls outside the secondary's pixels or its nearest sample is
- * invalid. */
-GG_KERNEL2(gg_k_rs_resample, gg_rs_params, p, const float, in, float, out)
+/* The secondary sampled at (sx, sy) into out[o..o+channels).  Taps
+ * outside the secondary, nodata or NaN are left out and the others
+ * renormalised (interpolation of a constant stays exact at edges); the
+ * pixel is nodata when the sample point falls outside the secondary's
+ * pixels or its nearest sample is invalid. */
+GG_DEVICE_FN void gg_rs_sample(const gg_rs_params p, GG_GLOBAL const float *in,
+                               GG_GLOBAL float *out, size_t o, double sx, double sy)
 {
-    const int x = GG_X, y = GG_Y;
-    if (x >= gg_nx || y >= gg_ny)
-        return;
     const int nc = p.channels;
-    const size_t o = ((size_t)y * (size_t)gg_nx + (size_t)x) * (size_t)nc;
-    const double X = (double)(p.dst_x0 + x), Y = (double)(p.dst_y0 + y);
-    double m[10];
-    m[0] = 1.0; m[1] = X; m[2] = Y;
-    m[3] = X * X; m[4] = X * Y; m[5] = Y * Y;
-    m[6] = X * X * X; m[7] = X * X * Y; m[8] = X * Y * Y; m[9] = Y * Y * Y;
-    double dd = 0.0, da = 0.0;
-    for (int k = 0; k < p.ncoef; k++) {
-        dd += p.cd[k] * m[k];
-        da += p.ca[k] * m[k];
-    }
-    const double sx = X + da, sy = Y + dd;
     if (!(sx >= -0.5 && sx < p.src_w - 0.5 && sy >= -0.5 && sy < p.src_h - 0.5)) {
         for (int c = 0; c < nc; c++)
             out[o + c] = p.dst_nodata;
@@ -970,4 +975,67 @@ GG_KERNEL2(gg_k_rs_resample, gg_rs_params, p, const float, in, float, out)
     out[o] = (float)(acc0 / wsum);
     if (nc == 2)
         out[o + 1] = (float)(acc1 / wsum);
+}
+
+/* One output pixel per work item, offsets from the polynomials. */
+GG_KERNEL2(gg_k_rs_resample, gg_rs_params, p, const float, in, float, out)
+{
+    const int x = GG_X, y = GG_Y;
+    if (x >= gg_nx || y >= gg_ny)
+        return;
+    const size_t o = ((size_t)y * (size_t)gg_nx + (size_t)x) * (size_t)p.channels;
+    const double X = (double)(p.dst_x0 + x), Y = (double)(p.dst_y0 + y);
+    double m[10];
+    m[0] = 1.0; m[1] = X; m[2] = Y;
+    m[3] = X * X; m[4] = X * Y; m[5] = Y * Y;
+    m[6] = X * X * X; m[7] = X * X * Y; m[8] = X * Y * Y; m[9] = Y * Y * Y;
+    double dd = 0.0, da = 0.0;
+    for (int k = 0; k < p.ncoef; k++) {
+        dd += p.cd[k] * m[k];
+        da += p.ca[k] * m[k];
+    }
+    gg_rs_sample(p, in, out, o, X + da, Y + dd);
+}
+
+/* Grid cell and weight along one axis: position v on nodes g0 + i d,
+ * i = 0 .. n - 1, clamped to the end nodes (constant beyond them). */
+GG_DEVICE_FN int gg_rs_cell(double v, double g0, double d, int n, double *t)
+{
+    double f = (v - g0) / d;
+    f = f < 0.0 ? 0.0 : (f > n - 1 ? (double)(n - 1) : f);
+    int i = (int)floor(f);
+    if (i > n - 2)
+        i = n - 2 < 0 ? 0 : n - 2;
+    *t = n > 1 ? f - i : 0.0;
+    return i;
+}
+
+/* One output pixel per work item, offsets bilinear between the nodes of a
+ * dense offset grid (gdal_xcorr's windows): grid holds the sub-grid
+ * [gi0, gi0 + gnx) x [gj0, gj0 + gny) of nodes as (down, across) pairs. */
+GG_KERNEL3(gg_k_rs_resample_grid, gg_rs_params, p, const float, in, const float, grid, float, out)
+{
+    const int x = GG_X, y = GG_Y;
+    if (x >= gg_nx || y >= gg_ny)
+        return;
+    const size_t o = ((size_t)y * (size_t)gg_nx + (size_t)x) * (size_t)p.channels;
+    const double X = (double)(p.dst_x0 + x), Y = (double)(p.dst_y0 + y);
+    double tx, ty;
+    const int i = gg_rs_cell(X, p.gx0, p.gdx, p.gNx, &tx) - p.gi0;
+    const int j = gg_rs_cell(Y, p.gy0, p.gdy, p.gNy, &ty) - p.gj0;
+    const int i1 = i + 1 < p.gnx ? i + 1 : i, j1 = j + 1 < p.gny ? j + 1 : j;
+    if (i < 0 || j < 0 || i >= p.gnx || j >= p.gny) { /* a planning error: nodata */
+        for (int c = 0; c < p.channels; c++)
+            out[o + c] = p.dst_nodata;
+        return;
+    }
+    double v[2];
+    for (int c = 0; c < 2; c++) {
+        const double a = grid[((size_t)j * p.gnx + i) * 2 + c];
+        const double b = grid[((size_t)j * p.gnx + i1) * 2 + c];
+        const double d = grid[((size_t)j1 * p.gnx + i) * 2 + c];
+        const double e = grid[((size_t)j1 * p.gnx + i1) * 2 + c];
+        v[c] = (1.0 - ty) * ((1.0 - tx) * a + tx * b) + ty * ((1.0 - tx) * d + tx * e);
+    }
+    gg_rs_sample(p, in, out, o, X + v[1], Y + v[0]);
 }

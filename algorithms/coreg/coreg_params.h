@@ -82,7 +82,8 @@ typedef struct gg_xc_params {
 
 /* resample (resample.c, gg_k_rs_resample): the secondary sampled at
  * (X + across(X, Y), Y + down(X, Y)) for each output pixel (X, Y); the
- * polynomials in pixel monomials 1, x, y, x^2, xy, y^2, x^3, x^2y, xy^2, y^3.
+ * polynomials in pixel monomials 1, x, y, x^2, xy, y^2, x^3, x^2y, xy^2, y^3,
+ * or (gg_k_rs_resample_grid) bilinear in a dense grid of offsets.
  * Doubles first so that every compiler lays the struct out alike. */
 #define GG_RS_NEAREST 0
 #define GG_RS_BILINEAR 1
@@ -91,6 +92,7 @@ typedef struct gg_xc_params {
 #define GG_RS_SINC8 4   /* 8x8 Hann-windowed sinc, normalised */
 typedef struct gg_rs_params {
     double cd[10], ca[10];  /* down, across coefficients */
+    double gx0, gy0, gdx, gdy; /* grid= : node (i, j) at primary pixel (gx0 + i gdx, gy0 + j gdy) */
     int ncoef, kind;
     int channels;           /* 2 complex, 1 real */
     int src_w, src_h;       /* the whole secondary */
@@ -98,7 +100,9 @@ typedef struct gg_rs_params {
     int dst_x0, dst_y0;
     int has_nodata;
     float nodata, dst_nodata;
-    int pad_;
+    int gNx, gNy;           /* grid= : nodes of the whole grid */
+    int gi0, gj0, gnx, gny; /* grid= : the sub-grid uploaded for this tile */
+    int pad_, pad2_;
 } gg_rs_params;
 
 #endif

@@ -170,6 +170,7 @@ typedef struct {
     pthread_cond_t cv;
     const gm_job *jobs;
     int njobs, next, consumed, stop, err_job;
+    int fault_job;            /* the job a GG_FAULT=read:N failed (tests), -1 none */
     int *ready;               /* per slot: the job it holds, -1 none */
     unsigned char **buf;
     int P;
@@ -195,7 +196,10 @@ static void *reader_main(void *arg)
         unsigned char *dst = r->buf[i % r->P];
         const double t0 = now_s();
         size_t done = 0;
-        while (done < bytes) {
+        /* GG_FAULT=read:N (tests): the N-th piece read, counted over the
+         * process like every fault point, fails as a short read would */
+        const int fault = gg_fault_point("read");
+        while (!fault && done < bytes) {
             const ssize_t k = pread(r->fd[j->file], dst + done, bytes - done, off + (off_t)done);
             if (k <= 0)
                 break;
@@ -204,8 +208,10 @@ static void *reader_main(void *arg)
         const double t = now_s() - t0;
         pthread_mutex_lock(&r->mu);
         r->busy_s += t;
-        if (done < bytes && r->err_job < 0)
+        if (done < bytes && r->err_job < 0) {
             r->err_job = i;
+            r->fault_job = fault ? i : -1;
+        }
         r->ready[i % r->P] = i;
         pthread_cond_broadcast(&r->cv);
     }
@@ -504,7 +510,7 @@ gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *m, const gg
     gm_job *jobs = malloc(sizeof *jobs * (size_t)jcap);
     int *chunk_job0 = malloc(sizeof(int) * ((size_t)nchunks + 1));
     gg_xcorr_gmtsar_row *rows = calloc((size_t)o->nx * o->ny, sizeof *rows);
-    gg_status s = tag[0] && tag[1] && jobs && chunk_job0 && rows ? GG_OK : GG_ERR_NOMEM;
+    gg_status s = tag[0] && tag[1] && jobs && chunk_job0 && rows ? GG_OK : gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
     for (int f = 0; f < 2 && s == GG_OK; f++)
         for (int i = 0; i < cap; i++)
             tag[f][i] = -1;
@@ -527,7 +533,7 @@ gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *m, const gg
                 if (njobs == jcap) {
                     gm_job *t = realloc(jobs, sizeof *jobs * (size_t)(jcap *= 2));
                     if (!t) {
-                        s = GG_ERR_NOMEM;
+                        s = gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
                         break;
                     }
                     jobs = t;
@@ -570,7 +576,7 @@ gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *m, const gg
     float *ws = calloc((size_t)B * GG_XC_WS, F);
     int *pos = malloc(sizeof(int) * 4 * (size_t)B);
     if (s == GG_OK && (!ws || !pos))
-        s = GG_ERR_NOMEM;
+        s = gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
 
     /* reader threads */
     gm_reader rd;
@@ -580,6 +586,7 @@ gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *m, const gg
     rd.jobs = jobs;
     rd.njobs = njobs;
     rd.err_job = -1;
+    rd.fault_job = -1;
     rd.W = W;
     rd.fd[0] = open(m->slc_file, O_RDONLY);
     rd.fd[1] = open(a->slc_file, O_RDONLY);
@@ -593,11 +600,11 @@ gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *m, const gg
     rd.ready = malloc(sizeof(int) * (size_t)rd.P);
     rd.buf = calloc((size_t)rd.P, sizeof *rd.buf);
     if (s == GG_OK && (!rd.ready || !rd.buf))
-        s = GG_ERR_NOMEM;
+        s = gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
     for (int i = 0; s == GG_OK && i < rd.P; i++) {
         rd.ready[i] = -1;
         if (!(rd.buf[i] = malloc((size_t)piece * W * 4)))
-            s = GG_ERR_NOMEM;
+            s = gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
     }
     pthread_t th[16];
     int started = 0;
@@ -618,14 +625,15 @@ gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *m, const gg
             pthread_mutex_lock(&rd.mu);
             while (rd.ready[i % rd.P] != i)
                 pthread_cond_wait(&rd.cv, &rd.mu);
-            const int bad = rd.err_job >= 0 && rd.err_job <= i;
+            const int bad = rd.err_job >= 0 && rd.err_job <= i, injected = rd.fault_job >= 0;
             pthread_mutex_unlock(&rd.mu);
             double t1 = now_s();
             t_wait += t1 - t0;
             const gm_job *j = &jobs[i];
             if (bad)
-                s = gg_rt_fail(ctx, GG_ERR_IO, "cannot read lines %d..%d of '%s'", j->y0,
-                               j->y0 + j->n - 1, j->file ? a->slc_file : m->slc_file);
+                s = gg_rt_fail(ctx, GG_ERR_IO, "cannot read lines %d..%d of '%s'%s", j->y0,
+                               j->y0 + j->n - 1, j->file ? a->slc_file : m->slc_file,
+                               injected ? ": injected fault (GG_FAULT)" : "");
             else
                 s = gm_upload(ctx, b.ring[j->file], W, cap, j->y0, j->n, rd.buf[i % rd.P]);
             t_up += now_s() - t1;
@@ -724,9 +732,7 @@ gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *m, const gg
     free(ws);
     free(pos);
     free_bufs(ctx, &b);
-    if (s != GG_OK) {
-        if (s == GG_ERR_NOMEM)
-            gg_rt_fail(ctx, s, "out of memory");
+    if (s != GG_OK) { /* the message was set where it failed (device, host, reader) */
         free(rows);
         return s;
     }

@@ -1,7 +1,9 @@
 /*
  * resample.c -- the secondary SLC resampled onto the primary grid from a
  * coregistration polynomial (the "resample" op; gg_coreg_fit for the
- * polynomial and its conventions).  Output pixel (X, Y) is the secondary
+ * polynomial and its conventions) or from a dense grid of offsets (one
+ * node per xcorr window, bilinear between the window centres, constant
+ * beyond the outer ones).  Output pixel (X, Y) is the secondary
  * sampled at (X + across(X, Y), Y + down(X, Y)), pixel centres at integers,
  * with nearest, bilinear, bicubic (Keys -0.5), GMTSAR resamp's 4x4 sinc or
  * an 8x8 Hann-windowed sinc (default).  Real and imaginary parts are
@@ -20,9 +22,18 @@
 #include <string.h>
 #include <strings.h>
 
+/* A dense offset grid: node (i, j) at primary pixel (x0 + i dx, y0 + j dy)
+ * holds (down, across) in v[2 (j nx + i) ..]. */
+typedef struct {
+    int nx, ny;
+    double x0, y0, dx, dy;
+    float *v;
+} rs_grid;
+
 typedef struct {
     gg_coreg_fit fit;
     int have_poly;
+    rs_grid grid;           /* grid= (v NULL: none) */
     int kind;
     int out_w, out_h;
     gg_rs_params p;
@@ -34,6 +45,95 @@ static void rs_init(gg_op *op)
 {
     rs_state *s = op->state;
     s->kind = GG_RS_SINC8;
+}
+
+static void rs_cleanup(gg_op *op)
+{
+    rs_state *s = op->state;
+    free(s->grid.v);
+    s->grid.v = NULL;
+}
+
+/* Text of an option: the value itself when it looks like data (has one of
+ * the characters in `data`), else the file it names (NULL if unreadable).
+ * *owned is set when the text was read (free it). */
+static const char *rs_text(const char *value, const char *data, char **owned)
+{
+    *owned = NULL;
+    if (strpbrk(value, data))
+        return value;
+    FILE *f = fopen(value, "rb");
+    if (!f)
+        return value;
+    size_t cap = 65536, n = 0;
+    char *t = malloc(cap);
+    while (t) {
+        n += fread(t + n, 1, cap - 1 - n, f);
+        if (n < cap - 1)
+            break;
+        char *u = realloc(t, cap *= 2);
+        if (!u) {
+            free(t);
+            t = NULL;
+        } else {
+            t = u;
+        }
+    }
+    fclose(f);
+    if (!t)
+        return NULL;
+    t[n] = 0;
+    *owned = t;
+    return t;
+}
+
+/* Parses "nx,ny,x0,y0,dx,dy;d(0,0),d(1,0),...;a(0,0),a(1,0),..." (down
+ * then across values of the nx x ny nodes, rows of constant y first; node
+ * (i, j) at primary pixel (x0 + i dx, y0 + j dy), centres at integers).
+ * Every value must be finite: gdal_coreg fills nodata windows first. */
+static gg_status rs_parse_grid(gg_op *op, const char *text, rs_grid *g)
+{
+    char *end;
+    double h[6];
+    const char *c = text;
+    for (int k = 0; k < 6; k++) {
+        h[k] = strtod(c, &end);
+        if (end == c || *end != (k < 5 ? ',' : ';'))
+            return gg_op_error(op, GG_ERR_ARGUMENT, "resample: grid must start with "
+                               "'nx,ny,x0,y0,dx,dy;' (field %d is bad)", k + 1);
+        c = end + 1;
+    }
+    if (h[0] < 1 || h[1] < 1 || h[0] > 1e6 || h[1] > 1e6 || h[0] != floor(h[0]) ||
+        h[1] != floor(h[1]) || !(h[4] > 0) || !(h[5] > 0) || !isfinite(h[2] + h[3] + h[4] + h[5]))
+        return gg_op_error(op, GG_ERR_ARGUMENT, "resample: grid needs nx, ny >= 1 and spacings "
+                           "dx, dy > 0 (got %g,%g,%g,%g,%g,%g)", h[0], h[1], h[2], h[3], h[4], h[5]);
+    g->nx = (int)h[0];
+    g->ny = (int)h[1];
+    g->x0 = h[2];
+    g->y0 = h[3];
+    g->dx = h[4];
+    g->dy = h[5];
+    const size_t n = (size_t)g->nx * g->ny;
+    free(g->v);
+    g->v = malloc(sizeof(float) * 2 * n);
+    if (!g->v)
+        return gg_op_error(op, GG_ERR_NOMEM, "resample: out of memory for a %dx%d grid", g->nx,
+                           g->ny);
+    for (int axis = 0; axis < 2; axis++)
+        for (size_t k = 0; k < n; k++) {
+            const double v = strtod(c, &end);
+            const char want = k + 1 < n ? ',' : (axis ? 0 : ';');
+            if (end == c || *end != want || !isfinite(v)) {
+                free(g->v);
+                g->v = NULL;
+                return gg_op_error(op, GG_ERR_ARGUMENT, "resample: grid value %zu of the %s "
+                                   "offsets is missing or not finite (%zu values expected per "
+                                   "axis)", k + 1, axis ? "across" : "down", n);
+            }
+            g->v[2 * k + (size_t)axis] = (float)v;
+            c = end + 1;
+        }
+    return GG_OK;
 }
 
 /* The value of poly= is the fit's JSON, "d0,..;a0,.." or a file holding
@@ -56,6 +156,14 @@ static gg_status rs_set(gg_op *op, const char *key, const char *value)
             return gg_op_error(op, GG_ERR_ARGUMENT, "resample: %s", err);
         s->have_poly = 1;
         return GG_OK;
+    }
+    if (!strcasecmp(key, "grid")) {
+        char *owned;
+        const char *text = rs_text(value, ",;", &owned);
+        gg_status st = text ? rs_parse_grid(op, text, &s->grid)
+                            : gg_op_error(op, GG_ERR_NOMEM, "resample: out of memory");
+        free(owned);
+        return st;
     }
     if (!strcasecmp(key, "interp")) {
         for (int k = 0; k < 5; k++)
@@ -81,9 +189,12 @@ static gg_status rs_set(gg_op *op, const char *key, const char *value)
 static gg_status rs_prepare(gg_op *op, const gg_raster_info *in, gg_raster_info *out)
 {
     rs_state *s = op->state;
-    if (!s->have_poly)
+    if (!s->have_poly && !s->grid.v)
         return gg_op_error(op, GG_ERR_ARGUMENT, "resample: needs poly= (the coregistration fit: "
-                           "JSON, a file, or 'down coefficients;across coefficients')");
+                           "JSON, a file, or 'down coefficients;across coefficients') or grid= "
+                           "(dense offsets)");
+    if (s->have_poly && s->grid.v)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "resample: give poly= or grid=, not both");
     if (in->type != GG_CFLOAT32 && in->type != GG_FLOAT32)
         return gg_op_error(op, GG_ERR_ARGUMENT, "resample: the secondary must be CFloat32 or "
                            "Float32");
@@ -99,7 +210,35 @@ static gg_status rs_prepare(gg_op *op, const gg_raster_info *in, gg_raster_info 
     p->channels = in->type == GG_CFLOAT32 ? 2 : 1;
     p->src_w = in->width;
     p->src_h = in->height;
+    p->gNx = s->grid.nx;
+    p->gNy = s->grid.ny;
+    p->gx0 = s->grid.x0;
+    p->gy0 = s->grid.y0;
+    p->gdx = s->grid.dx > 0 ? s->grid.dx : 1;
+    p->gdy = s->grid.dy > 0 ? s->grid.dy : 1;
     return GG_OK;
+}
+
+/* The grid cell of position v along one axis: the same formula as the
+ * kernels' gg_rs_cell (coreg_kernels.h), which the host cannot include. */
+static int rs_cell(double v, double g0, double d, int n)
+{
+    double f = (v - g0) / d;
+    f = f < 0.0 ? 0.0 : (f > n - 1 ? (double)(n - 1) : f);
+    int i = (int)floor(f);
+    if (i > n - 2)
+        i = n - 2 < 0 ? 0 : n - 2;
+    return i;
+}
+
+/* Nodes [*i0, *i1] along one axis that positions [a, b] interpolate from
+ * (cells i, i + 1, clamped). */
+static void rs_node_range(double a, double b, double g0, double d, int n, int *i0, int *i1)
+{
+    *i0 = rs_cell(a, g0, d, n);
+    *i1 = rs_cell(b, g0, d, n) + 1;
+    if (*i1 > n - 1)
+        *i1 = n - 1;
 }
 
 /* Bounding box of the mapped positions over the output window (sampled
@@ -109,7 +248,27 @@ static void rs_source_window(const gg_op *op, const gg_window *d, gg_window *src
 {
     const rs_state *s = op->state;
     double xmin = 1e300, xmax = -1e300, ymin = 1e300, ymax = -1e300;
-    for (int j = 0; j <= 8; j++)
+    if (s->grid.v) {
+        /* bilinear values lie between those of the nodes used */
+        const rs_grid *g = &s->grid;
+        int i0, i1, j0, j1;
+        rs_node_range(d->x0, d->x0 + d->width - 1, g->x0, g->dx, g->nx, &i0, &i1);
+        rs_node_range(d->y0, d->y0 + d->height - 1, g->y0, g->dy, g->ny, &j0, &j1);
+        double dmin = 1e300, dmax = -1e300, amin = 1e300, amax = -1e300;
+        for (int j = j0; j <= j1; j++)
+            for (int i = i0; i <= i1; i++) {
+                const float *v = g->v + 2 * ((size_t)j * g->nx + i);
+                dmin = fmin(dmin, v[0]);
+                dmax = fmax(dmax, v[0]);
+                amin = fmin(amin, v[1]);
+                amax = fmax(amax, v[1]);
+            }
+        xmin = d->x0 + amin;
+        xmax = d->x0 + d->width - 1 + amax;
+        ymin = d->y0 + dmin;
+        ymax = d->y0 + d->height - 1 + dmax;
+    }
+    for (int j = 0; !s->grid.v && j <= 8; j++)
         for (int i = 0; i <= 8; i++) {
             const double X = d->x0 + (d->width - 1) * i / 8.0;
             const double Y = d->y0 + (d->height - 1) * j / 8.0;
@@ -153,7 +312,37 @@ static gg_status rs_run(gg_context *ctx, gg_op *op, int band, const gg_tile *src
     p.has_nodata = op->src_has_nodata;
     p.nodata = (float)op->src_nodata;
     p.dst_nodata = (float)op->dst_nodata;
-    return gg_op_run_kernel(ctx, &view, dst, GG_K_RS_RESAMPLE, &p, sizeof p);
+    if (!s->grid.v)
+        return gg_op_run_kernel(ctx, &view, dst, GG_K_RS_RESAMPLE, &p, sizeof p);
+    /* the nodes this tile interpolates from, uploaded with the source */
+    const rs_grid *g = &s->grid;
+    int i0, i1, j0, j1;
+    rs_node_range(dst->x0, dst->x0 + dst->width - 1, g->x0, g->dx, g->nx, &i0, &i1);
+    rs_node_range(dst->y0, dst->y0 + dst->height - 1, g->y0, g->dy, g->ny, &j0, &j1);
+    p.gi0 = i0;
+    p.gj0 = j0;
+    p.gnx = i1 - i0 + 1;
+    p.gny = j1 - j0 + 1;
+    const size_t row = sizeof(float) * 2 * (size_t)p.gnx;
+    float *sub = malloc(row * (size_t)p.gny);
+    if (!sub)
+        return gg_rt_fail(ctx, GG_ERR_NOMEM, "resample: out of host memory");
+    for (int j = 0; j < p.gny; j++)
+        memcpy(sub + 2 * (size_t)j * p.gnx, g->v + 2 * ((size_t)(j0 + j) * g->nx + i0), row);
+    gg_buffer *bin, *bgrid, *bout;
+    gg_status st = gg_rt_upload_tile(ctx, 0, &view, &bin);
+    if (st == GG_OK)
+        st = gg_rt_scratch(ctx, 2, row * (size_t)p.gny, &bgrid);
+    if (st == GG_OK)
+        st = gg_buffer_write(ctx, bgrid, 0, sub, row * (size_t)p.gny);
+    free(sub);
+    if (st == GG_OK)
+        st = gg_rt_scratch(ctx, 1, (size_t)dst->width * dst->height * gg_type_size(dst->type), &bout);
+    if (st != GG_OK)
+        return st;
+    gg_buffer *bufs[3] = {bin, bgrid, bout};
+    st = gg_rt_launch(ctx, GG_K_RS_RESAMPLE_GRID, dst->width, dst->height, &p, sizeof p, bufs, 3);
+    return st == GG_OK ? gg_rt_download_tile(ctx, bout, dst) : st;
 }
 
 static double rs_bytes_per_pixel(const gg_op *op)
@@ -165,9 +354,12 @@ static double rs_bytes_per_pixel(const gg_op *op)
 const gg_op_class gg_op_resample = {
     .name = "resample",
     .description = "resample a secondary SLC onto the primary grid from a coregistration "
-                   "polynomial (gdal_coreg's fit)",
+                   "polynomial (gdal_coreg's fit) or a dense offset grid",
     .options = "poly|string||the fit: its JSON, a JSON file, or 'd0,d1,..;a0,a1,..' "
                "(down;across pixel-monomial coefficients)\n"
+               "grid|string||dense offsets instead of poly: 'nx,ny,x0,y0,dx,dy;down values;"
+               "across values' (nodes at primary pixel x0 + i dx, y0 + j dy; bilinear between) "
+               "or a file holding it\n"
                "interp|string|sinc8|nearest, bilinear, bicubic, sinc4 (GMTSAR) or sinc8\n"
                "outsize|size||output size WxH, the primary's (default: the input size)\n",
     .state_size = sizeof(rs_state),
@@ -178,4 +370,5 @@ const gg_op_class gg_op_resample = {
     .source_window = rs_source_window,
     .run = rs_run,
     .bytes_per_pixel = rs_bytes_per_pixel,
+    .cleanup = rs_cleanup,
 };

@@ -34,7 +34,7 @@ static int parse_flag(gg_app *app, int argc, char **argv, int *pi)
 {
     const char *v[1];
     static const char *const keys[][2] = {{"-interp", "interp"}, {"-poly", "poly"},
-                                          {"-outsize", "outsize"}};
+                                          {"-grid", "grid"}, {"-outsize", "outsize"}};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (EQUAL(argv[*pi], keys[i][0])) {
             if (gg_app_values(app, argc, argv, pi, 1, v) < 0)
@@ -54,7 +54,7 @@ static const gg_app_spec spec = {
                 "    [-count <nx> <ny>] [-gross <dx> <dy>] [-zoom <n>] [-ovs <n>] [-noderamp]\n"
                 "    [-snr_window <n>] [-minvalid <f>] [-order <1-3>] [-snr <min>] [-minpeak <min>]\n"
                 "    [-kcut <k>] [-interp nearest|bilinear|bicubic|sinc4|sinc8] [-fit <out.json>]\n"
-                "    [-prm <out.prm>]",
+                "    [-prm <out.prm>] [-dense | -offsets <offsets_raster>] [-ot CFloat32|CInt16]",
     .help = "  offsets (as gdal_xcorr): -window -search -skip -start -count -gross -zoom -ovs\n"
             "                     -noderamp -snr_window -minvalid\n"
             "  -order <n>         polynomial order of the fit, 1 to 3 (default 1)\n"
@@ -63,7 +63,12 @@ static const gg_app_spec spec = {
             "  -kcut <k>          final outlier cut in robust sigmas (default 3)\n"
             "  -interp <kernel>   nearest, bilinear, bicubic, sinc4 (GMTSAR) or sinc8 (default)\n"
             "  -fit <file>        write the fit as JSON (coefficients, counts, RMS)\n"
-            "  -prm <file>        write GMTSAR's 8 PRM lines (linear part of the fit)\n",
+            "  -prm <file>        write GMTSAR's 8 PRM lines (linear part of the fit)\n"
+            "  -dense             resample from the dense offsets (bilinear between window\n"
+            "                     centres) instead of the polynomial; nodata windows take the fit\n"
+            "  -offsets <file>    as -dense with the offsets of this raster (gdal_xcorr's output:\n"
+            "                     band 1 down, band 2 across, optional snr band 3, peak band 7)\n"
+            "  -ot CInt16         round and clamp the output to int16 I/Q (nodata 0 by default)\n",
     .operands = "<primary> <secondary> <dst_dataset>",
     .required = NULL,
     .parse_flag = parse_flag,
@@ -101,26 +106,65 @@ static int fail(const char *fmt, const char *a, const char *b)
     return 1;
 }
 
-/* Writes text to path through a temporary name in the same folder. */
-static int write_text(const char *path, const char *text)
+/* Writes text to a temporary name beside path (renamed by commit_text
+ * once the raster is complete): an unwritable side output fails before
+ * the raster is made, so that no output at all is left.  NULL after
+ * reporting the error. */
+static char *write_text(const char *path, const char *text)
 {
     char *tmp = CPLStrdup(CPLSPrintf("%s.tmp%d", path, (int)getpid()));
     FILE *f = fopen(tmp, "w");
     int ok = f && fputs(text, f) >= 0;
     if (f && fclose(f) != 0)
         ok = 0;
-    if (ok && rename(tmp, path) != 0)
-        ok = 0;
+    if (!ok) {
+        unlink(tmp);
+        CPLFree(tmp);
+        fail("cannot write '%s'%s", path, "");
+        return NULL;
+    }
+    return tmp;
+}
+
+/* Renames write_text's temporary to path (or only removes it: keep 0). */
+static int commit_text(char *tmp, const char *path, int keep)
+{
+    if (!tmp)
+        return 0;
+    const int ok = keep && rename(tmp, path) == 0;
     if (!ok)
         unlink(tmp);
     CPLFree(tmp);
-    return ok ? 0 : fail("cannot write '%s'%s", path, "");
+    return ok || !keep ? 0 : fail("cannot write '%s'%s", path, "");
+}
+
+/* Window centres (primary pixel coordinates, centres at integers) of an
+ * nx x ny offset raster with geotransform ogt: offsets pixel centre ->
+ * georeferenced (or primary pixel) coordinates -> primary pixel through
+ * inv (the primary's inverse geotransform, NULL: none), then GDAL's
+ * corner convention to centres-at-integers. */
+static void window_centres(const double *ogt, const double *inv, int nx, int ny, double *xs,
+                           double *ys)
+{
+    for (int Y = 0; Y < ny; Y++)
+        for (int X = 0; X < nx; X++) {
+            double gx = ogt[0] + ogt[1] * (X + 0.5) + ogt[2] * (Y + 0.5);
+            double gy = ogt[3] + ogt[4] * (X + 0.5) + ogt[5] * (Y + 0.5);
+            if (inv) {
+                const double px = inv[0] + inv[1] * gx + inv[2] * gy;
+                const double py = inv[3] + inv[4] * gx + inv[5] * gy;
+                gx = px;
+                gy = py;
+            }
+            xs[(size_t)Y * nx + X] = gx - 0.5;
+            ys[(size_t)Y * nx + X] = gy - 0.5;
+        }
 }
 
 /* Step 1: dense offsets through the GG driver; fills the window centres
  * (primary pixel coordinates, centres at integers) and the bands. */
 static int offsets(const char *primary, const char *secondary, const char *device,
-                   char **xc_opts, double **pts, int *npts)
+                   char **xc_opts, double **pts, int *npts, int *gnx, int *gny)
 {
     GDALDatasetH in[2];
     const char *names[2] = {primary, secondary};
@@ -190,25 +234,117 @@ static int offsets(const char *primary, const char *secondary, const char *devic
         CPLFree(v);
         return fail("computing the offsets failed%s%s", "", "");
     }
-    for (int Y = 0; Y < ny; Y++)
-        for (int X = 0; X < nx; X++) {
-            /* window centre: offsets pixel centre -> georeferenced (or
-             * primary pixel) coordinates -> primary pixel, then GDAL's
-             * corner convention to centres-at-integers */
-            double gx = ogt[0] + ogt[1] * (X + 0.5) + ogt[2] * (Y + 0.5);
-            double gy = ogt[3] + ogt[4] * (X + 0.5) + ogt[5] * (Y + 0.5);
-            if (has_pgt) {
-                const double px = inv[0] + inv[1] * gx + inv[2] * gy;
-                const double py = inv[3] + inv[4] * gx + inv[5] * gy;
-                gx = px;
-                gy = py;
-            }
-            v[(size_t)Y * nx + X] = gx - 0.5;
-            v[n + (size_t)Y * nx + X] = gy - 0.5;
-        }
+    window_centres(ogt, has_pgt ? inv : NULL, nx, ny, v, v + n);
     *pts = v;
     *npts = (int)n;
+    *gnx = nx;
+    *gny = ny;
     return 0;
+}
+
+/* -offsets: a dense offset raster written earlier (gdal_xcorr's bands:
+ * 1 down, 2 across, 3 snr and 7 peak when there are 7), its window
+ * centres from its geotransform as in offsets(); nodata -> NaN. */
+static int read_offsets(const char *primary, const char *path, double **pts, int *npts, int *gnx,
+                        int *gny)
+{
+    GDALDatasetH p = GDALOpenEx(primary, GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+    if (!p)
+        return fail("cannot open '%s'%s", primary, "");
+    double pgt[6], inv[6];
+    const int has_pgt = GDALGetGeoTransform(p, pgt) == CE_None && GDALInvGeoTransform(pgt, inv);
+    GDALClose(p);
+    GDALDatasetH ds = GDALOpenEx(path, GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+    if (!ds)
+        return fail("cannot open the offsets '%s'%s", path, "");
+    const int nx = GDALGetRasterXSize(ds), ny = GDALGetRasterYSize(ds), nb = GDALGetRasterCount(ds);
+    double ogt[6];
+    if (nb < 2 || GDALGetGeoTransform(ds, ogt) != CE_None) {
+        GDALClose(ds);
+        return fail("the offsets '%s' need 2 bands (down, across) and a geotransform giving the "
+                    "window centres (%s)", path, "as gdal_xcorr writes them");
+    }
+    for (int b = 0; b < 2; b++)
+        if (GDALDataTypeIsComplex(GDALGetRasterDataType(GDALGetRasterBand(ds, b + 1)))) {
+            GDALClose(ds);
+            return fail("the offsets '%s' must be real-valued%s", path, "");
+        }
+    const size_t n = (size_t)nx * ny;
+    double *v = CPLMalloc(sizeof(double) * n * 6);
+    const int bands[4] = {1, 2, nb >= 7 ? 3 : 0, nb >= 7 ? 7 : 0};
+    int ok = 1;
+    for (int b = 0; ok && b < 4; b++) {
+        double *dst = v + (2 + b) * n;
+        if (!bands[b]) { /* no snr / peak band: every window passes */
+            for (size_t k = 0; k < n; k++)
+                dst[k] = INFINITY;
+            continue;
+        }
+        GDALRasterBandH band = GDALGetRasterBand(ds, bands[b]);
+        ok = GDALRasterIO(band, GF_Read, 0, 0, nx, ny, dst, nx, ny, GDT_Float64, 0, 0) == CE_None;
+        int has_nd = 0;
+        const double nd = GDALGetRasterNoDataValue(band, &has_nd);
+        for (size_t k = 0; ok && has_nd && !isnan(nd) && k < n; k++)
+            if (dst[k] == nd)
+                dst[k] = NAN;
+    }
+    GDALClose(ds);
+    if (!ok) {
+        CPLFree(v);
+        return fail("cannot read the offsets '%s'%s", path, "");
+    }
+    window_centres(ogt, has_pgt ? inv : NULL, nx, ny, v, v + n);
+    *pts = v;
+    *npts = (int)n;
+    *gnx = nx;
+    *gny = ny;
+    return 0;
+}
+
+/* The dense grid for the resample op's grid= option: the window centres
+ * must be a regular grid (no rotation); windows that are nodata or below
+ * the fit's -snr / -minpeak thresholds take the fitted polynomial's value
+ * (f NULL: there must be none).  NULL after reporting an error. */
+static char *dense_grid(const double *v, int nx, int ny, const gg_coreg_fit *f,
+                        const gg_coreg_fit_options *fo, int *filled)
+{
+    const size_t n = (size_t)nx * ny;
+    const double *x = v, *y = v + n, *dn = v + 2 * n, *ac = v + 3 * n, *snr = v + 4 * n,
+                 *pk = v + 5 * n;
+    const double x0 = x[0], y0 = y[0], dx = nx > 1 ? x[1] - x[0] : 1, dy = ny > 1 ? y[nx] - y[0] : 1;
+    for (int j = 0; j < ny; j++)
+        for (int i = 0; i < nx; i++) {
+            const size_t k = (size_t)j * nx + i;
+            if (fabs(x[k] - (x0 + i * dx)) > 1e-6 * (1 + fabs(x[k])) ||
+                fabs(y[k] - (y0 + j * dy)) > 1e-6 * (1 + fabs(y[k])) || !(dx > 0) || !(dy > 0)) {
+                fail("the offsets' window centres are not a regular grid in the primary's pixels "
+                     "(%s)%s", "rotated or flipped geotransform", "");
+                return NULL;
+            }
+        }
+    /* "nx,ny,x0,y0,dx,dy;" then n down and n across values, %.9g each */
+    const size_t cap = 128 + 2 * n * 18;
+    char *t = CPLMalloc(cap);
+    size_t k = (size_t)snprintf(t, cap, "%d,%d,%.17g,%.17g,%.17g,%.17g;", nx, ny, x0, y0, dx, dy);
+    *filled = 0;
+    for (int a = 0; a < 2; a++)
+        for (size_t w = 0; w < n; w++) {
+            double val = a ? ac[w] : dn[w];
+            const int good = isfinite(dn[w]) && isfinite(ac[w]) && !(snr[w] < fo->min_snr) &&
+                             !(pk[w] < fo->min_peak) && !isnan(snr[w]) && !isnan(pk[w]);
+            if (!good) {
+                if (!f) {
+                    CPLFree(t);
+                    fail("window %s of the offsets is nodata and there is no fit to fill it%s",
+                         CPLSPrintf("(%d, %d)", (int)(w % nx), (int)(w / nx)), "");
+                    return NULL;
+                }
+                val = gg_coreg_fit_eval(f, a ? 1 : 0, x[w], y[w]);
+                *filled += a == 0;
+            }
+            k += (size_t)snprintf(t + k, cap - k, "%s%.9g", w ? "," : (a ? ";" : ""), val);
+        }
+    return t;
 }
 
 int main(int argc, char **argv)
@@ -219,8 +355,8 @@ int main(int argc, char **argv)
             return gg_app_main(&spec, argc, argv);
     gg_coreg_fit_options fo;
     gg_coreg_fit_options_default(&fo);
-    const char *fit_path = NULL, *prm_path = NULL, *device = NULL, *pos[4];
-    int npos = 0, quiet = 0;
+    const char *fit_path = NULL, *prm_path = NULL, *device = NULL, *pos[4], *off_path = NULL;
+    int npos = 0, quiet = 0, dense = 0, has_dstnodata = 0, int_out = 0;
     char **xc = NULL, **rest = NULL;
     rest = CSLAddString(rest, argv[0]);
     for (int i = 1; i < argc; i++) {
@@ -241,6 +377,23 @@ int main(int argc, char **argv)
             }
         if (handled)
             continue;
+        if (EQUAL(a, "-dense")) {
+            dense = 1;
+            continue;
+        }
+        if (EQUAL(a, "-offsets")) {
+            if (i + 1 >= argc)
+                return CSLDestroy(xc), CSLDestroy(rest), fail("%s needs a value%s (see --help)", a, "");
+            off_path = argv[++i];
+            dense = 1;
+            continue;
+        }
+        if (EQUAL(a, "-dstnodata"))
+            has_dstnodata = 1;
+        if (EQUAL(a, "-ot") && i + 1 < argc) {
+            const GDALDataType t = GDALGetDataTypeByName(argv[i + 1]);
+            int_out = GDALDataTypeIsComplex(t) && !GDALDataTypeIsFloating(t);
+        }
         if (EQUAL(a, "-order") || EQUAL(a, "-snr") || EQUAL(a, "-minpeak") || EQUAL(a, "-kcut") ||
             EQUAL(a, "-fit") || EQUAL(a, "-prm")) {
             if (i + 1 >= argc)
@@ -268,7 +421,7 @@ int main(int argc, char **argv)
             }
             continue;
         }
-        if (EQUAL(a, "-poly") || EQUAL(a, "-outsize"))
+        if (EQUAL(a, "-poly") || EQUAL(a, "-grid") || EQUAL(a, "-outsize"))
             return CSLDestroy(xc), CSLDestroy(rest), fail("unknown option %s%s (see --help)", a, "");
         if (a[0] == '-' && a[1]) {
             rest = CSLAddString(rest, a);
@@ -306,32 +459,48 @@ int main(int argc, char **argv)
     GDALAllRegister();
     GGRegisterDriver();
     double *v = NULL;
-    int n = 0;
+    int n = 0, gnx = 0, gny = 0;
     if (!quiet)
-        printf("offsets...\n");
-    int rc = offsets(pos[0], pos[1], device, xc, &v, &n);
+        printf(off_path ? "offsets from %s...\n" : "offsets...\n", off_path);
+    int rc = off_path ? read_offsets(pos[0], off_path, &v, &n, &gnx, &gny)
+                      : offsets(pos[0], pos[1], device, xc, &v, &n, &gnx, &gny);
     CSLDestroy(xc);
     if (rc) {
         CSLDestroy(rest);
         return rc;
     }
     gg_coreg_fit f;
+    memset(&f, 0, sizeof f); /* ncoef 0 when the fit fails (dense grids need none) */
     char err[1024];
     const size_t N = (size_t)n;
     gg_status st = gg_coreg_fit_points(v, v + N, v + 2 * N, v + 3 * N, v + 4 * N, v + 5 * N, n, &fo,
                                        &f, err, sizeof err);
+    /* dense: the fit only fills nodata windows (and feeds -fit/-prm), so a
+     * fully valid grid needs none */
+    char *grid = NULL;
+    int filled = 0;
+    if (dense && (st == GG_OK || (!fit_path && !prm_path)))
+        grid = dense_grid(v, gnx, gny, st == GG_OK ? &f : NULL, &fo, &filled);
     CPLFree(v);
-    if (st != GG_OK) {
+    if (dense && !grid) {
+        CSLDestroy(rest);
+        return st == GG_OK ? 1 : fail("%s%s", err, "");
+    }
+    if (!dense && st != GG_OK) {
         CSLDestroy(rest);
         return fail("%s%s", err, "");
     }
     static char json[8192], prm[1024];
-    gg_coreg_fit_json(&f, json, sizeof json);
-    gg_coreg_fit_prm(&f, prm, sizeof prm);
-    if (!quiet)
+    if (st == GG_OK) {
+        gg_coreg_fit_json(&f, json, sizeof json);
+        gg_coreg_fit_prm(&f, prm, sizeof prm);
+    }
+    if (!quiet && st == GG_OK)
         printf("fit (order %d): %d of %d windows used, rms %.4f px down, %.4f px across\n", f.order,
                f.n_used_down < f.n_used_across ? f.n_used_down : f.n_used_across, f.n_total,
                f.rms_down, f.rms_across);
+    if (!quiet && dense)
+        printf("dense offsets: %dx%d windows, %d nodata filled from the fit\n", gnx, gny, filled);
     /* step 3: the resample op through gg_app; the polynomial as a plain
      * coefficient list (it goes into .ggvrt files as an op option) */
     char poly[1024];
@@ -347,26 +516,36 @@ int main(int argc, char **argv)
     char **args = NULL;
     for (int i = 0; rest[i]; i++) {
         if (i == 1) {
-            args = CSLAddString(args, "-poly");
-            args = CSLAddString(args, poly);
+            args = CSLAddString(args, dense ? "-grid" : "-poly");
+            args = CSLAddString(args, dense ? grid : poly);
+            if (int_out && !has_dstnodata) { /* NaN has no int16 value: 0, as GMTSAR */
+                args = CSLAddString(args, "-dstnodata");
+                args = CSLAddString(args, "0");
+            }
             args = CSLAddString(args, "-outsize");
             args = CSLAddString(args, CPLSPrintf("%dx%d", pw, ph));
         }
         args = CSLAddString(args, rest[i]);
     }
     if (CSLCount(rest) == 1) { /* unreachable: there are operands */
+        CPLFree(grid);
         CSLDestroy(rest);
         CSLDestroy(args);
         return 1;
     }
     CSLDestroy(rest);
+    CPLFree(grid);
+    char *fit_tmp = fit_path ? write_text(fit_path, json) : NULL;
+    char *prm_tmp = prm_path && (fit_tmp || !fit_path) ? write_text(prm_path, prm) : NULL;
+    if ((fit_path && !fit_tmp) || (prm_path && !prm_tmp)) {
+        commit_text(fit_tmp, fit_path, 0);
+        CSLDestroy(args);
+        return 1;
+    }
     rc = gg_app_main(&spec, CSLCount(args), args);
     CSLDestroy(args);
-    if (rc)
-        return rc;
-    if (fit_path && write_text(fit_path, json))
+    /* the fit's files appear only with a complete raster */
+    if (commit_text(fit_tmp, fit_path, !rc) | commit_text(prm_tmp, prm_path, !rc))
         return 1;
-    if (prm_path && write_text(prm_path, prm))
-        return 1;
-    return 0;
+    return rc;
 }

@@ -337,10 +337,43 @@ static int flag_values(const char *a)
     return 0;
 }
 
+/* 0 when a file can be created beside path (tried with a temporary name,
+ * removed at once): an unwritable -table folder fails before the raster is
+ * made, so that no output at all is left. */
+static int table_writable(const char *path)
+{
+    const char *dir = CPLGetPath(path);
+    char *tmp = CPLStrdup(CPLFormFilename(*dir ? dir : ".",
+                                          CPLSPrintf(".%s.probe%d", CPLGetFilename(path), (int)getpid()),
+                                          NULL));
+    FILE *f = fopen(tmp, "w");
+    if (f) {
+        fclose(f);
+        unlink(tmp);
+    }
+    CPLFree(tmp);
+    if (f)
+        return 0;
+    fprintf(stderr, "ERROR 1: gdal_xcorr: cannot write the table '%s'\n", path);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 2 && EQUAL(argv[1], "-mode") && EQUAL(argv[2], "gmtsar"))
         return gg_xcorr_gmtsar_main(argc - 2, argv + 2);
+    const char *table = NULL; /* the last -table, as parse_flag keeps */
+    int help = 0;
+    for (int i = 1; i < argc; i++) {
+        help |= EQUAL(argv[i], "--help") || EQUAL(argv[i], "-h") || EQUAL(argv[i], "--version") ||
+                EQUAL(argv[i], "--utility_version") || EQUAL(argv[i], "-help");
+        if (EQUAL(argv[i], "-table") && i + 1 < argc)
+            table = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1])
+            i += flag_values(argv[i]);
+    }
+    if (table && !help && !gg_app_parse_only && table_writable(table))
+        return 1;
     const int rc = gg_app_main(&spec, argc, argv);
     if (rc != 0 || !table_path || gg_app_parse_only)
         return rc;

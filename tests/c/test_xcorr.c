@@ -395,17 +395,27 @@ static void ref_ncc(const double *t, int rw, int rh, const double *c, int sw, in
         }
 }
 
+/* The mean phase step per axis removed, unless the lag-1 correlation
+ * |sum c[i] conj c[i+1]| / (mean power of the pairs) is below 3 / sqrt(pairs):
+ * a white spectrum has no carrier to remove (docs/gdal_xcorr.md). */
 static void ref_deramp(dcx *c, int w, int h)
 {
     dcx sy = 0, sx = 0;
+    double py2 = 0, px2 = 0;
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
-            if (x + 1 < w)
+            const double p = creal(c[y * w + x] * conj(c[y * w + x]));
+            if (x + 1 < w) {
                 sx += c[y * w + x] * conj(c[y * w + x + 1]);
-            if (y + 1 < h)
+                px2 += 0.5 * (p + creal(c[y * w + x + 1] * conj(c[y * w + x + 1])));
+            }
+            if (y + 1 < h) {
                 sy += c[y * w + x] * conj(c[(y + 1) * w + x]);
+                py2 += 0.5 * (p + creal(c[(y + 1) * w + x] * conj(c[(y + 1) * w + x])));
+            }
         }
-    const double py = carg(sy), px = carg(sx);
+    const double py = cabs(sy) * sqrt((double)w * (h - 1)) >= 3 * py2 ? carg(sy) : 0;
+    const double px = cabs(sx) * sqrt((double)(w - 1) * h) >= 3 * px2 ? carg(sx) : 0;
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++)
             c[y * w + x] *= cexp(I * (py * y + px * x));

@@ -106,11 +106,8 @@ def _same(a, b, gg):
     return True
 
 
-# Known gaps, pending fixes in algorithms/coreg/gmtsar_xcorr.c (being
-# rewritten): its final "out of memory" replaces the injected allocation
-# fault's message, and its new reader threads have no read fault point.
-KNOWN = {("gdal_xcorr-gmtsar", "alloc"): "gmtsar_xcorr.c reports a failed device allocation as 'out of memory'",
-         ("gdal_xcorr-gmtsar", "read"): "gmtsar_xcorr.c's SLC reader threads have no read fault point"}
+# Known gaps (utility, kind) -> reason; xfail while listed.
+KNOWN = {}
 CASES = [pytest.param(u, k, marks=pytest.mark.xfail(reason=KNOWN[(u, k)], strict=False))
          if (u, k) in KNOWN else (u, k)
          for u in UTILITIES for k in ALL_KINDS if k in UTILITIES[u][2]]

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# bench_xcorr_process.sh -- the whole `gdal_xcorr -mode gmtsar` process on
+# the standard job (bench_xcorr.c's data: two 11304 x 9216 CInt16 SLCs, the
+# secondary the primary shifted by (3, -2) px plus noise; 20 x 50 patches,
+# xsearch = ysearch = 128, range interpolation 2), as a GMTSAR user runs it:
+# process start, context creation, PRM parsing, reading from page cache,
+# offsets, freq_xcorr.dat written.  bench_xcorr times the library call
+# alone; this adds everything around it.
+#
+#   bench/bench_xcorr_process.sh BIN_DIR [DIR] [DEVICE]   (RUNS=3)
+#
+# BIN_DIR holds bench_xcorr and gdal_xcorr (a build's bin/); DIR the data
+# (default /dev/shm); DEVICE cuda (default), cpu or opencl; SIZE="W H" for
+# smaller images (smoke runs).  Prints each
+# run's wall time and peak RSS (/usr/bin/time -v when present, else bash's
+# clock and no RSS) and the mean offsets of the last freq_xcorr.dat.
+# MIT licence.
+set -euo pipefail
+bin=${1:?usage: bench_xcorr_process.sh BIN_DIR [DIR] [DEVICE]}
+dir=${2:-/dev/shm}
+dev=${3:-cuda}
+runs=${RUNS:-3}
+# SIZE="W H" makes smaller images (smoke runs); the standard job is the default
+"$bin/bench_xcorr" -device "$dev" -runs 0 -noquality -keep -dir "$dir" ${SIZE:+-size $SIZE} >/dev/null
+trap 'rm -f "$dir"/gg_bench_master.* "$dir"/gg_bench_aligned.* "$dir"/gg_freq_xcorr.dat' EXIT
+cat "$dir"/gg_bench_master.SLC "$dir"/gg_bench_aligned.SLC >/dev/null   # page cache
+args=(-mode gmtsar "$dir/gg_bench_master.PRM" "$dir/gg_bench_aligned.PRM" -nx 20 -ny 50
+      -xsearch 128 -ysearch 128 -device "$dev" -q -o "$dir/gg_freq_xcorr.dat")
+echo "gdal_xcorr ${args[*]}"
+for r in $(seq 0 "$runs"); do
+    label=$([ "$r" = 0 ] && echo "warm-up" || echo "run $r")
+    if [ -x /usr/bin/time ]; then
+        /usr/bin/time -v "$bin/gdal_xcorr" "${args[@]}" 2>"$dir/gg_time.txt"
+        wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$dir/gg_time.txt")
+        rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$dir/gg_time.txt")
+        echo "$label: wall $wall, peak RSS $((rss / 1024)) MiB"
+        rm -f "$dir/gg_time.txt"
+    else
+        t0=$(date +%s.%N)
+        "$bin/gdal_xcorr" "${args[@]}"
+        t1=$(date +%s.%N)
+        echo "$label: wall $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}') s (no /usr/bin/time: RSS not measured)"
+    fi
+done
+awk '{n++; x+=$2; y+=$4; c+=$5} END {printf "%d patches, mean xoff %.3f yoff %.3f corr %.1f\n", n, x/n, y/n, c/n}' \
+    "$dir/gg_freq_xcorr.dat"
