@@ -23,7 +23,11 @@ void FMCWRegisterDriver(void);
  *   grid_res   : 0 for the polar raster (rows = sectors, columns = gates);
  *                > 0 for a PPI grid of that cell size (m), AEQD on the radar
  *   max_range  : grid extent (m); 0 = the last gate's ground range
- * NULL after a one-line CPLError. */
+ * NULL after a one-line CPLError.
+ * The device starts on the first block read, or when the dataset is asked
+ * for an item of its "GEOGPU" metadata domain: DEVICE (its description)
+ * or DEVICE_NOTICE (the fallback notice under auto, "" when none); NULL
+ * after a CPLError when the device cannot start. */
 GDALDatasetH FMCWOpenProducts(const char *pszFilename, const char *products, const char *device,
                               double grid_res, double max_range);
 

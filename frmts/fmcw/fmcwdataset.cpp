@@ -103,6 +103,7 @@ class FMCWDataset final : public GDALDataset
     }
     CPLErr GetGeoTransform(double *gt) override;
     const OGRSpatialReference *GetSpatialRef() const override { return m_res > 0 ? &m_srs : nullptr; }
+    const char *GetMetadataItem(const char *name, const char *domain = "") override;
 };
 
 FMCWBand::FMCWBand(FMCWDataset *ds, int nBandIn, int iProduct) : m_iProduct(iProduct)
@@ -156,6 +157,8 @@ CPLErr FMCWDataset::Start()
     if (gg_fmcw_create(m_ctx, &m_p, m_products.data(), (int)m_products.size(), m_batch, &m_proc) != GG_OK)
     {
         CPLError(CE_Failure, CPLE_AppDefined, "FMCW: %s", gg_context_last_error(m_ctx));
+        gg_context_destroy(m_ctx);   // a later Start() creates it again
+        m_ctx = nullptr;
         return CE_Failure;
     }
     // A second stream on GPUs, so that reading and uploading the next block
@@ -345,6 +348,23 @@ CPLErr FMCWDataset::FillGrid()
         }
     m_cacheBlock = 0;
     return CE_None;
+}
+
+// The "GEOGPU" metadata domain (fmcw_driver.h): the device the products
+// are computed on and the fallback notice under auto, for the utility's
+// one notice line (gg_app).  Asking starts the device, as the first block
+// read would, so that a device that cannot start fails before an output
+// exists.  NULL after a CPLError when it cannot start.
+const char *FMCWDataset::GetMetadataItem(const char *name, const char *domain)
+{
+    if (!domain || !EQUAL(domain, "GEOGPU") || !name)
+        return GDALDataset::GetMetadataItem(name, domain);
+    if (!EQUAL(name, "DEVICE") && !EQUAL(name, "DEVICE_NOTICE"))
+        return nullptr;
+    std::lock_guard<std::mutex> guard(m_lock);
+    if (Start() != CE_None)
+        return nullptr;
+    return CPLSPrintf("%s", EQUAL(name, "DEVICE") ? gg_context_device_name(m_ctx) : gg_context_notice(m_ctx));
 }
 
 CPLErr FMCWBand::IReadBlock(int, int nBlockYOff, void *pData)

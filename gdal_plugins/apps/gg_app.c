@@ -372,16 +372,37 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void report_device(gg_app *app, GDALDatasetH ds)
+/* The one place a utility tells which device it runs on (-v) and prints
+ * the fallback notice under auto ("no GPU device found, using the CPU").
+ * A GG dataset (op utilities) was started by GGDatasetStart; a utility's
+ * own product dataset (open_source: the FMCW driver) answers through its
+ * "GEOGPU" metadata domain, which starts its device.  Returns 1 after
+ * reporting a device that cannot start. */
+static int report_device(gg_app *app, GDALDatasetH ds)
 {
-    if (app->verbose)
-        fprintf(stderr, "%s: device %s\n", app->spec->name, GGDatasetDeviceName(ds));
-    const char *notice = GGDatasetDeviceNotice(ds);
-    if (!app->quiet && notice && *notice) {
-        if (!strncmp(notice, "geogpu: ", 8))
-            notice += 8;
-        fprintf(stderr, "%s: %s\n", app->spec->name, notice);
+    const char *name, *notice;
+    if (app->spec->open_source) {
+        notice = GDALGetMetadataItem(ds, "DEVICE_NOTICE", "GEOGPU");
+        if (!notice && app->failures > 0)
+            return fail(app, "cannot start the device");
+        name = GDALGetMetadataItem(ds, "DEVICE", "GEOGPU");
+    } else {
+        name = GGDatasetDeviceName(ds);
+        notice = GGDatasetDeviceNotice(ds);
     }
+    if (app->verbose && name)
+        fprintf(stderr, "%s: device %s\n", app->spec->name, name);
+    gg_app_notice(app->spec->name, app->quiet, notice);
+    return 0;
+}
+
+void gg_app_notice(const char *utility, int quiet, const char *notice)
+{
+    if (quiet || !notice || !*notice)
+        return;
+    if (!strncmp(notice, "geogpu: ", 8))
+        notice += 8;
+    fprintf(stderr, "%s: %s\n", utility, notice);
     fflush(stderr);
 }
 
@@ -812,12 +833,13 @@ static int run(gg_app *app)
         goto done;
     }
 
-    for (int k = 0; k < ndev && !app->spec->open_source; k++) {
-        if (GGDatasetStart(dss[k]) != CE_None) {
+    for (int k = 0; k < ndev; k++) {
+        if (!app->spec->open_source && GGDatasetStart(dss[k]) != CE_None) {
             fail(app, "cannot start the device");
             goto done;
         }
-        report_device(app, dss[k]);
+        if (report_device(app, dss[k]))
+            goto done;
     }
     if (!app->spec->open_source && add_gpu_workers(app, drv, &dss, &ndev))
         goto done;

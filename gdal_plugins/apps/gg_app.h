@@ -73,6 +73,12 @@ int gg_app_usage_error(gg_app *app, const char *fmt, ...)
  * the finished (closed) tmp, 0 on success, 1 after one error line
  * "ERROR n: <utility>: ...".  discard: removes whatever tmp left. */
 char *gg_app_temporary_name(const char *dst);
+/* The fallback notice under auto (gg_context_notice: "no GPU device found,
+ * using the CPU (...)") as every utility prints it: one line
+ * "<utility>: <notice>" on stderr, nothing when quiet or when notice is
+ * empty.  gg_app_main prints it itself; for utilities that start their
+ * own context (gdal_xcorr -mode gmtsar, gdal_ortho). */
+void gg_app_notice(const char *utility, int quiet, const char *notice);
 int gg_app_commit_output(const char *utility, void *drv, const char *tmp, const char *dst);
 void gg_app_discard_output(void *drv, const char *tmp);
 

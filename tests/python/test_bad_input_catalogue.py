@@ -37,7 +37,12 @@ UTILITIES = {
     "gdal_ortho": ("gdal_ortho", ["{o}"]),
     "gdal_fmcw": ("gdal_fmcw", ["{nc}"]),
     "gdal_quicklook": ("gdal_quicklook", ["{r}"]),
+    # the GG driver inside GDAL's own gdal_translate (GG_DEVICE picks the device)
+    "gg_driver": ("gdal_translate", ["{gg}"]),
 }
+# where the output goes is the program's business: gdal_translate is GDAL's
+# (it writes in place, with no temporary), the others use gg_app's writer
+DEST = [u for u in UTILITIES if u != "gg_driver"]
 OUT_NAME = {"gdal_xcorr-gmtsar": "freq.dat", "gdal_quicklook": "o.png"}
 # the inputs each utility reads (replaced by a bad file in test_not_a_raster)
 READS = {"gdal_xcorr-gmtsar": ("m",), "gdal_ortho": ("o",), "gdal_fmcw": ("nc",)}
@@ -85,7 +90,13 @@ def inputs(tmp_path_factory):
         _write(d / f"nan_{k}.tif", [np.full_like(a, np.nan) for a in arrs], dt, rpc=rpc)
         _write(d / f"inf_{k}.tif", [np.full_like(a, np.inf) for a in arrs], dt, rpc=rpc)
         _write(d / f"nodata_{k}.tif", [np.full_like(a, ND) for a in arrs], dt, nodata=ND, rpc=rpc)
+    _write(d / "small.tif", [s1[:40].astype(np.complex64)], gdal.GDT_CFloat32)  # 40 rows, not 48
     rd.write_gmtsar_pair(d, rng)
+    # the aligned SLC of the pair cut to 96 of its 128 lines (a PRM that says so)
+    iq = np.fromfile(d / "aligned.SLC", "<i2").reshape(128, 128, 2)[:96]
+    iq.tofile(d / "short.SLC")
+    (d / "short.PRM").write_text((d / "aligned.PRM").read_text().replace("aligned.SLC", "short.SLC")
+                                 .replace("num_valid_az = 128", "num_valid_az = 96"))
     GG.run("gdal_fmcw", "-simulate", *rd.FMCW_SMALL, "-q", d / "nc.nc")
     (d / "empty.tif").write_bytes(b"")
     (d / "text.tif").write_text("this is not a raster\n")
@@ -94,8 +105,10 @@ def inputs(tmp_path_factory):
 
 def _names(d, sub=None):
     names = {k: str(d / f"{k}.tif") for k in RASTER_INPUTS}
-    names.update(m=str(d / "master.PRM"), a=str(d / "aligned.PRM"), nc=str(d / "nc.nc"))
+    names.update(m=str(d / "master.PRM"), a=str(d / "aligned.PRM"), nc=str(d / "nc.nc"),
+                 small=str(d / "small.tif"), short=str(d / "short.PRM"))
     names.update(sub or {})
+    names.setdefault("gg", f"GG:multilook:looks=2x2:{names['r']}")  # gg_driver's source
     return names
 
 
@@ -105,7 +118,8 @@ def _argv(utility, d, out, sub=None):
     argv = [str(a).format(**names) for a in args]
     if "{out}" not in args:
         argv.append(str(out))
-    dev = [] if prog == "gdal_quicklook" else ["-device", "cpu"]
+    dev = {"gdal_quicklook": [],
+           "gdal_translate": ["--config", "GG_DEVICE", "cpu"]}.get(prog, ["-device", "cpu"])
     mode = argv[:2] if argv[:2] == ["-mode", "gmtsar"] else []  # must come first
     return [prog] + mode + ["-q"] + dev + argv[len(mode):]
 
@@ -183,7 +197,7 @@ def test_invalid_filled(gg, inputs, tmp_path, utility, fill):
     assert gg.snapshot(inputs) == before
 
 
-@pytest.mark.parametrize("utility", UTILITIES)
+@pytest.mark.parametrize("utility", DEST)
 def test_missing_destination_folder(gg, inputs, tmp_path, utility):
     before = gg.snapshot(inputs)
     missing = tmp_path / "no" / "such" / "folder"
@@ -210,7 +224,7 @@ def _read_only_folder(tmp_path):
     pytest.skip("no read-only folder available to root here")
 
 
-@pytest.mark.parametrize("utility", UTILITIES)
+@pytest.mark.parametrize("utility", DEST)
 def test_read_only_destination(gg, inputs, tmp_path, utility):
     ro = _read_only_folder(tmp_path)
     before = gg.snapshot(inputs)
@@ -227,7 +241,7 @@ def _limit_file_size():
     resource.setrlimit(resource.RLIMIT_FSIZE, (64, 64))
 
 
-@pytest.mark.parametrize("utility", UTILITIES)
+@pytest.mark.parametrize("utility", DEST)
 def test_full_destination(gg, inputs, tmp_path, utility):
     out = tmp_path / "out"
     out.mkdir()
@@ -239,10 +253,28 @@ def test_full_destination(gg, inputs, tmp_path, utility):
     _clean_failure(gg, p, out, [], before, inputs)
 
 
-# absurd options of the utilities added after the first five (theirs are in
-# test_bad_input.py): id -> (utility, options replacing / added to the
-# defaults, keywords one ERROR line must all contain; "a|b": either)
+# absurd options: id -> (utility, options replacing / added to the
+# defaults, keywords one ERROR line must all contain; "a|b": either).  More
+# cases of the first five utilities are in test_bad_input.py.
 ABSURD = {
+    "multilook-looks-negative": ("gdal_multilook", ["-looks", -2, 2], ["-looks"]),
+    "multilook-looks-huge": ("gdal_multilook", ["-looks", 2147483647, 2147483647], ["looks", "larger"]),
+    "multilook-looks-overflow": ("gdal_multilook", ["-looks", 2147483648, 2], ["-looks"]),
+    "rotate-angle-inf": ("gdal_rotate", ["-angle", "inf"], ["angle"]),
+    "rotate-outsize-zero": ("gdal_rotate", ["-outsize", 0, 0], ["-outsize"]),
+    "rotate-outsize-negative": ("gdal_rotate", ["-outsize", -5, 10], ["-outsize"]),
+    "rotate-outsize-huge": ("gdal_rotate", ["-outsize", 2000000000, 2000000000], ["outsize"]),
+    "radnorm-coef-nan": ("gdal_radnorm", ["-coef", "nan"], ["coef"]),
+    "radnorm-coef-negative": ("gdal_radnorm", ["-coef", -1e308], ["coef"]),
+    "radnorm-levels-negative": ("gdal_radnorm", ["-levels", -4], ["levels"]),
+    "insar-window-zero": ("gdal_insar", ["-window", 0, 0], ["-window"]),
+    "insar-window-negative": ("gdal_insar", ["-window", -3, 3], ["-window"]),
+    "insar-looks-zero": ("gdal_insar", ["-looks", 0, 1], ["-looks"]),
+    "insar-looks-huge": ("gdal_insar", ["-looks", 1000, 1000], ["looks", "larger"]),
+    "ptsel-window-zero": ("gdal_ptsel", ["-window", 0], ["window"]),
+    "ptsel-window-negative": ("gdal_ptsel", ["-window", -5], ["window"]),
+    "ptsel-window-huge": ("gdal_ptsel", ["-window", 2147483647], ["window", "larger"]),
+    "ptsel-mindist-negative": ("gdal_ptsel", ["-mindist", -1], ["mindist"]),
     "xcorr-window-zero": ("gdal_xcorr", ["-window", 0, 0], ["window"]),
     "xcorr-window-negative": ("gdal_xcorr", ["-window", -16, 16], ["window"]),
     "xcorr-search-huge": ("gdal_xcorr", ["-search", 100000, 100000], ["larger than|search"]),
@@ -296,3 +328,91 @@ def test_absurd_option(gg, inputs, tmp_path, case):
         argv[1:1] = ["-mode", "gmtsar"]
     p = gg.run(*argv, check=False)
     _clean_failure(gg, p, out, words, before, inputs)
+
+
+# inputs that differ in size: id -> (utility, inputs replaced, keywords)
+MISMATCHED = {
+    "gdal_insar": ("gdal_insar", {"c2": "{small}"}, ["small.tif", "size"]),
+    "gdal_ptsel": ("gdal_ptsel", {"s": "{c1}", "extra": "{small}"}, ["small.tif", "size"]),
+    "gdal_xcorr": ("gdal_xcorr", {"c2": "{small}"}, ["small.tif", "size"]),
+    "gdal_coreg": ("gdal_coreg", {"c2": "{small}"}, ["size", "56x40"]),
+    "gdal_xcorr-gmtsar": ("gdal_xcorr-gmtsar", {"a": "{short}"}, ["128x96", "size"]),
+    "gg_driver": ("gg_driver", {"gg": "GG:coherence:window=3x3:products=coherence:{c1},{small}"},
+                  ["small.tif", "size"]),
+}
+# a real (detected) raster where complex SLCs are required
+WRONG_TYPE = {
+    "gdal_insar": ("gdal_insar", {"c1": "{r}", "c2": "{r}"}, ["complex"]),
+    "gdal_ptsel": ("gdal_ptsel", {"s": "{r}", "extra": "{r}"}, ["complex"]),
+    "gdal_xcorr": ("gdal_xcorr", {"c2": "{r}"}, ["complex"]),
+    "gdal_coreg": ("gdal_coreg", {"c1": "{r}"}, ["r.tif", "complex"]),
+    "gg_driver": ("gg_driver", {"gg": "GG:coherence:window=3x3:products=coherence:{r},{r}"}, ["complex"]),
+}
+
+
+def _substitute(inputs, utility, sub):
+    """sub's values name other inputs ({small}); "extra" is one more
+    operand before the output (a second member of a gdal_ptsel stack)."""
+    names = _names(inputs)
+    sub = {k: v.format(**names) for k, v in sub.items()}
+    return sub, sub.pop("extra", None)
+
+
+@pytest.mark.parametrize("case,table", [(c, "mismatched") for c in MISMATCHED] +
+                         [(c, "wrong_type") for c in WRONG_TYPE])
+def test_mismatched_or_wrong_type(gg, inputs, tmp_path, case, table):
+    """Inputs of different sizes, or a real raster where complex SLCs are
+    needed: one ERROR line naming the problem (and the input, where the
+    message can), nothing written."""
+    utility, sub, words = (MISMATCHED if table == "mismatched" else WRONG_TYPE)[case]
+    sub, extra = _substitute(inputs, utility, sub)
+    out = tmp_path / "out"
+    out.mkdir()
+    before = gg.snapshot(inputs)
+    argv = _argv(utility, inputs, _out(utility, out), sub)
+    if extra:
+        argv.insert(-1, extra)
+    p = gg.run(*argv, check=False)
+    _clean_failure(gg, p, out, words, before, inputs)
+
+
+def test_insar_huge_window_is_the_whole_image(gg, inputs, tmp_path):
+    """A coherence window far larger than the image (2^31 - 1 samples) is
+    clipped to the raster (docs/gdal_insar.md), without overflow: every
+    pixel's coherence is the whole image's, computed here in float64."""
+    a = gdal.Open(str(inputs / "c1.tif")).ReadAsArray().astype(np.complex128)
+    b = a + 0.6 * gdal.Open(str(inputs / "c2.tif")).ReadAsArray()  # partly coherent with a
+    _write(tmp_path / "b.tif", [b.astype(np.complex64)], gdal.GDT_CFloat32)
+    b = b.astype(np.complex64).astype(np.complex128)
+    argv = _argv("gdal_insar", inputs, tmp_path / "o.tif", {"c2": str(tmp_path / "b.tif")})
+    argv[1:1] = ["-window", "2147483647", "2147483647"]
+    p = gg.run(*argv, check=False)
+    assert p.returncode == 0, p.stderr
+    ref = abs((a * b.conj()).sum()) / math.sqrt((abs(a) ** 2).sum() * (abs(b) ** 2).sum())
+    coh = gdal.Open(str(tmp_path / "o_coherence.tif")).ReadAsArray()
+    assert coh.shape == a.shape and 0.3 < ref < 0.99
+    np.testing.assert_allclose(coh, ref, rtol=1e-5)
+
+
+# side outputs (gdal_xcorr -table, gdal_coreg -fit and -prm) whose folder
+# cannot be written: a clean error and no output at all, as for the raster
+SIDE = {
+    "xcorr-table": ("gdal_xcorr", "-table", "t.csv", ["t.csv"]),
+    "coreg-fit": ("gdal_coreg", "-fit", "fit.json", ["fit.json"]),
+    "coreg-prm": ("gdal_coreg", "-prm", "s.PRM", ["s.PRM"]),
+}
+
+
+@pytest.mark.parametrize("case", list(SIDE))
+@pytest.mark.parametrize("where", ["missing", "read_only"])
+def test_unwritable_side_output(gg, inputs, tmp_path, case, where):
+    utility, flag, name, words = SIDE[case]
+    folder = tmp_path / "no" / "such" if where == "missing" else _read_only_folder(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    before = gg.snapshot(inputs)
+    argv = _argv(utility, inputs, _out(utility, out))
+    argv[1:1] = [flag, str(folder / name)]
+    p = gg.run(*argv, check=False)
+    _clean_failure(gg, p, out, words, before, inputs)
+    assert len([l for l in p.stderr.splitlines() if l.strip()]) == 1, p.stderr

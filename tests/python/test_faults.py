@@ -8,10 +8,10 @@ utility uses must be reached (N = 1 fails).
 
 Kinds per utility: the device kinds (alloc, launch, transfer) everywhere;
 fft where the algorithm runs FFTs; read where the input is read through a
-fault point (the GG driver, the FMCW reader, GMTSAR's SLC reader); write
-where the output goes through gg_app's writer or gdal_xcorr -mode gmtsar's
-table writer.  gdal_ortho reads and writes through its own GDAL pipeline,
-which has no fault point yet (docs/reliability.md)."""
+fault point (the GG driver, the FMCW reader, GMTSAR's SLC reader,
+gdal_ortho's scene reader); write where the output goes through gg_app's
+writer, gdal_xcorr -mode gmtsar's table writer or gdal_ortho's pipelined
+writer (docs/reliability.md)."""
 import numpy as np
 import pytest
 
@@ -32,7 +32,7 @@ UTILITIES = {
     "gdal_xcorr-gmtsar": ("gdal_xcorr", ["-mode", "gmtsar", "{mprm}", "{aprm}", *rd.GMTSAR_OPTS,
                                          "-o", "{out}"], DEV + ("fft",) + IO),
     "gdal_coreg": ("gdal_coreg", [*rd.XCORR_OPTS, "{p}", "{s}"], DEV + ("fft",) + IO),
-    "gdal_ortho": ("gdal_ortho", ["{scene}"], DEV),
+    "gdal_ortho": ("gdal_ortho", ["{scene}"], DEV + IO),
     "gdal_fmcw": ("gdal_fmcw", ["{nc}"], DEV + ("fft",) + IO),
     "gdal_quicklook": ("gdal_quicklook", ["GG:multilook:looks=2x2:{a}"], DEV + ("read",)),
 }
@@ -148,13 +148,7 @@ def test_fault_spec_unknown_kind_is_ignored(gg, inputs, tmp_path):
     assert np.isfinite(_bands(tmp_path / "o.tif")[0]).any()
 
 
-_AUTO_KNOWN = {"gdal_fmcw": "the FMCW driver's device notice does not reach gdal_fmcw's stderr "
-                             "(gg_app reads it from GG datasets only)"}
-
-
-@pytest.mark.parametrize("utility", [
-    pytest.param(u, marks=pytest.mark.xfail(reason=_AUTO_KNOWN[u], strict=False)) if u in _AUTO_KNOWN else u
-    for u in UTILITIES if u != "gdal_quicklook"])
+@pytest.mark.parametrize("utility", [u for u in UTILITIES if u != "gdal_quicklook"])
 def test_auto_falls_back_to_cpu_with_notice(gg, inputs, tmp_path, utility):
     """-device auto where no GPU opens (here: no CUDA, OpenCL only on the
     CPU through PoCL) runs on the CPU, says so once, and writes what

@@ -1,7 +1,8 @@
-"""Every C utility under valgrind memcheck (CPU backend), on success and on
-the error paths that fault injection opens (GG_FAULT): no invalid read or
-write, no use of uninitialised memory, no definite leak.  (Leaks reported
-as "possibly lost" are libgomp's thread stacks, kept by design.)
+"""Every C utility, and the GG driver inside GDAL's gdal_translate, under
+valgrind memcheck (CPU backend), on success and on the error paths that
+fault injection opens (GG_FAULT): no invalid read or write, no use of
+uninitialised memory, no definite leak; no suppression file.  (Leaks
+reported as "possibly lost" are libgomp's thread stacks, kept by design.)
 gdal_quicklook is a Python program: its C side is the GG driver and
 libgeogpu, checked here through the other utilities."""
 import shutil
@@ -29,8 +30,14 @@ UTILITIES = {
                                          "-o", "{out}"], [None, "alloc:2", "read:1", "write:1"]),
     "gdal_coreg": ("gdal_coreg", [*rd.XCORR_OPTS, "-fit", "{outdir}/fit.json", "{p}", "{s}"],
                    [None, "fft:2", "write:1"]),
-    "gdal_ortho": ("gdal_ortho", ["{scene}"], [None, "alloc:2", "launch:1"]),
+    "gdal_ortho": ("gdal_ortho", ["{scene}"], [None, "alloc:2", "launch:1", "read:1", "write:1"]),
     "gdal_fmcw": ("gdal_fmcw", ["{nc}"], [None, "alloc:2", "read:2", "write:1"]),
+    "gdal_fmcw-grid": ("gdal_fmcw", ["-products", "DBZ,VEL", "-grid", 100, "{nc}"], [None, "read:2"]),
+    # the GG driver as a GDAL plugin, through GDAL's own gdal_translate: a
+    # GG: connection string and a .ggvrt file (GG_DEVICE picks the device)
+    "gdal_translate-gg": ("gdal_translate", ["GG:coherence:window=3x3:products=coherence:{za},{zb}"],
+                          [None, "alloc:2", "read:2"]),
+    "gdal_translate-ggvrt": ("gdal_translate", ["{ggvrt}"], [None, "launch:1"]),
 }
 CASES = [(u, f) for u in UTILITIES for f in UTILITIES[u][2]]
 
@@ -48,7 +55,9 @@ def inputs(tmp_path_factory):
     rd.write_gmtsar_pair(d, rng)
     rd.write_rpc_scene(d / "scene.tif", rng)
     GG.run("gdal_fmcw", "-simulate", *rd.FMCW_SMALL, "-q", d / "raw.nc")
-    return {"a": d / "a.tif", "za": d / "za.tif", "zb": d / "zb.tif", "stack": d / "stack.tif",
+    GG.run("gdal_radnorm", "-q", "-device", "cpu", "-coef", 35, d / "a.tif", d / "radnorm.ggvrt")
+    return {"ggvrt": d / "radnorm.ggvrt",
+            "a": d / "a.tif", "za": d / "za.tif", "zb": d / "zb.tif", "stack": d / "stack.tif",
             "p": d / "p.tif", "s": d / "s.tif", "mprm": d / "master.PRM", "aprm": d / "aligned.PRM",
             "scene": d / "scene.tif", "nc": d / "raw.nc"}
 
@@ -64,9 +73,13 @@ def test_memcheck(gg, inputs, tmp_path, utility, fault):
     if "{out}" not in args:
         argv.append(str(o))
     mode = argv[:2] if argv[:2] == ["-mode", "gmtsar"] else []  # must come first
+    if prog == "gdal_translate":  # GDAL's program: the GG driver reads GG_DEVICE
+        exe, dev = shutil.which(prog), ["--config", "GG_DEVICE", "cpu"]
+    else:
+        exe, dev = gg.build / "bin" / prog, ["-device", "cpu"]
     p = gg.run(VALGRIND, "-q", "--error-exitcode=99", "--leak-check=full",
                "--errors-for-leak-kinds=definite", "--show-possibly-lost=no",
-               gg.build / "bin" / prog, *mode, "-q", "-device", "cpu", *argv[len(mode):],
+               exe, *mode, "-q", *dev, *argv[len(mode):],
                check=False, env={"GG_FAULT": fault} if fault else {}, timeout=600)
     assert p.returncode != 99 and "Invalid " not in p.stderr and "uninitialised" not in p.stderr, (
         f"valgrind found errors ({utility}, GG_FAULT={fault}):\n{p.stderr[-4000:]}")
