@@ -533,10 +533,10 @@ typedef struct gg_ortho_options {
      * bilinear or cubic resampling rounds onto it is moved one step off
      * (down, up from the type's minimum), as gdalwarp 3.6 does */
     int has_dst_nodata;
-    /* 1: the nodata values are per band (gdalwarp with several bands and
-     * their own nodata, no -srcnodata): taps are judged band by band and an
-     * output pixel is not dropped for a nodata source pixel under it;
-     * 0: GDAL's single-band rule, the containing pixel's nodata drops it */
+    /* 1: taps judged band by band and no containing-pixel rule (gdalwarp's
+     * UNIFIED_SRC_NODATA=NO); 0: the containing pixel's nodata drops the
+     * output pixel.  gg_ortho_session_set_bands with several bands replaces
+     * this by gdalwarp's default multi-band rule. */
     int per_band_nodata;
 } gg_ortho_options;
 
@@ -591,6 +591,26 @@ GG_API gg_status gg_ortho_session_run(gg_ortho_session *s, const gg_ortho_grid *
                                       const gg_ortho_image *src, void *dst,
                                       gg_ortho_type dst_type, int width, int height,
                                       size_t dst_stride, int *missed);
+/* Several bands (gdalwarp's multi-band nodata rule): nbands source
+ * nodata values (NULL: the options' src_nodata for all) and output
+ * nodata / fill values (NULL: dst_init for all), and unified 1 for
+ * gdalwarp's UNIFIED_SRC_NODATA=YES (what gdalwarp sets with -srcnodata
+ * over several bands: a source pixel is nodata only where every band is),
+ * 0 for its default (PARTIAL: taps judged band by band, an output pixel
+ * dropped where every band of its containing source pixel is nodata).
+ * With a source nodata value and nbands > 1, blocks must then be run with
+ * all bands: gg_ortho_session_run_bands, or run_resident on a resident
+ * source of nbands bands (all bands of the rows put). */
+GG_API gg_status gg_ortho_session_set_bands(gg_ortho_session *s, int nbands,
+                                            const double *src_nodata, const double *dst_init,
+                                            int unified);
+/* As gg_ortho_session_run for nbands bands: src->data holds nbands planes
+ * of src->height rows of src->stride samples, one after the other; dst
+ * nbands planes dst_plane samples apart. */
+GG_API gg_status gg_ortho_session_run_bands(gg_ortho_session *s, const gg_ortho_grid *grid,
+                                            const gg_ortho_image *src, int nbands, void *dst,
+                                            gg_ortho_type dst_type, int width, int height,
+                                            size_t dst_stride, size_t dst_plane, int *missed);
 /* The whole source image resident on the device: each source row is read
  * and uploaded once (put_rows, in any order, e.g. by strips as readers
  * finish them) and every block reads its rows from there.  source_bytes:
@@ -682,6 +702,28 @@ GG_API gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *mast
                                        gg_xcorr_gmtsar_row **rows, int *nrows,
                                        gg_progress_fn progress, void *user,
                                        gg_xcorr_timing *timing);
+
+/* Start-up overlap: reads the SLC lines of the run's first location rows
+ * (at most max_bytes of host memory; 0: 256 MiB) on threads of its own,
+ * with no device, so that a program reads while its context is created on
+ * another thread (gdal_xcorr -mode gmtsar).  gg_xcorr_gmtsar_prefetched
+ * then reads only what the prefetch does not hold; the results are those
+ * of gg_xcorr_gmtsar.  GG_ERR_ARGUMENT when the run itself would fail (it
+ * reports why). */
+typedef struct gg_xcorr_prefetch gg_xcorr_prefetch;
+GG_API gg_status gg_xcorr_gmtsar_prefetch(const gg_xcorr_prm *master,
+                                          const gg_xcorr_prm *aligned,
+                                          const gg_xcorr_gmtsar_options *opt, size_t max_bytes,
+                                          gg_xcorr_prefetch **out);
+GG_API gg_status gg_xcorr_gmtsar_prefetched(gg_context *ctx, const gg_xcorr_prm *master,
+                                            const gg_xcorr_prm *aligned,
+                                            const gg_xcorr_gmtsar_options *opt,
+                                            gg_xcorr_prefetch *prefetch,
+                                            gg_xcorr_gmtsar_row **rows, int *nrows,
+                                            gg_progress_fn progress, void *user,
+                                            gg_xcorr_timing *timing);
+/* Stops its threads and frees it (NULL: nothing). */
+GG_API void gg_xcorr_prefetch_free(gg_xcorr_prefetch *prefetch);
 
 /* ------------------------------------------- coregistration fit (gg_coreg_fit_) */
 

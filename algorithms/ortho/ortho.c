@@ -31,6 +31,10 @@ struct gg_ortho_session {
     gg_buffer *image;
     gg_ortho_type image_type;
     int image_w, image_h, image_bands;
+    /* gg_ortho_session_set_bands called (bands_set) for nbands bands,
+     * whose nodata and fill values are in the coefficient buffer */
+    int nbands, bands_set;
+    double src_nodata, dst_init; /* the options' */
     int timing;                /* GG_ORTHO_TIMING set: finish after each step */
     double t_up, t_kernel, t_down, t_put;
     long long pixels;
@@ -169,14 +173,22 @@ gg_status gg_ortho_session_create(gg_context *ctx, const gg_ortho_rpc *rpc,
     fill_height(dem, opt, &s->base);
     s->base.resampling = (int)opt->resampling;
     s->base.has_src_nodata = opt->has_src_nodata;
-    s->base.src_nodata = opt->src_nodata;
-    s->base.dst_init = opt->dst_init;
+    s->src_nodata = opt->src_nodata;
+    s->dst_init = opt->dst_init;
     s->base.avoid_nodata = opt->has_dst_nodata && opt->resampling != GG_ORTHO_METHOD_NEAR;
     s->base.nd_gate = opt->has_src_nodata && !opt->per_band_nodata;
     s->base.xscale = s->base.yscale = 1.0;
-    st = gg_buffer_alloc(ctx, sizeof coef, &s->coef);
+    s->base.nd_bands = 1;
+    s->nbands = 1;
+    /* the coefficients, then each band's source nodata and output fill
+     * values (one band until gg_ortho_session_set_bands) */
+    double cbuf[GG_ORTHO_NCOEF + 2];
+    memcpy(cbuf, coef, sizeof coef);
+    cbuf[GG_ORTHO_NCOEF] = opt->src_nodata;
+    cbuf[GG_ORTHO_NCOEF + 1] = opt->dst_init;
+    st = gg_buffer_alloc(ctx, sizeof cbuf, &s->coef);
     if (st == GG_OK)
-        st = gg_buffer_write(ctx, s->coef, 0, coef, sizeof coef);
+        st = gg_buffer_write(ctx, s->coef, 0, cbuf, sizeof cbuf);
     if (st == GG_OK)
         st = gg_buffer_alloc(ctx, 16, &s->flag);
     if (st == GG_OK) {
@@ -216,6 +228,55 @@ gg_status gg_ortho_session_set_scale(gg_ortho_session *s, double xscale, double 
                           "for a resampling kernel (use near)",
                           1.0 / xscale, 1.0 / yscale);
     return GG_OK;
+}
+
+gg_status gg_ortho_session_set_bands(gg_ortho_session *s, int nbands, const double *src_nodata,
+                                     const double *dst_init, int unified)
+{
+    if (!s)
+        return GG_ERR_ARGUMENT;
+    if (nbands < 1 || nbands > 65535)
+        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: band count %d out of range", nbands);
+    const size_t ncbuf = (size_t)GG_ORTHO_NCOEF + 2 * (size_t)nbands;
+    double *cbuf = malloc(sizeof(double) * ncbuf);
+    gg_buffer *coef = NULL;
+    gg_status st = cbuf ? GG_OK : gg_rt_fail(s->ctx, GG_ERR_NOMEM, "ortho: out of memory");
+    if (st == GG_OK)
+        st = gg_buffer_read(s->ctx, s->coef, 0, cbuf, GG_ORTHO_NCOEF * sizeof(double));
+    if (st == GG_OK) {
+        for (int b = 0; b < nbands; b++) {
+            cbuf[GG_ORTHO_NCOEF + 2 * b] = src_nodata ? src_nodata[b] : s->src_nodata;
+            cbuf[GG_ORTHO_NCOEF + 2 * b + 1] = dst_init ? dst_init[b] : s->dst_init;
+        }
+        st = gg_buffer_alloc(s->ctx, sizeof(double) * ncbuf, &coef);
+    }
+    if (st == GG_OK)
+        st = gg_buffer_write(s->ctx, coef, 0, cbuf, sizeof(double) * ncbuf);
+    free(cbuf);
+    if (st != GG_OK) {
+        if (coef)
+            gg_buffer_free(s->ctx, coef);
+        return st;
+    }
+    gg_buffer_free(s->ctx, s->coef);
+    s->coef = coef;
+    s->bands_set = 1;
+    s->nbands = nbands;
+    /* one band: the single-band rule (and no other plane is ever read) */
+    const int multi = nbands > 1 && s->base.has_src_nodata;
+    s->base.nd_bands = multi ? nbands : 1;
+    s->base.nd_unified = multi && unified;
+    if (multi)
+        s->base.nd_gate = 1; /* gdalwarp's unified mask gates the pixel */
+    return GG_OK;
+}
+
+/* The params of one band's launch: its nodata values are entry `band` of
+ * the coefficient buffer's (the options' single entry before set_bands). */
+static void band_params(const gg_ortho_session *s, gg_ortho_params *p, int band, int band_rows)
+{
+    p->band = s->bands_set ? band : 0;
+    p->band_rows = band_rows;
 }
 
 void gg_ortho_session_destroy(gg_ortho_session *s)
@@ -315,9 +376,12 @@ static gg_status run_block(gg_ortho_session *s, gg_ortho_params p, gg_buffer *sr
     return GG_OK;
 }
 
-gg_status gg_ortho_session_run(gg_ortho_session *s, const gg_ortho_grid *grid,
-                               const gg_ortho_image *src, void *dst, gg_ortho_type dst_type,
-                               int width, int height, size_t dst_stride, int *missed)
+/* The window of nbands planes (src->height rows of src->stride samples
+ * each, one after the other) uploaded once; one launch per band. */
+static gg_status run_window(gg_ortho_session *s, const gg_ortho_grid *grid,
+                            const gg_ortho_image *src, int nbands, void *dst,
+                            gg_ortho_type dst_type, int width, int height, size_t dst_stride,
+                            size_t dst_plane, int *missed)
 {
     if (!s || !grid || !src || !dst || !missed)
         return GG_ERR_ARGUMENT;
@@ -332,6 +396,17 @@ gg_status gg_ortho_session_run(gg_ortho_session *s, const gg_ortho_grid *grid,
         src->x0 + src->width > src->raster_width || src->y0 + src->height > src->raster_height ||
         (src->width > 0 && src->stride < (size_t)src->width))
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: source window outside the image");
+    if (nbands < 1 || (nbands > 1 && dst_plane < (size_t)height * dst_stride))
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: bad band count or output plane size");
+    /* the multi-band nodata rule reads every band at a tap */
+    if (s->base.nd_bands > 1 && nbands != s->nbands)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT,
+                          "ortho: the session's nodata rule needs all %d bands of the window "
+                          "(gg_ortho_session_run_bands), got %d",
+                          s->nbands, nbands);
+    if (nbands > s->nbands && s->bands_set)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: %d bands, the session has %d", nbands,
+                          s->nbands);
 
     gg_ortho_params p = s->base;
     p.img_w = src->raster_width;
@@ -340,23 +415,52 @@ gg_status gg_ortho_session_run(gg_ortho_session *s, const gg_ortho_grid *grid,
     p.win_y0 = src->y0;
     p.win_w = src->width;
     p.win_h = src->height;
-    p.win_dy = 0;
     p.src_type = (int)src->type;
 
     const size_t ssz = type_size(src->type);
-    const size_t src_bytes = (size_t)src->width * (size_t)src->height * ssz;
+    const size_t rows = (size_t)src->height * (size_t)nbands;
+    const size_t src_bytes = (size_t)src->width * rows * ssz;
     st = ensure(s, &s->src, &s->src_cap, src_bytes);
     if (st != GG_OK)
         return st;
     const double t0 = s->timing ? now_s() : 0.0;
     if (src_bytes > 0) {
-        gg_tile t = {(void *)src->data, GG_BYTE, (int)(src->width * ssz), src->height,
+        /* the planes are contiguous: one tile of nbands * height rows */
+        gg_tile t = {(void *)src->data, GG_BYTE, (int)(src->width * ssz), (int)rows,
                      src->stride * ssz, 0, 0};
         st = gg_rt_write_tile(ctx, s->src, 0, 0, &t);
         if (st != GG_OK)
             return st;
     }
-    return run_block(s, p, s->src, grid, dst, dst_type, width, height, dst_stride, missed, t0);
+    for (int k = 0; k < nbands; k++) {
+        gg_ortho_params pk = p;
+        pk.win_dy = k * src->height;
+        band_params(s, &pk, k, src->height);
+        int m = 0;
+        char *out = (char *)dst + (size_t)k * dst_plane * type_size(dst_type);
+        const double tk = k == 0 ? t0 : (s->timing ? now_s() : 0.0);
+        st = run_block(s, pk, s->src, grid, out, dst_type, width, height, dst_stride, &m, tk);
+        if (st != GG_OK)
+            return st;
+        *missed |= m;
+    }
+    return GG_OK;
+}
+
+gg_status gg_ortho_session_run(gg_ortho_session *s, const gg_ortho_grid *grid,
+                               const gg_ortho_image *src, void *dst, gg_ortho_type dst_type,
+                               int width, int height, size_t dst_stride, int *missed)
+{
+    return run_window(s, grid, src, 1, dst, dst_type, width, height, dst_stride, 0, missed);
+}
+
+gg_status gg_ortho_session_run_bands(gg_ortho_session *s, const gg_ortho_grid *grid,
+                                     const gg_ortho_image *src, int nbands, void *dst,
+                                     gg_ortho_type dst_type, int width, int height,
+                                     size_t dst_stride, size_t dst_plane, int *missed)
+{
+    return run_window(s, grid, src, nbands, dst, dst_type, width, height, dst_stride, dst_plane,
+                      missed);
 }
 
 size_t gg_ortho_source_bytes(gg_ortho_type type, int width, int height, int nbands)
@@ -435,6 +539,14 @@ gg_status gg_ortho_session_run_resident(gg_ortho_session *s, const gg_ortho_grid
     /* the window starts band * height + y0 rows into the image buffer */
     p.win_dy = band * s->image_h + y0;
     p.src_type = (int)s->image_type;
+    if (s->base.nd_bands > 1 && s->image_bands != s->nbands)
+        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT,
+                          "ortho: the resident source has %d bands, the nodata rule %d",
+                          s->image_bands, s->nbands);
+    if (s->bands_set && band >= s->nbands)
+        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: band %d, the session has %d", band,
+                          s->nbands);
+    band_params(s, &p, band, s->image_h);
     const double t0 = s->timing ? now_s() : 0.0;
     return run_block(s, p, s->image, grid, dst, dst_type, width, height, dst_stride, missed, t0);
 }

@@ -25,7 +25,8 @@
 
 /* Layout of the coefficient buffer: the 20 coefficients of the line
  * numerator, line denominator, sample numerator, sample denominator, in
- * RPC00B term order. */
+ * RPC00B term order; then per band its source nodata value and its output
+ * fill (nodata) value. */
 #define GG_ORTHO_NCOEF 80
 
 typedef struct gg_ortho_params {
@@ -34,16 +35,20 @@ typedef struct gg_ortho_params {
     double line_off, line_scale, samp_off, samp_scale;
     /* height = vshift + rpc_height + dem * height_scale (GDAL's order) */
     double rpc_height, height_scale, dem_missing, dem_nodata;
-    double src_nodata;      /* when has_src_nodata */
-    double dst_init;        /* value of output pixels that get no sample */
+    /* the source nodata value and the value of output pixels that get no
+     * sample are per band, in the coefficient buffer after the RPC
+     * coefficients: coef[GG_ORTHO_NCOEF + 2 * band] and [... + 1].  (The
+     * struct stays at 256 bytes: on the CPU, GCC handles a larger by-value
+     * struct worse: the kernel ran ~1.5x slower at 264 bytes.) */
     /* resampling kernel stretch when downsampling (GDAL's XSCALE/YSCALE,
      * min(scale, 1)); used when x_radius > 0 */
     double xscale, yscale;
     /* block of output pixels: gg_nx x gg_ny; grid nodes */
     int grid_nx, grid_ny, grid_step;
-    /* rows of the source buffer before the window's first row: 0 when the
-     * buffer holds just the window; band * img_h + win_y0 when it holds
-     * the whole image (all bands) resident on the device */
+    /* rows of the source buffer before the window's first row of this
+     * band: band * win_h when the buffer holds the window's bands; band *
+     * img_h + win_y0 when it holds the whole image (all bands) resident on
+     * the device */
     int win_dy;
     /* source raster and the window of it that is on the device (rows of
      * win_w samples in the buffer) */
@@ -57,10 +62,19 @@ typedef struct gg_ortho_params {
      * (GDAL's nXRadius = ceil(filter radius / scale)); 0: the 4-sample
      * formulas (scales >= 0.95) */
     int x_radius, y_radius;
-    /* 1: dst_init is the output's nodata and resampled integer values must
+    /* 1: the fill value is the output's nodata and resampled integer values must
      * not land on it (see gg_ortho_store_valid); nd_gate 1: a nodata source
      * pixel under the position gives no value (GDAL's unified mask) */
     int avoid_nodata, nd_gate;
+    /* several bands (gdalwarp's unified source mask): nd_bands bands lie
+     * band_rows buffer rows apart, this launch's band is `band`, and their
+     * nodata values follow the RPC coefficients (see above).
+     * The containing-pixel rule (nd_gate) drops a pixel only where every
+     * band is nodata; nd_unified 1 (UNIFIED_SRC_NODATA=YES, gdalwarp
+     * -srcnodata over several bands): a tap is valid where any band is,
+     * 0 (its default, PARTIAL): where this band is.  nd_bands 1: the
+     * single-band rule, no other band is read. */
+    int nd_bands, band, band_rows, nd_unified;
 } gg_ortho_params;
 
 #endif

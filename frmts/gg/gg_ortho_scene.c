@@ -826,23 +826,46 @@ int ggo_scene_open(ggo_scene *sc, const ggo_options *o, const char *src_name)
     sc->oo.height_scale = 1.0;
     sc->oo.has_dem_missing = o->has_dem_missing;
     sc->oo.dem_missing = o->dem_missing;
-    /* nodata as gdalwarp: the source band's unless -srcnodata; the output's
-     * is -dstnodata, else the source's */
-    int has = 0;
-    const double nd = GDALGetRasterNoDataValue(GDALGetRasterBand(sc->src, 1), &has);
-    sc->has_srcnodata = o->has_srcnodata || has;
-    sc->srcnodata = o->has_srcnodata ? o->srcnodata : nd;
+    /* nodata as gdalwarp (per band): -srcnodata's list, the last value
+     * repeated; else the bands' own values when any band has one (-123456.789
+     * for a band without, as gdalwarp).  The output's: -dstnodata's list,
+     * else the source's. */
+    const int nb = sc->nbands;
+    sc->src_nd = calloc((size_t)nb, sizeof(double));
+    sc->dst_nd = calloc((size_t)nb, sizeof(double));
+    if (!sc->src_nd || !sc->dst_nd)
+        return ggo_fail(sc, "out of memory");
+    int any_own = 0;
+    for (int k = 0; k < nb && !o->has_srcnodata; k++) {
+        int has = 0;
+        const double nd = GDALGetRasterNoDataValue(GDALGetRasterBand(sc->src, k + 1), &has);
+        sc->src_nd[k] = has ? nd : -123456.789;
+        any_own |= has;
+    }
+    for (int k = 0; k < nb && o->has_srcnodata; k++)
+        sc->src_nd[k] = o->srcnodata_v[k < o->n_srcnodata ? k : o->n_srcnodata - 1];
+    sc->has_srcnodata = o->has_srcnodata || any_own;
+    sc->srcnodata = sc->src_nd[0];
     sc->has_dstnodata = o->has_dstnodata || sc->has_srcnodata;
-    sc->dstnodata = o->has_dstnodata ? o->dstnodata : sc->srcnodata;
+    for (int k = 0; k < nb; k++)
+        sc->dst_nd[k] = o->has_dstnodata
+                            ? o->dstnodata_v[k < o->n_dstnodata ? k : o->n_dstnodata - 1]
+                        : sc->has_srcnodata ? sc->src_nd[k]
+                                            : 0.0;
+    sc->dstnodata = sc->dst_nd[0];
     sc->oo.has_src_nodata = sc->has_srcnodata;
     sc->oo.src_nodata = sc->srcnodata;
-    sc->oo.dst_init = sc->has_dstnodata ? sc->dstnodata : 0.0;
+    sc->oo.dst_init = sc->dst_nd[0];
     sc->oo.has_dst_nodata = sc->has_dstnodata;
-    /* gdalwarp: with several bands and their own nodata values (no
-     * -srcnodata) the masks are per band, without the containing-pixel
-     * rule; -srcnodata over several bands makes it unify them (a pixel is
-     * nodata where every band is), which is not reproduced here */
-    sc->oo.per_band_nodata = sc->nbands > 1 && !o->has_srcnodata;
+    /* several bands: gdalwarp's unified mask (gg_ortho_session_set_bands);
+     * gdalwarp sets UNIFIED_SRC_NODATA=YES with -srcnodata, else its
+     * default PARTIAL applies */
+    sc->oo.per_band_nodata = 0;
+    sc->nd_unified = nb > 1 && o->has_srcnodata;
+    if (!sc->has_srcnodata) {
+        free(sc->src_nd);
+        sc->src_nd = NULL;
+    }
 
     if (check_coverage(sc) || output_grid(sc) || load_dem(sc) || check_footprint(sc))
         return 1;
@@ -859,6 +882,10 @@ void ggo_scene_close(ggo_scene *sc)
     if (sc->dem)
         GDALClose(sc->dem);
     free(sc->dem_buf);
+    free(sc->src_nd);
+    free(sc->dst_nd);
+    free(sc->outside_nd);
+    sc->src_nd = sc->dst_nd = sc->outside_nd = NULL;
     if (sc->to_ll)
         OCTDestroyCoordinateTransformation(sc->to_ll);
     if (sc->to_dem)
@@ -875,12 +902,58 @@ void ggo_scene_close(ggo_scene *sc)
     sc->dst_srs = sc->wgs84 = sc->dem_srs = NULL;
 }
 
+int ggo_set_file_nodata(ggo_scene *sc, const double *file_nd, int block_w, int block_h)
+{
+    int differ = 0;
+    for (int k = 0; sc->has_dstnodata && k < sc->nbands; k++)
+        differ |= file_nd[k] != sc->dst_nd[k];
+    if (!differ)
+        return 0;
+    free(sc->outside_nd);
+    sc->outside_nd = malloc(sizeof(double) * (size_t)sc->nbands);
+    if (!sc->outside_nd)
+        return ggo_fail(sc, "out of memory");
+    memcpy(sc->outside_nd, file_nd, sizeof(double) * (size_t)sc->nbands);
+    warped_window(sc, &sc->win_x0, &sc->win_y0, &sc->win_x1, &sc->win_y1);
+    const int bw = block_w > 0 ? block_w : 1, bh = block_h > 0 ? block_h : 1;
+    sc->win_x0 = sc->win_x0 / bw * bw;
+    sc->win_y0 = sc->win_y0 / bh * bh;
+    sc->win_x1 = (sc->win_x1 + bw - 1) / bw * bw;
+    sc->win_y1 = (sc->win_y1 + bh - 1) / bh * bh;
+    return 0;
+}
+
+void ggo_fill_outside(const ggo_scene *sc, int y0, int rows, void *dst)
+{
+    if (!sc->outside_nd)
+        return;
+    const size_t ds = ggo_tsize(sc->dst_t);
+    const size_t plane = (size_t)sc->out_w * (size_t)rows;
+    for (int k = 0; k < sc->nbands; k++) {
+        char *pl = (char *)dst + (size_t)k * plane * ds;
+        for (int r = 0; r < rows; r++) {
+            const int y = y0 + r;
+            const int in = y >= sc->win_y0 && y < sc->win_y1;
+            const int spans[2][2] = {{0, in ? sc->win_x0 : sc->out_w},
+                                     {in ? sc->win_x1 : sc->out_w, sc->out_w}};
+            for (int s = 0; s < 2; s++)
+                if (spans[s][1] > spans[s][0])
+                    GDALCopyWords(&sc->outside_nd[k], GDT_Float64, 0,
+                                  pl + ((size_t)r * sc->out_w + (size_t)spans[s][0]) * ds,
+                                  ggo_to_gdal_type(sc->dst_t), (int)ds,
+                                  spans[s][1] - spans[s][0]);
+        }
+    }
+}
+
 int ggo_session_create(ggo_scene *sc, gg_context *ctx, gg_ortho_session **out)
 {
     if (gg_ortho_session_create(ctx, &sc->rpc, sc->dem ? &sc->demw : NULL, &sc->oo, out) !=
         GG_OK)
         return ggo_fail(sc, "%s", gg_context_last_error(ctx));
-    if (gg_ortho_session_set_scale(*out, sc->xscale, sc->yscale) != GG_OK) {
+    if (gg_ortho_session_set_scale(*out, sc->xscale, sc->yscale) != GG_OK ||
+        gg_ortho_session_set_bands(*out, sc->nbands, sc->src_nd, sc->dst_nd, sc->nd_unified) !=
+            GG_OK) {
         gg_ortho_session_destroy(*out);
         *out = NULL;
         return ggo_fail(sc, "%s", gg_context_last_error(ctx));
@@ -901,17 +974,13 @@ int ggo_run_block(ggo_scene *sc, gg_ortho_session *sess, gg_context *ctx, GDALDa
         return ggo_fail(sc, "out of memory");
     gg_ortho_grid g = {b->nodes, b->gnx, b->gny, sc->step};
     for (int attempt = 0; attempt < 3; attempt++) {
+        /* all bands at once: the multi-band nodata rule reads them all */
+        gg_ortho_image im = {b->src, sc->src_t, b->sx0, b->sy0, b->sw, b->sh, (size_t)b->sw,
+                             sc->width, sc->height};
         int any_miss = 0;
-        for (int k = 0; k < sc->nbands; k++) {
-            gg_ortho_image im = {(char *)b->src + (size_t)k * b->sw * b->sh * ggo_tsize(sc->src_t),
-                                 sc->src_t, b->sx0, b->sy0, b->sw, b->sh, (size_t)b->sw,
-                                 sc->width, sc->height};
-            int missed = 0;
-            if (gg_ortho_session_run(sess, &g, &im, (char *)b->dst + k * plane * dsz, sc->dst_t,
-                                     sc->out_w, b->rows, (size_t)sc->out_w, &missed) != GG_OK)
-                return ggo_fail(sc, "%s", gg_context_last_error(ctx));
-            any_miss |= missed;
-        }
+        if (gg_ortho_session_run_bands(sess, &g, &im, sc->nbands, b->dst, sc->dst_t, sc->out_w,
+                                       b->rows, (size_t)sc->out_w, plane, &any_miss) != GG_OK)
+            return ggo_fail(sc, "%s", gg_context_last_error(ctx));
         if (!any_miss)
             return 0;
         if (widened)
@@ -997,10 +1066,42 @@ static int numbers(const char *value, int n, double *v)
     return ok;
 }
 
+int ggo_set_nodata(ggo_options *o, int is_src, const char *value, char *err, size_t errlen)
+{
+    const char *name = is_src ? "srcnodata" : "dstnodata";
+    char **t = CSLTokenizeString2(value, ", ", 0);
+    const int n = CSLCount(t);
+    double *v = is_src ? o->srcnodata_v : o->dstnodata_v;
+    int ok = n >= 1 && n <= GGO_MAX_NODATA;
+    for (int i = 0; ok && i < n; i++) {
+        char *end = NULL;
+        v[i] = CPLStrtod(t[i], &end);
+        ok = end && !*end && end != t[i] && isfinite(v[i]);
+    }
+    CSLDestroy(t);
+    if (!ok) {
+        snprintf(err, errlen, "%s '%s': expected 1 to %d numbers, one per band", name, value,
+                 GGO_MAX_NODATA);
+        return 1;
+    }
+    if (is_src) {
+        o->n_srcnodata = n;
+        o->srcnodata = v[0];
+        o->has_srcnodata = 1;
+    } else {
+        o->n_dstnodata = n;
+        o->dstnodata = v[0];
+        o->has_dstnodata = 1;
+    }
+    return 0;
+}
+
 int ggo_set_option(ggo_options *o, const char *key, const char *value, char *err, size_t errlen)
 {
     double v[4];
 #define BAD(...) (snprintf(err, errlen, __VA_ARGS__), 1)
+    if (EQUAL(key, "srcnodata") || EQUAL(key, "dstnodata"))
+        return ggo_set_nodata(o, EQUAL(key, "srcnodata"), value, err, errlen);
     if (EQUAL(key, "dem"))
         o->dem = value;
     else if (EQUAL(key, "dem_srs"))
@@ -1013,7 +1114,7 @@ int ggo_set_option(ggo_options *o, const char *key, const char *value, char *err
         if (!ggo_parse_method(value, EQUAL(key, "r") ? &o->resampling : &o->dem_interp))
             return BAD("%s=%s: use near, bilinear or cubic", key, value);
     } else if (EQUAL(key, "dem_missing") || EQUAL(key, "rpc_height") ||
-               EQUAL(key, "srcnodata") || EQUAL(key, "dstnodata") || EQUAL(key, "grid_step")) {
+               EQUAL(key, "grid_step")) {
         if (!numbers(value, 1, v))
             return BAD("%s=%s: not a number", key, value);
         if (EQUAL(key, "dem_missing")) {
@@ -1021,13 +1122,7 @@ int ggo_set_option(ggo_options *o, const char *key, const char *value, char *err
             o->has_dem_missing = 1;
         } else if (EQUAL(key, "rpc_height"))
             o->rpc_height = v[0];
-        else if (EQUAL(key, "srcnodata")) {
-            o->srcnodata = v[0];
-            o->has_srcnodata = 1;
-        } else if (EQUAL(key, "dstnodata")) {
-            o->dstnodata = v[0];
-            o->has_dstnodata = 1;
-        } else {
+        else {
             if (v[0] < 1 || v[0] > 1024 || v[0] != floor(v[0]))
                 return BAD("grid_step=%s: an integer from 1 to 1024", value);
             o->step = (int)v[0];

@@ -22,6 +22,9 @@
 extern "C" {
 #endif
 
+/* Most nodata values a -srcnodata / -dstnodata list holds. */
+#define GGO_MAX_NODATA 256
+
 /* What the user asked for: gdal_ortho's flags, GG:ortho:'s keys. */
 typedef struct ggo_options {
     const char *dem, *dem_srs, *t_srs, *ot;
@@ -32,7 +35,11 @@ typedef struct ggo_options {
     double tr[2], te[4];
     int ts[2];
     int has_srcnodata, has_dstnodata;
-    double srcnodata, dstnodata;
+    double srcnodata, dstnodata;  /* the first value of each list */
+    /* gdalwarp's lists, one value per band ("-srcnodata '1 2 3'"); bands
+     * past the list take its last value */
+    int n_srcnodata, n_dstnodata;
+    double srcnodata_v[GGO_MAX_NODATA], dstnodata_v[GGO_MAX_NODATA];
     int step;                     /* grid step; 0: automatic */
     int quiet, verbose;
 } ggo_options;
@@ -57,7 +64,17 @@ typedef struct ggo_scene {
     int out_w, out_h;
     int step;                     /* coordinate grid step (output px) */
     int has_srcnodata, has_dstnodata;
-    double srcnodata, dstnodata;
+    double srcnodata, dstnodata;  /* band 1's */
+    /* per band (nbands each): source nodata (gdalwarp's -123456.789 for a
+     * band without one when another has one) and output nodata; NULL
+     * without nodata.  nd_unified: gdalwarp's UNIFIED_SRC_NODATA=YES */
+    double *src_nd, *dst_nd;
+    int nd_unified;
+    /* the output file keeps other nodata values than dst_nd (a GeoTIFF
+     * keeps one for all bands): gdalwarp leaves the pixels outside the
+     * window it warps to the file's fill, its nodata value; NULL: none */
+    double *outside_nd;
+    int win_x0, win_y0, win_x1, win_y1;
     /* resampling kernel stretch when downsampling (GDAL's XSCALE/YSCALE,
      * see ggo_scene_open); 1 = none */
     double xscale, yscale;
@@ -79,6 +96,10 @@ extern const char *const ggo_method_names[3];
 
 /* gdal_ortho's defaults: -r near, -dem_interp bilinear (GDAL's). */
 void ggo_options_default(ggo_options *o);
+
+/* A nodata list ("1 2 3" or "1,2,3") into o's srcnodata (is_src) or
+ * dstnodata; 0, or 1 with a message in err. */
+int ggo_set_nodata(ggo_options *o, int is_src, const char *value, char *err, size_t errlen);
 
 /* "near", "bilinear", "cubic" -> gg_ortho_method; 0 if unknown. */
 int ggo_parse_method(const char *s, int *out);
@@ -118,6 +139,14 @@ int ggo_run_block(ggo_scene *sc, gg_ortho_session *sess, gg_context *ctx, GDALDa
  * out_w x b->rows, dst_t); frees its own buffers. */
 int ggo_compute_block(ggo_scene *sc, gg_ortho_session *sess, gg_context *ctx, int y0, int rows,
                       void *dst);
+/* The nodata values the output file ended up with (nbands): where they
+ * differ from dst_nd, ggo_fill_outside gives the pixels outside gdalwarp's
+ * warped window the file's value, as gdalwarp leaves them: the window
+ * widened to the file's blocks (block_w x block_h) -- a block gdalwarp
+ * writes in part is filled with the band's own value.  0, or 1. */
+int ggo_set_file_nodata(ggo_scene *sc, const double *file_nd, int block_w, int block_h);
+/* Applies that to a block of rows y0 .. y0+rows-1 (nbands planes). */
+void ggo_fill_outside(const ggo_scene *sc, int y0, int rows, void *dst);
 /* Creates the device session of the scene on ctx. */
 int ggo_session_create(ggo_scene *sc, gg_context *ctx, gg_ortho_session **out);
 

@@ -185,9 +185,9 @@ CPLErr GGOrthoDataset::ReadBlock(int iBand, int nBlockYOff, void *pImage)
             return CE_Failure;
         }
         // rows of the last block below the raster: nodata, never garbage
-        const double dfFill = m_sScene.oo.dst_init;
         for (int b = 0; b < nBands; ++b)
         {
+            const double dfFill = m_sScene.dst_nd ? m_sScene.dst_nd[b] : m_sScene.oo.dst_init;
             GByte *pabyPlane = m_abyBlock.data() + nPlane * b;
             memcpy(pabyPlane, abyRows.data() + static_cast<size_t>(nW) * nRows * nTypeSize * b,
                    static_cast<size_t>(nW) * nRows * nTypeSize);
@@ -302,7 +302,7 @@ GDALDataset *GGOrthoDataset::Open(const GGSpec &oSpec, const char *pszName, bool
     for (int i = 1; i <= sc.nbands; ++i)
     {
         auto poBand = new GGOrthoBand(poDS.get(), i, sc.dst_gdt, nRows, sc.has_dstnodata != 0,
-                                      sc.dstnodata);
+                                      sc.dst_nd ? sc.dst_nd[i - 1] : sc.dstnodata);
         poBand->SetColorInterpretation(
             GDALGetRasterColorInterpretation(GDALGetRasterBand(sc.src, i)));
         poDS->SetBand(i, poBand);

@@ -85,7 +85,8 @@ static void usage(FILE *f)
             "Usage: %s [--help] [--version] [-dem <file>] [-dem_interp near|bilinear|cubic]\n"
             "       [-dem_missing <h>] [-dem_srs <srs>] [-rpc_height <h>] [-t_srs <srs>]\n"
             "       [-tr <xres> <yres>] [-te <xmin> <ymin> <xmax> <ymax>] [-ts <width> <height>]\n"
-            "       [-r near|bilinear|cubic] [-srcnodata <v>] [-dstnodata <v>] [-ot <type>]\n"
+            "       [-r near|bilinear|cubic] [-srcnodata \"<v>[ <v>]...\"]\n"
+            "       [-dstnodata \"<v>[ <v>]...\"] [-ot <type>]\n"
             "       [-of <format>] [-co <NAME>=<VALUE>]... [-device <dev>] [-q] [-v]\n"
             "       <src> <dst>  |  -outdir <dir> <src> [<src>...]\n"
             "\n"
@@ -306,6 +307,7 @@ static void *writer_loop(pipe_t *p)
         block *b = &p->blocks[k];
         const size_t plane = (size_t)sc->out_w * b->rows;
         const double t0 = wall();
+        ggo_fill_outside(sc, b->y0, b->rows, b->dst);
         if (gg_fault_point("write")) { /* GG_FAULT=write:N (tests) */
             pipe_fail(p, "writing %s failed: injected fault (GG_FAULT)", sc->dst_name);
             return NULL;
@@ -803,7 +805,7 @@ static gg_context *device_wait(device_start *d)
 
 /* The output under its temporary name, georeferenced, with nodata and the
  * source's colour interpretation; NULL on failure (last_error says why). */
-static GDALDatasetH create_output(const scene *sc, GDALDriverH drv, const char *tmp, char **co)
+static GDALDatasetH create_output(scene *sc, GDALDriverH drv, const char *tmp, char **co)
 {
     last_error[0] = 0;
     GDALDatasetH out = GDALCreate(drv, tmp, sc->out_w, sc->out_h, sc->nbands, sc->dst_gdt, co);
@@ -817,9 +819,33 @@ static GDALDatasetH create_output(const scene *sc, GDALDriverH drv, const char *
     for (int k = 0; k < sc->nbands; k++) {
         GDALRasterBandH b = GDALGetRasterBand(out, k + 1);
         if (sc->has_dstnodata)
-            GDALSetRasterNoDataValue(b, sc->dstnodata);
+            GDALSetRasterNoDataValue(b, sc->dst_nd[k]);
         GDALSetRasterColorInterpretation(
             b, GDALGetRasterColorInterpretation(GDALGetRasterBand(sc->src, k + 1)));
+    }
+    /* per-band nodata values a format cannot keep: a GeoTIFF has one for
+     * all bands, the last one set (its bands report their own until the
+     * file is reopened); the pixels gdalwarp never warps get the file's
+     * fill, that value */
+    if (sc->has_dstnodata) {
+        const int one = EQUAL(GDALGetDriverShortName(drv), "GTiff");
+        double *fnd = malloc(sizeof(double) * (size_t)sc->nbands);
+        for (int k = 0; fnd && k < sc->nbands; k++) {
+            int has = 0;
+            fnd[k] = one ? sc->dst_nd[sc->nbands - 1]
+                         : GDALGetRasterNoDataValue(GDALGetRasterBand(out, k + 1), &has);
+            if (!one && !has)
+                fnd[k] = sc->dst_nd[k];
+        }
+        int bw = 0, bh = 0;
+        GDALGetBlockSize(GDALGetRasterBand(out, 1), &bw, &bh);
+        if (!fnd || ggo_set_file_nodata(sc, fnd, bw, bh)) {
+            free(fnd);
+            snprintf(last_error, sizeof last_error, "out of memory");
+            GDALClose(out);
+            return NULL;
+        }
+        free(fnd);
     }
     return out;
 }
@@ -910,8 +936,13 @@ static int process_scene(const options *o, device_start *dev, const char *src_na
      * GDAL's writer but several times faster.  Anything else: GDAL. */
     const double t_create = wall();
     char why[256] = "";
-    const int try_direct = ggo_direct_eligible(o->format, o->co, tmp, sc.has_dstnodata,
-                                               sc.dstnodata, why, sizeof why);
+    /* the writer needs every band's nodata to be 0 (or none) */
+    double nd_any = sc.dstnodata;
+    for (int k = 0; sc.has_dstnodata && k < sc.nbands; k++)
+        if (sc.dst_nd[k] != 0.0)
+            nd_any = sc.dst_nd[k];
+    const int try_direct = ggo_direct_eligible(o->format, o->co, tmp, sc.has_dstnodata, nd_any,
+                                               why, sizeof why);
     out = create_output(&sc, drv, tmp, o->co);
     if (!out) {
         fail(src_name, "cannot create %s: %s", dst_name, last_error[0] ? last_error : "");
@@ -1157,14 +1188,15 @@ int main(int argc, char **argv)
         } else if (EQUAL(a, "-rpc_height") && need(argc, argv, i, 1)) {
             if (!number(a, argv[++i], &o.g.rpc_height))
                 goto end;
-        } else if (EQUAL(a, "-srcnodata") && need(argc, argv, i, 1)) {
-            if (!number(a, argv[++i], &o.g.srcnodata))
+        } else if ((EQUAL(a, "-srcnodata") || EQUAL(a, "-dstnodata")) &&
+                   need(argc, argv, i, 1)) {
+            /* one value, or one per band in one argument ("1 2 3"), as
+             * gdalwarp */
+            char msg[512];
+            if (ggo_set_nodata(&o.g, EQUAL(a, "-srcnodata"), argv[++i], msg, sizeof msg)) {
+                fail(NULL, "%s", msg);
                 goto end;
-            o.g.has_srcnodata = 1;
-        } else if (EQUAL(a, "-dstnodata") && need(argc, argv, i, 1)) {
-            if (!number(a, argv[++i], &o.g.dstnodata))
-                goto end;
-            o.g.has_dstnodata = 1;
+            }
         } else if (EQUAL(a, "-grid_step") && need(argc, argv, i, 1)) {
             if (!number(a, argv[++i], &v) || v < 1 || v > 1024) {
                 fail(NULL, "-grid_step: 1 to 1024");
@@ -1274,8 +1306,7 @@ int main(int argc, char **argv)
         const int r = process_scene(&o, &dev, pos[i], dst);
         if (dev.joined && dev.st == GG_OK && !notice_done) {
             notice_done = 1;
-            if (*gg_context_notice(dev.ctx) && !o.g.quiet)
-                fprintf(stderr, "%s: %s\n", PROG, gg_context_notice(dev.ctx));
+            gg_app_notice(PROG, o.g.quiet, gg_context_notice(dev.ctx));
         }
         if (r == SCENE_NO_DEVICE)
             break;

@@ -12,6 +12,10 @@
  *     half), identical footprints; a DEM nodata hole with and without
  *     -dem_missing;
  *   - devices agreeing with the first one (cpu);
+ *   - several bands with their own nodata values (gdalwarp's unified
+ *     source mask, UNIFIED_SRC_NODATA YES and its default PARTIAL), near /
+ *     bilinear / cubic, Float32 / UInt16, against the float64 reference band
+ *     by band; windowed (all bands at once) = resident; devices agree;
  *   - the resident source (rows put in strips, in shuffled order) giving the
  *     same bytes as the windowed source, and reporting a miss when it is
  *     given too few rows;
@@ -155,8 +159,15 @@ static int in_img(int x, int y)
 #define SRC_NODATA 1999.0f
 static int g_nd;
 
+/* Several bands (test_multiband): whether a tap of the band in g_src is
+ * valid, and the containing-pixel rule of bilinear / cubic. */
+static int (*g_valid_hook)(int x, int y);
+static int (*g_gate_hook)(int x, int y);
+
 static int valid(int x, int y)
 {
+    if (g_valid_hook)
+        return in_img(x, y) && g_valid_hook(x, y);
     return in_img(x, y) && !(g_nd && g_src[y * SW + x] == SRC_NODATA);
 }
 
@@ -285,7 +296,8 @@ static void ref_ortho(const gg_ortho_rpc *r, const double *dem, int has_nodata,
                 continue;
             /* gdalwarp's masked kernels: no value where the source pixel
              * containing the position is nodata, whatever the method */
-            if (!valid(ix, iy))
+            if (!(g_gate_hook && method != GG_ORTHO_METHOD_NEAR ? g_gate_hook(ix, iy)
+                                                                : valid(ix, iy)))
                 continue;
             if (method == GG_ORTHO_METHOD_NEAR)
                 v = g_src[iy * SW + ix];
@@ -411,7 +423,17 @@ static int check_against_ref(const char *what, const void *out, int dst_type, co
     for (int i = 0; i < OW * OH; i++) {
         const double v = dst_type == GG_ORTHO_FLOAT32 ? ((const float *)out)[i]
                                                       : ((const unsigned short *)out)[i];
-        const int has = isfinite(ref[i]);
+        int has = isfinite(ref[i]);
+        /* a value stored onto the nodata value and not moved off it (near,
+         * or a band's own nodata value taken as data under the unified
+         * mask) reads as "no value" */
+        if (has && !(avoid && dst_type == GG_ORTHO_UINT16)) {
+            const double st = dst_type == GG_ORTHO_FLOAT32
+                                  ? (double)(float)ref[i]
+                                  : floor(fmin(fmax(ref[i], 0), 65535) + 0.5);
+            if (st == nodata)
+                has = 0;
+        }
         if (has != (v != nodata)) {
             mask++;
             continue;
@@ -519,6 +541,182 @@ static void test_against_reference(gg_context *ctx, const char *dev, void *keep[
         gg_ortho_session_destroy(s);
         keep[t] = out;
     }
+    free(ref);
+}
+
+/* ------------------------------------------------ several bands' nodata */
+
+/* gdalwarp 3.6's multi-band source nodata, written from its documented
+ * rule (GDALWarpOptions UNIFIED_SRC_NODATA): NB bands, each with its own
+ * nodata value MB_ND[b]; a source pixel is "unified valid" where any band
+ * is not at its nodata value.  unified 1 (YES, gdalwarp -srcnodata over
+ * several bands): a tap of any band is valid where the pixel is unified
+ * valid (its value used even when it equals the band's nodata); 0 (the
+ * default, PARTIAL): a tap is valid where its own band is, and bilinear /
+ * cubic give no value where the containing pixel is not unified valid;
+ * nearest neighbour takes the band's own validity (PARTIAL) or the unified
+ * one (YES). */
+enum { NB = 3 };
+static const double MB_ND[NB] = {1999.0, 2101.0, 1888.0};
+static float g_bands[NB][SW * SH];
+static int g_band, g_unified;
+
+static int mb_any(int x, int y)
+{
+    for (int b = 0; b < NB; b++)
+        if (g_bands[b][y * SW + x] != (float)MB_ND[b])
+            return 1;
+    return 0;
+}
+
+static int mb_valid(int x, int y)
+{
+    return g_unified ? mb_any(x, y) : g_bands[g_band][y * SW + x] != (float)MB_ND[g_band];
+}
+
+static void make_bands(void)
+{
+    for (int b = 0; b < NB; b++)
+        for (int y = 0; y < SH; y++)
+            for (int x = 0; x < SW; x++) {
+                float v = (float)(g_src[y * SW + x] * (1.0 + 0.07 * b) - 150.0 * b +
+                                  40.0 * sin((x - 3 * y + 11 * b) * 0.9));
+                /* shared blob: every band nodata; one blob per band; band 0
+                 * and 1 share another; scattered single pixels per band */
+                const int shared = (x - 40) * (x - 40) + (y - 30) * (y - 30) < 64;
+                const int own = (x - 20 - 30 * b) * (x - 20 - 30 * b) + (y - 70) * (y - 70) < 50;
+                const int pair = b < 2 && (x - 90) * (x - 90) + (y - 40) * (y - 40) < 40;
+                const int dot = (x * (7 + b) + y * 3 + b) % 19 == 0;
+                if (shared || own || pair || dot)
+                    v = (float)MB_ND[b];
+                g_bands[b][y * SW + x] = v;
+            }
+    /* values rounding onto the nodata next to valid pixels (UInt16) */
+    for (int x = 0; x < SW; x += 5)
+        g_bands[1][50 * SW + x] = (float)MB_ND[1] + 0.3f;
+}
+
+static void test_multiband(gg_context *ctx, const char *dev, int first_dev)
+{
+    gg_ortho_rpc r;
+    make_rpc(&r, SW, SH);
+    static float keep_src[SW * SH];
+    static void *first[2][3][2]; /* unified x method x dst type: the first device's */
+    memcpy(keep_src, g_src, sizeof g_src);
+    make_bands();
+    g_xscale = g_yscale = 1.0;
+    const int methods[3] = {GG_ORTHO_METHOD_NEAR, GG_ORTHO_METHOD_BILINEAR,
+                            GG_ORTHO_METHOD_CUBIC};
+    double *ref = malloc(sizeof(double) * OW * OH);
+    const size_t plane = (size_t)OW * OH;
+    for (int u = 0; u < 2; u++)
+        for (int m = 0; m < 3; m++)
+            for (int t = 0; t < 2; t++) {
+                const int dst_type = t ? GG_ORTHO_UINT16 : GG_ORTHO_FLOAT32;
+                const size_t ds = t ? 2 : 4;
+                job j = {methods[m], dst_type, 0, 0, 0, 0, 0, 1};
+                gg_ortho_session *s = open_session(ctx, &r, g_dem, &j);
+                CHECK(s != NULL, "%s: session", dev);
+                if (!s)
+                    continue;
+                CHECK(gg_ortho_session_set_bands(s, NB, MB_ND, MB_ND, u) == GG_OK,
+                      "%s: set_bands: %s", dev, gg_context_last_error(ctx));
+                /* windowed: all bands at once, in blocks of 32 rows */
+                char *out = calloc(plane * NB, ds);
+                int ok = 1;
+                for (int y0 = 0; y0 < OH && ok; y0 += 32) {
+                    const int h = y0 + 32 <= OH ? 32 : OH - y0;
+                    int nx, ny, missed = 1;
+                    double *g = make_grid(y0, h, 8, &nx, &ny);
+                    gg_ortho_grid grid = {g, nx, ny, 8};
+                    gg_ortho_image im = {g_bands, GG_ORTHO_FLOAT32, 0, 0, SW, SH, SW, SW, SH};
+                    char *blk = malloc((size_t)OW * h * NB * ds);
+                    ok = gg_ortho_session_run_bands(s, &grid, &im, NB, blk,
+                                                    (gg_ortho_type)dst_type, OW, h, OW,
+                                                    (size_t)OW * h, &missed) == GG_OK &&
+                         !missed;
+                    for (int b = 0; ok && b < NB; b++)
+                        memcpy(out + (b * plane + (size_t)y0 * OW) * ds,
+                               blk + (size_t)b * OW * h * ds, (size_t)OW * h * ds);
+                    free(blk);
+                    free(g);
+                }
+                CHECK(ok, "%s: multi-band run: %s", dev, gg_context_last_error(ctx));
+                /* the single-band entry point must refuse: it cannot see
+                 * the other bands */
+                {
+                    int nx, ny, missed = 0;
+                    double *g = make_grid(0, 8, 8, &nx, &ny);
+                    gg_ortho_grid grid = {g, nx, ny, 8};
+                    gg_ortho_image im = {g_bands, GG_ORTHO_FLOAT32, 0, 0, SW, SH, SW, SW, SH};
+                    CHECK(gg_ortho_session_run(s, &grid, &im, out, (gg_ortho_type)dst_type, OW,
+                                               8, OW, &missed) == GG_ERR_ARGUMENT,
+                          "%s: one band of a multi-band nodata session accepted", dev);
+                    free(g);
+                }
+                /* resident: the same bytes */
+                char *res = calloc(plane * NB, ds);
+                ok = gg_ortho_session_set_source(s, GG_ORTHO_FLOAT32, SW, SH, NB) == GG_OK;
+                for (int b = 0; ok && b < NB; b++)
+                    ok = gg_ortho_session_put_rows(s, b, 0, SH, g_bands[b], SW) == GG_OK;
+                for (int y0 = 0; y0 < OH && ok; y0 += 32) {
+                    const int h = y0 + 32 <= OH ? 32 : OH - y0;
+                    int nx, ny, missed = 1;
+                    double *g = make_grid(y0, h, 8, &nx, &ny);
+                    gg_ortho_grid grid = {g, nx, ny, 8};
+                    for (int b = 0; ok && b < NB; b++)
+                        ok = gg_ortho_session_run_resident(
+                                 s, &grid, b, 0, SH, res + (b * plane + (size_t)y0 * OW) * ds,
+                                 (gg_ortho_type)dst_type, OW, h, OW, &missed) == GG_OK &&
+                             !missed;
+                    free(g);
+                }
+                CHECK(ok, "%s: multi-band resident run: %s", dev, gg_context_last_error(ctx));
+                CHECK(memcmp(out, res, plane * NB * ds) == 0,
+                      "%s: multi-band resident and windowed outputs differ", dev);
+                free(res);
+                gg_ortho_session_destroy(s);
+                /* each band against the reference */
+                g_unified = u;
+                g_nd = 1;
+                g_valid_hook = mb_valid;
+                g_gate_hook = mb_any;
+                for (int b = 0; b < NB; b++) {
+                    g_band = b;
+                    memcpy(g_src, g_bands[b], sizeof g_src);
+                    ref_ortho(&r, g_dem, 0, -1e300, methods[m], ref);
+                    char what[96];
+                    static const char *const mn[3] = {"near", "bilinear", "cubic"};
+                    snprintf(what, sizeof what, "%s %s %s %s band %d", dev,
+                             u ? "unified" : "partial", mn[m], t ? "UInt16" : "Float32", b + 1);
+                    check_against_ref(what, out + b * plane * ds, dst_type, ref, MB_ND[b],
+                                      t && m != 0);
+                }
+                g_valid_hook = g_gate_hook = NULL;
+                g_nd = 0;
+                memcpy(g_src, keep_src, sizeof g_src);
+                /* devices agree with the first */
+                if (first_dev) {
+                    first[u][m][t] = out;
+                    continue;
+                }
+                if (first[u][m][t]) {
+                    double worst = 0;
+                    int mask = 0;
+                    for (size_t i = 0; i < plane * NB; i++) {
+                        const double a = t ? ((unsigned short *)first[u][m][t])[i]
+                                           : ((float *)first[u][m][t])[i];
+                        const double c = t ? ((unsigned short *)out)[i] : ((float *)out)[i];
+                        const double nd = MB_ND[i / plane];
+                        mask += (a == nd) != (c == nd);
+                        worst = fmax(worst, fabs(a - c));
+                    }
+                    CHECK(mask == 0 && worst <= (t ? 1.0 : 1e-3),
+                          "%s: multi-band case %d/%d/%d vs the first device: %d mask, max %.3g",
+                          dev, u, m, t, mask, worst);
+                }
+                free(out);
+            }
     free(ref);
 }
 
@@ -738,6 +936,7 @@ int main(void)
             free(mine[t]);
         }
         test_resident(ctx, devs[d]);
+        test_multiband(ctx, devs[d], d == 0);
         test_occupancy(ctx, devs[d]);
         gg_context_destroy(ctx);
     }

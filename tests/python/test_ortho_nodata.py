@@ -13,7 +13,8 @@ the nodata value also occurring in the texture next to valid pixels):
 
 checked as: the same footprint as gdalwarp (pixel for pixel), every
 interior pixel within 1 DN, for near / bilinear / cubic, UInt16 / Float32;
-and CPU = OpenCL.
+and CPU = OpenCL.  Several bands (gdalwarp's unified mask):
+test_ortho_multiband_nodata.py.
 """
 import subprocess
 
