@@ -14,11 +14,11 @@
  * the estimated device traffic over the device memory bandwidth (-hbm).
  *
  *   bench_xcorr [-device cpu|cuda|opencl] [-size W H] [-dir /tmp] [-runs N]
- *               [-hbm GB/s] [-noquality] [-patches NX NY SEARCH] [-keep]
+ *               [-hbm GB/s] [-noquality] [-patches NX NY SEARCH] [-keep] [-genonly]
  *
  * -keep leaves the PRM and SLC files in -dir (gg_bench_{master,aligned}.
  * {PRM,SLC}) for bench_xcorr_process.sh, which times the whole
- * gdal_xcorr -mode gmtsar process on them.
+ * gdal_xcorr -mode gmtsar process on them; -genonly writes them and stops.
  *
  * MIT licence.
  */
@@ -67,7 +67,7 @@ int main(int argc, char **argv)
     signal(SIGBUS, on_fatal);
     signal(SIGFPE, on_fatal);
     const char *dev = "auto", *dir = "/tmp";
-    int W = 11304, H = 9216, runs = 3, skip_quality = 0, keep = 0;
+    int W = 11304, H = 9216, runs = 3, skip_quality = 0, keep = 0, genonly = 0;
     int pnx = 20, pny = 50, psearch = 128;
     double hbm = 3350, bytes_read = 0; /* device memory GB/s for the floor (H100 SXM; H200 4800) */
     for (int i = 1; i < argc; i++) {
@@ -90,6 +90,8 @@ int main(int argc, char **argv)
             skip_quality = 1;
         else if (!strcmp(argv[i], "-keep"))
             keep = 1;
+        else if (!strcmp(argv[i], "-genonly")) /* write the files, time nothing */
+            keep = genonly = 1;
     }
     char p1[512], p2[512], s1[512], s2[512];
     snprintf(s1, sizeof s1, "%s/gg_bench_master.SLC", dir);
@@ -118,6 +120,10 @@ int main(int argc, char **argv)
         fprintf(f, "SLC_file = %s\nnum_rng_bins = %d\nnum_valid_az = %d\nnum_patches = 1\nPRF = 1000\n"
                    "rshift = 0\nashift = 0\n", k ? s2 : s1, W, H);
         fclose(f);
+    }
+    if (genonly) {
+        printf("kept %s %s %s %s\n", p1, p2, s1, s2);
+        return 0;
     }
     gg_context *ctx;
     char err[512];

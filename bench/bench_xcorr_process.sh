@@ -11,7 +11,11 @@
 #
 # BIN_DIR holds bench_xcorr and gdal_xcorr (a build's bin/); DIR the data
 # (default /dev/shm); DEVICE cuda (default), cpu or opencl; SIZE="W H" for
-# smaller images (smoke runs).  Prints each
+# smaller images (smoke runs); XCORR=path runs another gdal_xcorr on the
+# same data (a before/after comparison); GEN=0 reuses the data of an
+# earlier KEEP=1 run; TRACE=1 prints gdal_xcorr's start-up trace
+# (GG_XCORR_TRACE: device start, prefetch, run split, write, teardown).
+# Prints each
 # run's wall time and peak RSS (/usr/bin/time -v when present, else bash's
 # clock and no RSS) and the mean offsets of the last freq_xcorr.dat.
 # MIT licence.
@@ -21,23 +25,28 @@ dir=${2:-/dev/shm}
 dev=${3:-cuda}
 runs=${RUNS:-3}
 # SIZE="W H" makes smaller images (smoke runs); the standard job is the default
-"$bin/bench_xcorr" -device "$dev" -runs 0 -noquality -keep -dir "$dir" ${SIZE:+-size $SIZE} >/dev/null
-trap 'rm -f "$dir"/gg_bench_master.* "$dir"/gg_bench_aligned.* "$dir"/gg_freq_xcorr.dat' EXIT
+xcorr=${XCORR:-$bin/gdal_xcorr}
+if [ "${GEN:-1}" != 0 ]; then
+    "$bin/bench_xcorr" -genonly -dir "$dir" ${SIZE:+-size $SIZE} >/dev/null
+fi
+[ "${KEEP:-0}" = 1 ] || trap 'rm -f "$dir"/gg_bench_master.* "$dir"/gg_bench_aligned.* "$dir"/gg_freq_xcorr.dat' EXIT
 cat "$dir"/gg_bench_master.SLC "$dir"/gg_bench_aligned.SLC >/dev/null   # page cache
 args=(-mode gmtsar "$dir/gg_bench_master.PRM" "$dir/gg_bench_aligned.PRM" -nx 20 -ny 50
       -xsearch 128 -ysearch 128 -device "$dev" -q -o "$dir/gg_freq_xcorr.dat")
-echo "gdal_xcorr ${args[*]}"
+echo "$xcorr ${args[*]}"
+[ "${TRACE:-0}" = 1 ] && export GG_XCORR_TRACE=1
 for r in $(seq 0 "$runs"); do
     label=$([ "$r" = 0 ] && echo "warm-up" || echo "run $r")
     if [ -x /usr/bin/time ]; then
-        /usr/bin/time -v "$bin/gdal_xcorr" "${args[@]}" 2>"$dir/gg_time.txt"
+        /usr/bin/time -v "$xcorr" "${args[@]}" 2>"$dir/gg_time.txt"
         wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$dir/gg_time.txt")
         rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$dir/gg_time.txt")
         echo "$label: wall $wall, peak RSS $((rss / 1024)) MiB"
+        grep -h "gdal_xcorr trace\|ERROR" "$dir/gg_time.txt" || true
         rm -f "$dir/gg_time.txt"
     else
         t0=$(date +%s.%N)
-        "$bin/gdal_xcorr" "${args[@]}"
+        "$xcorr" "${args[@]}"
         t1=$(date +%s.%N)
         echo "$label: wall $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}') s (no /usr/bin/time: RSS not measured)"
     fi

@@ -34,6 +34,7 @@
 #include "../kernel_ids.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------ PRM reader */
@@ -287,6 +289,9 @@ static int gm_cap(const gm_geom *g, int f, int K)
     return cap;
 }
 
+/* Host memory the CPU backend's chunk buffers may take (MiB). */
+#define GM_HOST_BUDGET_MB 512.0
+
 /* Location rows per chunk: what fits half the free device memory, and at
  * most a quarter of the rows so that reading overlaps the device work.
  * GG_XCORR_CHUNK_ROWS overrides (tests of the multi-chunk path, benches). */
@@ -301,6 +306,15 @@ static int gm_chunk_rows(gg_context *ctx, const gm_geom *g)
         budget = 0.5 * (double)freeb;
     const int nchunks_min = g->ny < 4 ? g->ny : 4;
     int K = (g->ny + nchunks_min - 1) / nchunks_min;
+    /* the CPU backend's "device" buffers are host memory: bounded by a host
+     * budget (GG_XCORR_HOST_MB, default 512 MiB), not by half the machine.
+     * Every step is threaded over the patches and their rows, so smaller
+     * chunks cost the CPU little (bench/RESULTS.md, 2026-11-21). */
+    if (!strcmp(gg_context_backend(ctx), "cpu")) {
+        const char *hm = getenv("GG_XCORR_HOST_MB");
+        const double host = (hm && atof(hm) > 0 ? atof(hm) : GM_HOST_BUDGET_MB) * 1048576.0;
+        budget = budget < host ? budget : host;
+    }
     const double per = gm_patch_bytes(g) * g->nx;
     while (K > 1 && K * per + 4.0 * g->W * ((double)gm_cap(g, 0, K) + gm_cap(g, 1, K)) > budget)
         K--;
@@ -428,6 +442,277 @@ static gg_status gm_chunk(gg_context *ctx, gm_bufs *b, const gm_geom *g, int cap
     return s;
 }
 
+/* Sizes and the patch grid of a run (GMTSAR's get_locations.c), checked:
+ * GG_ERR_ARGUMENT with the message in err when they do not fit. */
+static gg_status gm_fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static gg_status gm_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return GG_ERR_ARGUMENT;
+}
+
+static gg_status gm_geometry(const gg_xcorr_prm *m, const gg_xcorr_prm *a,
+                             const gg_xcorr_gmtsar_options *o, gm_geom *gp, char *err,
+                             size_t errlen)
+{
+    memset(gp, 0, sizeof *gp);
+    gm_geom g = {0};
+    const int xs = o->xsearch, ys = o->ysearch;
+    g.xs = xs;
+    g.ys = ys;
+    g.ri = o->range_interp < 1 ? 1 : o->range_interp;
+    g.npx = 4 * xs;
+    g.npy = 4 * ys;
+    g.nxc = 2 * xs;
+    g.nyc = 2 * ys;
+    g.interp = o->interp < 1 ? 1 : o->interp;
+    g.nx = o->nx;
+    g.ny = o->ny;
+    g.W = m->width;
+    g.H = m->height;
+    if (o->nx < 1 || o->ny < 1)
+        return gm_fail(err, errlen, "-nx %d and -ny %d must be positive", o->nx, o->ny);
+    if (m->width != a->width || m->height != a->height)
+        return gm_fail(err, errlen, "master %dx%d and aligned %dx%d differ in size",
+                       m->width, m->height, a->width, a->height);
+    if ((xs & (xs - 1)) || (ys & (ys - 1)) || xs < 4 || ys < 4)
+        return gm_fail(err, errlen, "xsearch %d and ysearch %d must be powers of 2 >= 4",
+                       xs, ys);
+    g.rshift = o->noshift || !a->has_shift ? 0 : a->rshift;
+    g.ashift = o->noshift || !a->has_shift ? 0 : a->ashift;
+    g.astretch = m->prf > 0 && a->prf > 0 ? (a->prf - m->prf) / m->prf : 0.0;
+    /* GMTSAR's patch grid (get_locations.c) */
+    g.x_inc = (m->width - 2 * (xs + g.nxc)) / (o->nx + 3);
+    g.y_inc = (m->height - 2 * (ys + g.nyc)) / (o->ny + 1);
+    if (g.x_inc < 1 || g.y_inc < 1 || g.npx > m->width || g.npy > m->height)
+        return gm_fail(err, errlen,
+                       "search %dx%d (patch %dx%d) and %dx%d locations do not fit the %dx%d image",
+                       xs, ys, g.npx, g.npy, o->nx, o->ny, m->width, m->height);
+    g.pw = gg_xc_fast_size(g.npx);
+    g.ph = gg_xc_fast_size(g.npy);
+    g.lx = g.npx - g.nxc + 1;
+    g.ly = g.npy - g.nyc + 1;
+    g.zw = 8;
+    g.nreg = g.zw * g.interp;
+
+    *gp = g;
+    return GG_OK;
+}
+
+/* ------------------------------------------------------------ prefetch
+ *
+ * A GPU process spends a good part of a second creating its context; the
+ * SLC lines the first chunks need can be read meanwhile.  The prefetch
+ * reads, per file, the contiguous lines [lo, hi) of location rows 1..J
+ * (J as large as max_bytes allows) in pieces on its own threads into host
+ * memory, with no device; a run serves every line piece that lies inside
+ * [lo, hi) from it instead of reading it again (for any chunking). */
+
+struct gg_xcorr_prefetch {
+    char file[2][1024];
+    int W, H, piece;
+    int lo[2], hi[2], np[2];          /* lines and pieces per file */
+    size_t released[2];               /* bytes at the start of buf[f] given back */
+    unsigned char *buf[2];
+    int fd[2];
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    signed char *st[2];               /* per piece: 0 pending, 1 read, -1 short read, -2 injected */
+    int next, total, stop;            /* pieces handed out (interleaved over the files) */
+    int nth;
+    pthread_t th[16];
+    double busy_s;
+};
+
+/* Host memory for line pieces: 2 MiB aligned and advised as huge pages
+ * (a 16 MB piece is then 8 page faults instead of 4096). */
+static void *gm_host_alloc(size_t bytes)
+{
+    void *p = NULL;
+    const size_t al = (size_t)2 << 20;
+    if (posix_memalign(&p, al, (bytes + al - 1) / al * al))
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, (bytes + al - 1) / al * al, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+/* Reads bytes at off of fd into dst; 1 when complete. */
+static int gm_pread_all(int fd, unsigned char *dst, size_t bytes, off_t off)
+{
+    size_t done = 0;
+    while (done < bytes) {
+        const ssize_t k = pread(fd, dst + done, bytes - done, off + (off_t)done);
+        if (k <= 0)
+            return 0;
+        done += (size_t)k;
+    }
+    return 1;
+}
+
+static void *prefetch_main(void *arg)
+{
+    gg_xcorr_prefetch *p = arg;
+    pthread_mutex_lock(&p->mu);
+    while (!p->stop && p->next < p->total) {
+        /* piece k of the interleaved order: file 0 piece 0, file 1 piece 0, ... */
+        int k = p->next++, f = 0, i = 0;
+        const int both = p->np[0] < p->np[1] ? p->np[0] : p->np[1];
+        if (k < 2 * both) {
+            f = k & 1;
+            i = k >> 1;
+        } else {
+            f = p->np[0] > both ? 0 : 1;
+            i = both + (k - 2 * both);
+        }
+        pthread_mutex_unlock(&p->mu);
+        const int y0 = p->lo[f] + i * p->piece;
+        const int n = y0 + p->piece < p->hi[f] ? p->piece : p->hi[f] - y0;
+        const double t0 = now_s();
+        const int fault = gg_fault_point("read"); /* GG_FAULT=read:N (tests) */
+        const int ok = !fault && gm_pread_all(p->fd[f], p->buf[f] + (size_t)i * p->piece * p->W * 4,
+                                              (size_t)n * p->W * 4, (off_t)y0 * p->W * 4);
+        const double t = now_s() - t0;
+        pthread_mutex_lock(&p->mu);
+        p->busy_s += t;
+        p->st[f][i] = ok ? 1 : fault ? -2 : -1;
+        pthread_cond_broadcast(&p->cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+void gg_xcorr_prefetch_free(gg_xcorr_prefetch *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->nth; i++)
+        pthread_join(p->th[i], NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    for (int f = 0; f < 2; f++) {
+        if (p->fd[f] >= 0)
+            close(p->fd[f]);
+        free(p->buf[f]);
+        free(p->st[f]);
+    }
+    free(p);
+}
+
+gg_status gg_xcorr_gmtsar_prefetch(const gg_xcorr_prm *m, const gg_xcorr_prm *a,
+                                   const gg_xcorr_gmtsar_options *o, size_t max_bytes,
+                                   gg_xcorr_prefetch **out)
+{
+    *out = NULL;
+    gm_geom g;
+    char err[512];
+    if (gm_geometry(m, a, o, &g, err, sizeof err) != GG_OK)
+        return GG_ERR_ARGUMENT; /* the run reports it */
+    if (max_bytes == 0)
+        max_bytes = (size_t)256 << 20;
+    const double row_bytes = 4.0 * g.W;
+    /* rows 1..J while both files' spans fit the budget */
+    int lo[2], hi[2];
+    for (int f = 0; f < 2; f++)
+        gm_span(&g, f, 1, 1, &lo[f], &hi[f]);
+    for (int J = 2; J <= g.ny; J++) {
+        int l2[2], h2[2];
+        gm_span(&g, 0, 1, J, &l2[0], &h2[0]);
+        gm_span(&g, 1, 1, J, &l2[1], &h2[1]);
+        if (row_bytes * ((double)(h2[0] - l2[0]) + (h2[1] - l2[1])) > (double)max_bytes)
+            break;
+        memcpy(lo, l2, sizeof lo);
+        memcpy(hi, h2, sizeof hi);
+    }
+    const int cap_lines = (int)((double)max_bytes / 2 / row_bytes);
+    gg_xcorr_prefetch *p = calloc(1, sizeof *p);
+    if (!p)
+        return GG_ERR_NOMEM;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->W = g.W;
+    p->H = g.H;
+    p->piece = (int)((16u << 20) / ((unsigned)g.W * 4u));
+    p->piece = p->piece < 1 ? 1 : p->piece;
+    gg_status s = GG_OK;
+    for (int f = 0; f < 2; f++) {
+        const gg_xcorr_prm *prm = f ? a : m;
+        snprintf(p->file[f], sizeof p->file[f], "%s", prm->slc_file);
+        p->lo[f] = lo[f];
+        p->hi[f] = hi[f] - lo[f] > cap_lines ? lo[f] + cap_lines : hi[f];
+        if (p->hi[f] < p->lo[f])
+            p->hi[f] = p->lo[f];
+        p->np[f] = (p->hi[f] - p->lo[f] + p->piece - 1) / p->piece;
+        p->fd[f] = open(prm->slc_file, O_RDONLY);
+        p->st[f] = calloc((size_t)p->np[f] + 1, 1);
+        p->buf[f] = gm_host_alloc((size_t)(p->hi[f] - p->lo[f]) * g.W * 4 + 1);
+        if (p->fd[f] < 0 || !p->st[f] || !p->buf[f])
+            s = GG_ERR_IO;
+    }
+    p->total = p->np[0] + p->np[1];
+    const char *te = getenv("GG_XCORR_READERS");
+    int nth = te && atoi(te) > 0 ? atoi(te) : 4;
+    nth = nth > 16 ? 16 : nth;
+    for (int i = 0; s == GG_OK && i < nth && i < p->total; i++) {
+        if (pthread_create(&p->th[i], NULL, prefetch_main, p) != 0)
+            break; /* fewer threads, still correct */
+        p->nth++;
+    }
+    if (s == GG_OK && p->nth == 0 && p->total > 0)
+        s = GG_ERR_INTERNAL;
+    if (s != GG_OK) {
+        gg_xcorr_prefetch_free(p);
+        return s;
+    }
+    *out = p;
+    return GG_OK;
+}
+
+/* Where lines [y0, y0 + n) of file f (path) lie in the prefetch, after
+ * waiting for the pieces that hold them; NULL when not prefetched.  *bad:
+ * 1 a piece could not be read, 2 an injected fault (GG_FAULT). */
+static const unsigned char *prefetch_lines(gg_xcorr_prefetch *p, const char *path, int W, int f,
+                                           int y0, int n, int *bad, double *waited)
+{
+    *bad = 0;
+    if (!p || p->W != W || strcmp(p->file[f], path) || y0 < p->lo[f] || y0 + n > p->hi[f] || n < 1)
+        return NULL;
+    const int i0 = (y0 - p->lo[f]) / p->piece, i1 = (y0 + n - 1 - p->lo[f]) / p->piece;
+    const double t0 = now_s();
+    pthread_mutex_lock(&p->mu);
+    for (int i = i0; i <= i1; i++) {
+        while (p->st[f][i] == 0)
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (p->st[f][i] < 0)
+            *bad = p->st[f][i] == -2 ? 2 : 1;
+    }
+    pthread_mutex_unlock(&p->mu);
+    *waited += now_s() - t0;
+    return p->buf[f] + (size_t)(y0 - p->lo[f]) * W * 4;
+}
+
+/* The run has uploaded file f's prefetched lines below y_end (it consumes
+ * each file's lines in order, each once): their memory goes back to the
+ * system, whole huge pages at a time, so that the prefetch does not add to
+ * the peak host memory of the rest of the run. */
+static void prefetch_release(gg_xcorr_prefetch *p, int f, int y_end)
+{
+    const size_t al = (size_t)2 << 20;
+    const size_t upto = (size_t)(y_end - p->lo[f]) * p->W * 4 / al * al;
+    if (upto > p->released[f]) {
+        (void)madvise(p->buf[f] + p->released[f], upto - p->released[f], MADV_DONTNEED);
+        p->released[f] = upto;
+    }
+}
+
 /* Uploads lines [y0, y0 + n) of a file into its ring (slot = line % cap). */
 static gg_status gm_upload(gg_context *ctx, gg_buffer *ring, int W, int cap, int y0, int n,
                            const unsigned char *src)
@@ -455,47 +740,24 @@ gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *m, const gg
                                 int *nrows_out, gg_progress_fn progress, void *user,
                                 gg_xcorr_timing *timing)
 {
+    return gg_xcorr_gmtsar_prefetched(ctx, m, a, o, NULL, rows_out, nrows_out, progress, user,
+                                      timing);
+}
+
+gg_status gg_xcorr_gmtsar_prefetched(gg_context *ctx, const gg_xcorr_prm *m,
+                                     const gg_xcorr_prm *a, const gg_xcorr_gmtsar_options *o,
+                                     gg_xcorr_prefetch *pf, gg_xcorr_gmtsar_row **rows_out,
+                                     int *nrows_out, gg_progress_fn progress, void *user,
+                                     gg_xcorr_timing *timing)
+{
     const double t_start = now_s();
     *rows_out = NULL;
     *nrows_out = 0;
-    gm_geom g = {0};
-    const int xs = o->xsearch, ys = o->ysearch;
-    g.xs = xs;
-    g.ys = ys;
-    g.ri = o->range_interp < 1 ? 1 : o->range_interp;
-    g.npx = 4 * xs;
-    g.npy = 4 * ys;
-    g.nxc = 2 * xs;
-    g.nyc = 2 * ys;
-    g.interp = o->interp < 1 ? 1 : o->interp;
-    g.nx = o->nx;
-    g.ny = o->ny;
-    g.W = m->width;
-    g.H = m->height;
-    if (o->nx < 1 || o->ny < 1)
-        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "-nx %d and -ny %d must be positive", o->nx, o->ny);
-    if (m->width != a->width || m->height != a->height)
-        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "master %dx%d and aligned %dx%d differ in size",
-                          m->width, m->height, a->width, a->height);
-    if ((xs & (xs - 1)) || (ys & (ys - 1)) || xs < 4 || ys < 4)
-        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "xsearch %d and ysearch %d must be powers of 2 >= 4",
-                          xs, ys);
-    g.rshift = o->noshift || !a->has_shift ? 0 : a->rshift;
-    g.ashift = o->noshift || !a->has_shift ? 0 : a->ashift;
-    g.astretch = m->prf > 0 && a->prf > 0 ? (a->prf - m->prf) / m->prf : 0.0;
-    /* GMTSAR's patch grid (get_locations.c) */
-    g.x_inc = (m->width - 2 * (xs + g.nxc)) / (o->nx + 3);
-    g.y_inc = (m->height - 2 * (ys + g.nyc)) / (o->ny + 1);
-    if (g.x_inc < 1 || g.y_inc < 1 || g.npx > m->width || g.npy > m->height)
-        return gg_rt_fail(ctx, GG_ERR_ARGUMENT,
-                          "search %dx%d (patch %dx%d) and %dx%d locations do not fit the %dx%d image",
-                          xs, ys, g.npx, g.npy, o->nx, o->ny, m->width, m->height);
-    g.pw = gg_xc_fast_size(g.npx);
-    g.ph = gg_xc_fast_size(g.npy);
-    g.lx = g.npx - g.nxc + 1;
-    g.ly = g.npy - g.nyc + 1;
-    g.zw = 8;
-    g.nreg = g.zw * g.interp;
+    gm_geom g;
+    char gerr[512];
+    if (gm_geometry(m, a, o, &g, gerr, sizeof gerr) != GG_OK)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "%s", gerr);
+    const int xs = g.xs, ys = g.ys;
 
     /* chunks and their line pieces, simulating the rings' contents */
     const int K = gm_chunk_rows(ctx, &g), nchunks = (g.ny + K - 1) / K;
@@ -583,8 +845,23 @@ gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *m, const gg
     memset(&rd, 0, sizeof rd);
     pthread_mutex_init(&rd.mu, NULL);
     pthread_cond_init(&rd.cv, NULL);
-    rd.jobs = jobs;
-    rd.njobs = njobs;
+    /* jobs the prefetch holds are not read again: the readers get the
+     * others (rk[i]: job i's index among them, -1 when prefetched) */
+    int *rk = malloc(sizeof(int) * ((size_t)njobs + 1));
+    gm_job *rjobs = malloc(sizeof *rjobs * ((size_t)njobs + 1));
+    int nr = 0;
+    if (s == GG_OK && (!rk || !rjobs))
+        s = gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
+    for (int i = 0; s == GG_OK && i < njobs; i++) {
+        const gm_job *j = &jobs[i];
+        const int in = pf && pf->W == W && !strcmp(pf->file[j->file], j->file ? a->slc_file : m->slc_file) &&
+                       j->y0 >= pf->lo[j->file] && j->y0 + j->n <= pf->hi[j->file];
+        rk[i] = in ? -1 : nr;
+        if (!in)
+            rjobs[nr++] = *j;
+    }
+    rd.jobs = rjobs;
+    rd.njobs = nr;
     rd.err_job = -1;
     rd.fault_job = -1;
     rd.W = W;
@@ -597,18 +874,20 @@ gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *m, const gg
     int nthreads = te && atoi(te) > 0 ? atoi(te) : 4;
     nthreads = nthreads > 16 ? 16 : nthreads;
     rd.P = 3 * nthreads;
+    if (rd.P > nr) /* fewer pieces to read than slots: less host memory */
+        rd.P = nr > 0 ? nr : 1;
     rd.ready = malloc(sizeof(int) * (size_t)rd.P);
     rd.buf = calloc((size_t)rd.P, sizeof *rd.buf);
     if (s == GG_OK && (!rd.ready || !rd.buf))
         s = gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
     for (int i = 0; s == GG_OK && i < rd.P; i++) {
         rd.ready[i] = -1;
-        if (!(rd.buf[i] = malloc((size_t)piece * W * 4)))
+        if (!(rd.buf[i] = gm_host_alloc((size_t)piece * W * 4)))
             s = gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
     }
     pthread_t th[16];
     int started = 0;
-    for (; s == GG_OK && started < nthreads; started++)
+    for (; s == GG_OK && started < nthreads && started < nr; started++)
         if (pthread_create(&th[started], NULL, reader_main, &rd) != 0) {
             s = gg_rt_fail(ctx, GG_ERR_INTERNAL, "cannot start a reader thread");
             break;
@@ -621,27 +900,43 @@ gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *m, const gg
         /* lines of chunk c: wait for each piece, upload it, free its slot
          * (the first upload also waits for chunk c - 1's kernels) */
         for (int i = c < nchunks ? chunk_job0[c] : 0; c < nchunks && i < chunk_job0[c + 1] && s == GG_OK; i++) {
-            double t0 = now_s();
-            pthread_mutex_lock(&rd.mu);
-            while (rd.ready[i % rd.P] != i)
-                pthread_cond_wait(&rd.cv, &rd.mu);
-            const int bad = rd.err_job >= 0 && rd.err_job <= i, injected = rd.fault_job >= 0;
-            pthread_mutex_unlock(&rd.mu);
-            double t1 = now_s();
-            t_wait += t1 - t0;
             const gm_job *j = &jobs[i];
+            const char *path = j->file ? a->slc_file : m->slc_file;
+            double t0 = now_s();
+            const unsigned char *src;
+            int bad = 0, injected = 0;
+            const int k = rk[i];
+            if (k < 0) { /* prefetched */
+                int why = 0;
+                src = prefetch_lines(pf, path, W, j->file, j->y0, j->n, &why, &t_wait);
+                bad = why != 0;
+                injected = why == 2;
+            } else {
+                pthread_mutex_lock(&rd.mu);
+                while (rd.ready[k % rd.P] != k)
+                    pthread_cond_wait(&rd.cv, &rd.mu);
+                bad = rd.err_job >= 0 && rd.err_job <= k;
+                injected = rd.fault_job >= 0;
+                pthread_mutex_unlock(&rd.mu);
+                src = rd.buf[k % rd.P];
+                t_wait += now_s() - t0;
+            }
+            double t1 = now_s();
             if (bad)
                 s = gg_rt_fail(ctx, GG_ERR_IO, "cannot read lines %d..%d of '%s'%s", j->y0,
-                               j->y0 + j->n - 1, j->file ? a->slc_file : m->slc_file,
-                               injected ? ": injected fault (GG_FAULT)" : "");
+                               j->y0 + j->n - 1, path, injected ? ": injected fault (GG_FAULT)" : "");
             else
-                s = gm_upload(ctx, b.ring[j->file], W, cap, j->y0, j->n, rd.buf[i % rd.P]);
+                s = gm_upload(ctx, b.ring[j->file], W, cap, j->y0, j->n, src);
             t_up += now_s() - t1;
-            pthread_mutex_lock(&rd.mu);
-            rd.ready[i % rd.P] = -1;
-            rd.consumed = i + 1;
-            pthread_cond_broadcast(&rd.cv);
-            pthread_mutex_unlock(&rd.mu);
+            if (k < 0 && s == GG_OK)
+                prefetch_release(pf, j->file, j->y0 + j->n);
+            if (k >= 0) {
+                pthread_mutex_lock(&rd.mu);
+                rd.ready[k % rd.P] = -1;
+                rd.consumed = k + 1;
+                pthread_cond_broadcast(&rd.cv);
+                pthread_mutex_unlock(&rd.mu);
+            }
         }
         /* results of the previous chunk (its kernels are done by now) */
         if (s == GG_OK && pending >= 0) {
@@ -708,6 +1003,11 @@ gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *m, const gg
         timing->ring_lines = cap;
         timing->read_wait_s = t_wait;
         timing->read_busy_s = rd.busy_s;
+        if (pf) {
+            pthread_mutex_lock(&pf->mu);
+            timing->read_busy_s += pf->busy_s;
+            pthread_mutex_unlock(&pf->mu);
+        }
         timing->upload_s = t_up;
         timing->kernel_s = t_kern;
         timing->bytes_read = 0;
@@ -728,6 +1028,8 @@ gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *m, const gg
     free(tag[0]);
     free(tag[1]);
     free(jobs);
+    free(rjobs);
+    free(rk);
     free(chunk_job0);
     free(ws);
     free(pos);

@@ -858,8 +858,19 @@ static void write_gmtsar(const char *dir, const char *name, const short *iq, int
     fclose(f);
 }
 
+/* pf_bytes < 0: gg_xcorr_gmtsar; else through a prefetch of that many
+ * bytes (gg_xcorr_gmtsar_prefetch; 0 = its default) */
+static int run_gmtsar_pf(const char *dev, const char *p1, const char *p2, int nx, int ny, int xs,
+                         int ri, long pf_bytes, gg_xcorr_gmtsar_row **rows);
+
 static int run_gmtsar(const char *dev, const char *p1, const char *p2, int nx, int ny, int xs,
                       int ri, gg_xcorr_gmtsar_row **rows)
+{
+    return run_gmtsar_pf(dev, p1, p2, nx, ny, xs, ri, -1, rows);
+}
+
+static int run_gmtsar_pf(const char *dev, const char *p1, const char *p2, int nx, int ny, int xs,
+                         int ri, long pf_bytes, gg_xcorr_gmtsar_row **rows)
 {
     gg_context *ctx = NULL;
     char err[512];
@@ -872,10 +883,18 @@ static int run_gmtsar(const char *dev, const char *p1, const char *p2, int nx, i
     if (gg_xcorr_prm_read(p1, &m, err, sizeof err) == GG_OK &&
         gg_xcorr_prm_read(p2, &a, err, sizeof err) == GG_OK) {
         gg_xcorr_gmtsar_options o = {nx, ny, xs, xs, ri, 16, 0};
-        if (gg_xcorr_gmtsar(ctx, &m, &a, &o, rows, &n, NULL, NULL) == GG_OK && n == nx * ny)
+        gg_xcorr_prefetch *pf = NULL;
+        gg_status st = GG_OK;
+        if (pf_bytes >= 0)
+            st = gg_xcorr_gmtsar_prefetch(&m, &a, &o, (size_t)pf_bytes, &pf);
+        if (st == GG_OK && gg_xcorr_gmtsar_prefetched(ctx, &m, &a, &o, pf, rows, &n, NULL, NULL,
+                                                      NULL) == GG_OK && n == nx * ny)
             rc = 0;
+        else if (st != GG_OK)
+            fprintf(stderr, "%s: gmtsar prefetch failed (%d)\n", dev, (int)st);
         else
             fprintf(stderr, "%s: gmtsar: %s\n", dev, gg_context_last_error(ctx));
+        gg_xcorr_prefetch_free(pf);
     } else {
         fprintf(stderr, "%s\n", err);
     }
@@ -963,6 +982,28 @@ static void test_gmtsar(char devs[][32], int nd)
             CHECK(0, "%s: gmtsar run off the file", devs[d]);
         }
         unsetenv("GG_XCORR_CHUNK_ROWS");
+        /* start-up prefetch (all lines; only the first rows' lines, with one
+         * row per chunk so that later chunks read the rest): the same rows */
+        for (int k = 0; k < 2; k++) {
+            gg_xcorr_gmtsar_row *rp = NULL;
+            if (k)
+                setenv("GG_XCORR_CHUNK_ROWS", "1", 1);
+            const long bytes = k ? 2L * 4 * W * (4 * xs + 10) : 0;
+            if (run_gmtsar_pf(devs[d], p1, p2, nx, ny, xs, ri, bytes, &rp) == 0) {
+                double md = 0;
+                const gg_xcorr_gmtsar_row *base = k ? rc : r;
+                for (int i = 0; base && i < nx * ny; i++)
+                    md = fmax(md, fmax(fabs(rp[i].xoff - base[i].xoff),
+                                       fmax(fabs(rp[i].yoff - base[i].yoff),
+                                            fabs(rp[i].corr - base[i].corr))));
+                CHECK(base && md == 0, "%s: prefetch of %ld bytes changes the rows by %.2e",
+                      devs[d], bytes, md);
+            } else {
+                CHECK(0, "%s: gmtsar run with a prefetch of %ld bytes", devs[d], bytes);
+            }
+            gg_xcorr_free(rp);
+            unsetenv("GG_XCORR_CHUNK_ROWS");
+        }
         if (!first) {
             first = r;
             r = NULL;
