@@ -54,7 +54,7 @@ static const gg_app_spec spec = {
                 "    [-count <nx> <ny>] [-gross <dx> <dy>] [-zoom <n>] [-ovs <n>] [-noderamp]\n"
                 "    [-snr_window <n>] [-minvalid <f>] [-order <1-3>] [-snr <min>] [-minpeak <min>]\n"
                 "    [-kcut <k>] [-interp nearest|bilinear|bicubic|sinc4|sinc8] [-fit <out.json>]\n"
-                "    [-prm <out.prm>] [-dense | -offsets <offsets_raster>] [-ot CFloat32|CInt16]",
+                "    [-prm <out.prm>] [-dense] [-offsets <offsets_raster>] [-ot CFloat32|CInt16]",
     .help = "  offsets (as gdal_xcorr): -window -search -skip -start -count -gross -zoom -ovs\n"
             "                     -noderamp -snr_window -minvalid\n"
             "  -order <n>         polynomial order of the fit, 1 to 3 (default 1)\n"

@@ -337,7 +337,7 @@ UTILITIES = [
         "gdal_coreg", "Coregister (offsets, fit, resample)", GROUP_INSAR,
         "Coregisters a secondary SLC to a primary: dense sub-pixel offsets (as gdal_xcorr), a "
         "robust polynomial fit of them, and the secondary resampled onto the primary grid "
-        "(CFloat32).",
+        "(CFloat32), from the fit or from the dense offsets.",
         inputs=[Raster("PRIMARY", "Primary SLC"), Raster("SECONDARY", "Secondary SLC")],
         params=XCORR_PARAMS + [
             Num("ORDER", "-order", "Polynomial order of the fit", type="int", default=1,
@@ -353,7 +353,11 @@ UTILITIES = [
             FileOut("FIT", "-fit", "Write the fit as JSON", optional=True,
                     file_filter="JSON (*.json)"),
             FileOut("PRM", "-prm", "Write GMTSAR's PRM lines of the fit", optional=True,
-                    file_filter="PRM (*.prm)")],
+                    file_filter="PRM (*.prm)"),
+            Flag("DENSE", "-dense", "Resample from the dense offsets (bilinear between window "
+                 "centres) instead of the fit; rejected windows take the fit", advanced=True),
+            Dataset("OFFSETS", "-offsets", "Resample from this offsets raster (gdal_xcorr's "
+                    "output) instead of the fit", optional=True)],
         doc="gdal_coreg"),
     Utility(
         "gdal_ortho", "Orthorectify (RPC + DEM)", GROUP_OPTICAL,
