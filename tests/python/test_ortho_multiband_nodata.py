@@ -22,7 +22,6 @@ texture.  Checked per band: the same mask as gdalwarp (pixel for pixel)
 and every pixel within 1 DN, for near / bilinear / cubic; CPU = OpenCL;
 GG:ortho: = gdal_ortho.
 """
-import subprocess
 
 import numpy as np
 import pytest
@@ -30,6 +29,7 @@ from osgeo import gdal
 from scipy import ndimage
 
 from test_ortho import smooth_noise, synthetic_rpc, write_dem
+from test_ortho_nodata import warp  # gdalwarp -rpc -et 0, as the single-band tests
 
 W, H = 640, 600
 ND1 = 1999                      # one value for every band (-srcnodata 1999)
@@ -98,13 +98,6 @@ def read_all(path):
     nd = [ds.GetRasterBand(b + 1).GetNoDataValue() for b in range(ds.RasterCount)]
     ds = None
     return a, nd
-
-
-def warp(src, dst, dem, r, args):
-    subprocess.run(["gdalwarp", "-q", "-overwrite", "-rpc", "-et", "0", "-wm", "2000", "-r", r,
-                    "-to", f"RPC_DEM={dem}", *args, str(src), str(dst)],
-                   check=True, capture_output=True)
-    return dst
 
 
 def compare_bands(ours, ref, nodata, what):
