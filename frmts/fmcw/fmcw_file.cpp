@@ -11,6 +11,7 @@
 #include "cpl_string.h"
 #include "gdal_priv.h"
 
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -267,6 +268,13 @@ FMCWFile *FMCWFileOpen(const char *pszFilename)
         return nullptr;
     }
     f->nSectors = (int)dimsize[0];
+    if (dimsize[1] > INT_MAX || dimsize[2] > INT_MAX)
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "FMCW: %s: %llu sweeps x %llu samples per sector is too large",
+                 pszFilename, (unsigned long long)dimsize[1], (unsigned long long)dimsize[2]);
+        FMCWFileClose(f.release());
+        return nullptr;
+    }
     gg_fmcw_params &p = f->params;
     gg_fmcw_params_default(&p);
     p.n_sweeps = (int)dimsize[1];
@@ -290,7 +298,14 @@ FMCWFile *FMCWFileOpen(const char *pszFilename)
         f->site.beam_width = 360.0 / f->nSectors;
         ReadAttr(root, "beam_width", &f->site.beam_width, false, f->name);
         if (ReadAttr(root, "n_gates", &v, false, f->name))
-            p.n_gates = (int)v;
+        {
+            // range-check before the cast: a double outside int's range is UB
+            if (!(v >= 1 && v <= INT_MAX && v == floor(v)))
+                CPLError(CE_Failure, CPLE_AppDefined, "FMCW: %s: attribute 'n_gates' (%g) is not a positive integer",
+                         pszFilename, v);
+            else
+                p.n_gates = (int)v;
+        }
         ok = CPLGetLastErrorType() != CE_Failure;
     }
     char err[256];

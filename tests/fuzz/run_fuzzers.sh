@@ -5,7 +5,9 @@
 # go to build-fuzz/corpus/<target>).  Prints executions per target; exits
 # non-zero if any target crashed, leaked or timed out (the reproducer is
 # left in build-fuzz/artifacts/).  GG_FUZZ_BUILD picks another build folder,
-# GG_FUZZ_JOBS the build's parallelism.
+# GG_FUZZ_JOBS the build's parallelism, GG_FUZZ_SEED libFuzzer's seed
+# (default 1, so that a CI run is repeatable; 0 draws one at random, as the
+# long runs of docs/reliability.md do).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 secs=${1:-20}
@@ -38,7 +40,7 @@ for t in "${targets[@]}"; do
     # the utilities' parsers print their usage and ERROR lines: close
     # stdout/stderr (libFuzzer and the sanitizers keep their own copy)
     if ASAN_OPTIONS=detect_leaks=$leaks$alloc UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        "$build/bin/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=4096 -close_fd_mask=3 \
+        "$build/bin/$t" -max_total_time="$secs" -seed="${GG_FUZZ_SEED:-1}" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=4096 -close_fd_mask=3 \
         -artifact_prefix="$build/artifacts/$t-" "$build/corpus/$t" "tests/fuzz/corpus/$t" \
         </dev/null >"$log" 2>&1; then
         execs=$(grep -o 'Done [0-9]* runs' "$log" | tail -1 | awk '{print $2}')
