@@ -28,6 +28,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* (int)v for a double that may be huge or NaN (corrupt metadata, a
+ * diverging model): clamped into [lo, hi] first, NaN gives lo. */
+static int clamp_int(double v, int lo, int hi)
+{
+    return !(v > lo) ? lo : v < hi ? (int)v : hi;
+}
+
 /* Keeps the first error line of the scene; returns 1. */
 static int ggo_fail(ggo_scene *sc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int ggo_fail(ggo_scene *sc, const char *fmt, ...)
@@ -355,12 +362,10 @@ void ggo_block_window(const ggo_scene *sc, ggo_block *b, int margin)
         b->sx0 = b->sy0 = b->sw = b->sh = 0;
         return;
     }
-    int x0 = (int)floor(xmin) - margin, y0 = (int)floor(ymin) - margin;
-    int x1 = (int)ceil(xmax) + margin, y1 = (int)ceil(ymax) + margin;
-    x0 = x0 < 0 ? 0 : x0;
-    y0 = y0 < 0 ? 0 : y0;
-    x1 = x1 > sc->width ? sc->width : x1;
-    y1 = y1 > sc->height ? sc->height : y1;
+    const int x0 = clamp_int(floor(xmin) - margin, 0, sc->width);
+    const int y0 = clamp_int(floor(ymin) - margin, 0, sc->height);
+    const int x1 = clamp_int(ceil(xmax) + margin, 0, sc->width);
+    const int y1 = clamp_int(ceil(ymax) + margin, 0, sc->height);
     b->sx0 = x0;
     b->sy0 = y0;
     b->sw = x1 > x0 ? x1 - x0 : 0;
@@ -377,7 +382,7 @@ int ggo_first_margin(const ggo_scene *sc)
         return atoi(env);
     /* the stretched kernel reaches ceil(2 / scale) source pixels */
     const double sc_min = fmin(fmin(sc->xscale, sc->yscale), 1.0);
-    return 4 + sc->step / 2 + (sc_min < 0.95 ? (int)ceil(2.0 / sc_min) : 0);
+    return 4 + sc->step / 2 + (sc_min < 0.95 ? clamp_int(ceil(2.0 / sc_min), 0, 1 << 20) : 0);
 }
 
 size_t ggo_tsize(gg_ortho_type t)
@@ -408,6 +413,14 @@ int ggo_read_window(const ggo_scene *sc, GDALDatasetH ds, ggo_block *b)
 }
 
 /* ---------------------------------------------------- grid and DEM setup */
+
+/* Pixel count along one axis of the output grid; anything past GRID_MAX
+ * (which output_grid refuses) is reported as GRID_MAX + 1. */
+#define GRID_MAX 1000000000
+static int grid_size(double n)
+{
+    return !(n >= 0) ? 0 : n > GRID_MAX ? GRID_MAX + 1 : (int)n;
+}
 
 /* Output grid: gdalwarp's (GDALSuggestedWarpOutput2 with the same RPC
  * transformer), then -te / -tr / -ts as gdalwarp applies them. */
@@ -444,8 +457,8 @@ static int output_grid(ggo_scene *sc)
     }
     if (o->has_tr) {
         const double xr = o->tr[0], yr = fabs(o->tr[1]);
-        w = (int)((maxx - minx + xr / 2.0) / xr);
-        h = (int)((fabs(maxy - miny) + yr / 2.0) / yr);
+        w = grid_size((maxx - minx + xr / 2.0) / xr);
+        h = grid_size((fabs(maxy - miny) + yr / 2.0) / yr);
         sc->gt[0] = minx;
         sc->gt[1] = xr;
         sc->gt[3] = maxy;
@@ -459,8 +472,8 @@ static int output_grid(ggo_scene *sc)
         sc->gt[5] = -(maxy - miny) / h;
     } else if (o->has_te) {
         const double xr = gt[1], yr = fabs(gt[5]);
-        w = (int)((maxx - minx + xr / 2.0) / xr);
-        h = (int)((maxy - miny + yr / 2.0) / yr);
+        w = grid_size((maxx - minx + xr / 2.0) / xr);
+        h = grid_size((maxy - miny + yr / 2.0) / yr);
         sc->gt[0] = minx;
         sc->gt[1] = (maxx - minx) / w;
         sc->gt[3] = maxy;
@@ -470,6 +483,11 @@ static int output_grid(ggo_scene *sc)
     sc->gt[2] = sc->gt[4] = 0.0;
     if (w < 1 || h < 1)
         return ggo_fail(sc, "the output grid is empty");
+    if (w > GRID_MAX || h > GRID_MAX)
+        return ggo_fail(sc,
+                        "the output grid of %d x %d pixels is too large (at most %d a side: "
+                        "check -tr, -ts and -te)",
+                        w, h, GRID_MAX);
     sc->out_w = w;
     sc->out_h = h;
     return 0;
@@ -505,12 +523,8 @@ static int load_dem(ggo_scene *sc)
     free(py);
     free(planes);
     const int W = sc->demw.raster_width, H = sc->demw.raster_height;
-    int x0 = (int)floor(xmin) - 6, y0 = (int)floor(ymin) - 6;
-    int x1 = (int)ceil(xmax) + 6, y1 = (int)ceil(ymax) + 6;
-    x0 = x0 < 0 ? 0 : x0;
-    y0 = y0 < 0 ? 0 : y0;
-    x1 = x1 > W ? W : x1;
-    y1 = y1 > H ? H : y1;
+    int x0 = clamp_int(floor(xmin) - 6, 0, W), y0 = clamp_int(floor(ymin) - 6, 0, H);
+    int x1 = clamp_int(ceil(xmax) + 6, 0, W), y1 = clamp_int(ceil(ymax) + 6, 0, H);
     if (xmin > xmax || x1 <= x0 || y1 <= y0) {
         x0 = y0 = 0;
         x1 = y1 = 1;
@@ -761,7 +775,7 @@ static void kernel_scales(ggo_scene *sc)
     for (int k = 0; k < 2; k++)
         if (s[k] < 1.0) {
             const double r = 1.0 / s[k];
-            const int n = (int)(r + 0.5);
+            const int n = clamp_int(r + 0.5, 0, 1 << 20);
             if (fabs(r - n) < 0.05)
                 s[k] = 1.0 / n;
         }

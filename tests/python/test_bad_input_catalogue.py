@@ -290,8 +290,10 @@ ABSURD = {
     "coreg-interp-unknown": ("gdal_coreg", ["-interp", "lanczos"], ["interp|lanczos"]),
     "ortho-tr-zero": ("gdal_ortho", ["-tr", 0, 0], ["-tr"]),
     "ortho-ts-negative": ("gdal_ortho", ["-ts", -5, 10], ["-ts"]),
-    # GDAL's GTiff driver refuses it (its message shows an overflowed size)
-    "ortho-ts-huge": ("gdal_ortho", ["-ts", 2000000000, 2000000000], ["cannot create"]),
+    "ortho-ts-huge": ("gdal_ortho", ["-ts", 2000000000, 2000000000], ["too large"]),
+    # grids past 1e9 pixels a side (found by fuzz_rpc as an int overflow)
+    "ortho-tr-tiny": ("gdal_ortho", ["-tr", 1e-12, 1e-12], ["too large"]),
+    "ortho-te-huge": ("gdal_ortho", ["-te", -1e300, -1e300, 1e300, 1e300], ["too large"]),
     "ortho-te-inverted": ("gdal_ortho", ["-te", 10, 10, 0, 0], ["-te"]),
     "ortho-grid-step-zero": ("gdal_ortho", ["-grid_step", 0], ["-grid_step"]),
     "ortho-r-unknown": ("gdal_ortho", ["-r", "lanczos"], ["lanczos"]),
