@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace
@@ -182,8 +183,13 @@ class GGDataset final : public GDALPamDataset
     std::vector<std::string> m_aosStatsError{};
     std::vector<GByte> m_abySource{};
     std::vector<GByte> m_abyOutput{};  // stack ops: the other bands of a block
+    // Stack reads: handles of each reader thread (slot) on each input,
+    // opened on first use; a null entry: the input cannot be reopened.
+    std::vector<std::vector<GDALDataset *>> m_aapoReaders{};
 
     bool StartContextLocked();
+    CPLErr ReadStackWindow(const gg_window &sSrc, size_t nPlane);
+    GDALDataset *ReaderHandle(size_t nSlot, size_t iInput);
     CPLErr ReadStackBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBlockXSize,
                           int nBlockYSize, void *pImage);
     CPLErr RunFailure(gg_status eStatus);
@@ -259,6 +265,10 @@ GGDataset::~GGDataset()
     if (m_psContext)
         gg_context_destroy(m_psContext);
     gg_op_free(m_poOp);
+    for (auto &apoSlot : m_aapoReaders)
+        for (GDALDataset *poReader : apoSlot)
+            if (poReader)
+                GDALClose(GDALDataset::ToHandle(poReader));
     if (m_bOwnInputs)
         for (GDALDataset *poInput : m_apoInputs)
             GDALClose(GDALDataset::ToHandle(poInput));
@@ -615,6 +625,132 @@ CPLErr GGDataset::RunFailure(gg_status eStatus)
 /* Stack ops compute every output band of a block at once: the block asked
  * for goes to pImage, the others straight into their bands' block cache,
  * so reading a multi-band product computes each block once. */
+/* Number of threads reading a stack window: GG_READERS, else half the
+ * processors, 1 to 8. */
+static int StackReaders()
+{
+    const int nEnv = atoi(CPLGetConfigOption("GG_READERS", "0"));
+    if (nEnv > 0)
+        return std::min(nEnv, 64);
+    return std::clamp(CPLGetNumCPUs() / 2, 1, 8);
+}
+
+/* A second handle on input iInput for reader slot nSlot (slot 0 is the
+ * input itself), or null when the input is not a plain file that opens
+ * again to the same raster (a GG or MEM dataset, a connection string). */
+GDALDataset *GGDataset::ReaderHandle(size_t nSlot, size_t iInput)
+{
+    GDALDataset *poInput = m_apoInputs[iInput];
+    if (nSlot == 0)
+        return poInput;
+    if (m_aapoReaders.size() < nSlot)
+        m_aapoReaders.resize(nSlot);
+    std::vector<GDALDataset *> &apoSlot = m_aapoReaders[nSlot - 1];
+    if (apoSlot.empty())
+    {
+        // null: not tried; the input itself: cannot be reopened
+        apoSlot.assign(m_apoInputs.size(), nullptr);
+    }
+    GDALDataset *&poReader = apoSlot[iInput];
+    if (poReader)
+        return poReader == poInput ? nullptr : poReader;
+    poReader = poInput;  // until proven reopenable
+    GDALDriver *poDriver = poInput->GetDriver();
+    const char *pszDriver = poDriver ? poDriver->GetDescription() : "";
+    VSIStatBufL sStat;
+    if (EQUAL(pszDriver, DRIVER_NAME) || EQUAL(pszDriver, "MEM") ||
+        VSIStatL(poInput->GetDescription(), &sStat) != 0)
+        return nullptr;
+    const char *const apszDrivers[] = {pszDriver, nullptr};
+    GDALDataset *poOpened;
+    {
+        // a failure only means one reader fewer: no message, no error state
+        CPLErrorStateBackuper oState;
+        CPLPushErrorHandler(CPLQuietErrorHandler);
+        poOpened = GDALDataset::FromHandle(GDALOpenEx(poInput->GetDescription(),
+                                                      GDAL_OF_RASTER | GDAL_OF_READONLY,
+                                                      apszDrivers, nullptr, nullptr));
+        CPLPopErrorHandler();
+    }
+    if (!poOpened)
+        return nullptr;
+    bool bSame = poOpened->GetRasterXSize() == poInput->GetRasterXSize() &&
+                 poOpened->GetRasterYSize() == poInput->GetRasterYSize() &&
+                 poOpened->GetRasterCount() == poInput->GetRasterCount();
+    for (int i = 1; bSame && i <= poInput->GetRasterCount(); ++i)
+        bSame = poOpened->GetRasterBand(i)->GetRasterDataType() ==
+                poInput->GetRasterBand(i)->GetRasterDataType();
+    if (!bSame)
+    {
+        GDALClose(GDALDataset::ToHandle(poOpened));
+        return nullptr;
+    }
+    poReader = poOpened;
+    return poReader;
+}
+
+/* Every band of the source window sSrc into m_abySource (plane k of stack
+ * band k, nPlane bytes each).  Each input is read with one dataset-level
+ * RasterIO over all its bands: a pixel-interleaved file (GTiff's default
+ * for several bands) is then decoded once per block, where a read per band
+ * goes through every block once per band.  The rows are cut into slices
+ * read at once by threads with handles of their own (GDAL handles are not
+ * thread-safe): de-interleaving is CPU work that one thread does at 1-2
+ * GB/s, the bound of a PtSel strip (bench/RESULTS.md).  Inputs that cannot
+ * be reopened are read by the calling thread alone. */
+CPLErr GGDataset::ReadStackWindow(const gg_window &sSrc, size_t nPlane)
+{
+    const int nType = GDALGetDataTypeSizeBytes(m_eSourceType);
+    const int nSlices = std::max(1, std::min(StackReaders(), sSrc.height / 16));
+    size_t nFirstBand = 0;
+    for (size_t i = 0; i < m_apoInputs.size(); ++i)
+    {
+        const int nCount = m_apoInputs[i]->GetRasterCount();
+        GByte *pabyFirst = m_abySource.data() + nPlane * nFirstBand;
+        nFirstBand += nCount;
+        std::vector<int> anBands(nCount);
+        for (int b = 0; b < nCount; ++b)
+            anBands[b] = b + 1;
+        // the slice [y0, y1) of the window's rows through handle poDS
+        auto read = [&](GDALDataset *poDS, int y0, int y1)
+        {
+            return poDS->RasterIO(GF_Read, sSrc.x0, sSrc.y0 + y0, sSrc.width, y1 - y0,
+                                  pabyFirst + static_cast<size_t>(y0) * sSrc.width * nType,
+                                  sSrc.width, y1 - y0, m_eSourceType, nCount, anBands.data(),
+                                  nType, static_cast<GSpacing>(sSrc.width) * nType,
+                                  static_cast<GSpacing>(nPlane), nullptr);
+        };
+        std::vector<GDALDataset *> apoHandles(1, m_apoInputs[i]);
+        for (int k = 1; k < nSlices; ++k)
+        {
+            GDALDataset *poReader = ReaderHandle(k, i);
+            if (!poReader)
+                break;
+            apoHandles.push_back(poReader);
+        }
+        const int n = static_cast<int>(apoHandles.size());
+        if (n == 1)
+        {
+            if (read(apoHandles[0], 0, sSrc.height) != CE_None)
+                return CE_Failure;
+            continue;
+        }
+        std::vector<CPLErr> aeResult(n, CE_None);
+        std::vector<std::thread> aoThreads;
+        for (int k = 1; k < n; ++k)
+            aoThreads.emplace_back([&, k]
+                                   { aeResult[k] = read(apoHandles[k], sSrc.height * k / n,
+                                                        sSrc.height * (k + 1) / n); });
+        aeResult[0] = read(apoHandles[0], 0, sSrc.height / n);
+        for (std::thread &oThread : aoThreads)
+            oThread.join();
+        for (CPLErr eResult : aeResult)
+            if (eResult != CE_None)
+                return CE_Failure;
+    }
+    return CE_None;
+}
+
 CPLErr GGDataset::ReadStackBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBlockXSize,
                                  int nBlockYSize, void *pImage)
 {
@@ -669,15 +805,11 @@ CPLErr GGDataset::ReadStackBlock(int iBand, int nBlockXOff, int nBlockYOff, int 
 
     std::vector<gg_tile> asSrc(nInBands);
     for (int k = 0; k < nInBands; ++k)
-    {
         asSrc[k] = gg_tile{m_abySource.data() + nPlane * k, m_sIn.type, sSrc.width, sSrc.height,
                            static_cast<size_t>(sSrc.width), sSrc.x0, sSrc.y0};
-        if (sSrc.width > 0 && sSrc.height > 0 &&
-            (InjectedReadFault() || m_apoStack[k]->RasterIO(GF_Read, sSrc.x0, sSrc.y0, sSrc.width, sSrc.height,
-                                    asSrc[k].data, sSrc.width, sSrc.height, m_eSourceType, 0, 0,
-                                    nullptr) != CE_None))
-            return CE_Failure;
-    }
+    if (sSrc.width > 0 && sSrc.height > 0 &&
+        (InjectedReadFault() || ReadStackWindow(sSrc, nPlane) != CE_None))
+        return CE_Failure;
 
     // device passes of rows, as for single-band ops
     int nPassRows = sDst.height;

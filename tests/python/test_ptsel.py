@@ -116,6 +116,28 @@ def test_layouts_identical(gg, rng, tmp_path, device):
             assert gg.same_bits(got[layout][b], got["files"][b]), f"{layout} band {b + 1} differs from files"
 
 
+def test_stack_readers(gg, rng, tmp_path):
+    """The GG driver reads a stack window with several threads, each with
+    its own handle on the input files, in row slices of at least 16 rows:
+    the same bits as one reader, for multi-band and single-band files and
+    a VRT among them, and right against the float64 reference."""
+    n, h, w = 6, 150, 41
+    z = random_stack(rng, n=n, H=h, W=w)
+    srcs = write_stack(gg, tmp_path / "in", z, "mixed")
+    vrt = tmp_path / "in" / "second.vrt"  # a VRT reopens like a file
+    gdal.Translate(str(vrt), str(srcs[1]), format="VRT")
+    srcs[1] = vrt
+    got = {}
+    for readers in (1, 4):
+        dst = tmp_path / f"r{readers}.tif"
+        gg.run("gdal_ptsel", "-q", "-device", "cpu", "-window", 5, *srcs, dst,
+               env={"GG_READERS": str(readers)})
+        got[readers] = gg.read(dst)[0]
+    assert gg.same_bits(got[4], got[1]), "4 readers differ from 1"
+    want, invalid, _ = ref.ptsel(z, 5, slc=False, nodata=ND)
+    check_tau(got[4], want, invalid, math.nan, "tau_max with 4 readers")
+
+
 @pytest.mark.opencl
 def test_several_devices(gg, rng, tmp_path):
     """-device cpu,opencl spreads strips over both devices (a worker thread
