@@ -9,14 +9,20 @@ single-process ones.
         [--devices cuda|cpu] [--workers 1,2,4] [--threads N] \\
         [--scenes 16] [--scene-size 4096[,16384]] \\
         [--ptsel-size 3260x2680] [--bands 60] [--window 51] [--grid 4x4] \\
-        [--per-task 1,auto] [--variants 'NAME:K=V,K=V;...' [--variants-on S,S]] \\
+        [--per-task 1,auto] [--ortho-runner in-process[,subprocess]] \\
+        [--variants 'NAME:K=V,K=V;...' [--variants-on S,S]] \\
         [--skip-ortho] [--skip-ptsel] [--json FILE]
 
 --devices cuda: N workers on the first N CUDA GPUs (one each); cpu: N CPU
 workers with --threads OpenMP threads each (default: cores / N).  The single
 process runs with the threads of one worker.  --per-task: the ortho batch
 once per value (scenes per task: 1, N, or auto = scenes / workers); --grid
-takes several grids too (4x4,1x8).  Inputs: bench_ortho_make (a
+takes several grids too (4x4,1x8).  --ortho-runner: how each ortho task
+runs gdal_ortho, one batch per value: in-process (gg_ortho_run in the
+worker, on the device context the worker keeps: the default of
+geogpu.distributed) or subprocess (a gdal_ortho process, and a CUDA
+context, per task); each batch line says which path actually ran (a worker
+without the plugin's entry point falls back to subprocess).  Inputs: bench_ortho_make (a
 UInt16 RPC scene and a rough DEM, translated to GeoTIFF; the batch is
 copies of that scene) and gg_make_input (a CFloat32 stack), both from the
 build.  Needs GDAL's Python bindings and python3-distributed (Debian:
@@ -102,6 +108,9 @@ def main():
                     help="PtSel tiles across x down (same for every N); several: 4x4,1x8")
     ap.add_argument("--per-task", default="1,auto",
                     help="ortho scenes per task, one batch per value (1, N or auto)")
+    ap.add_argument("--ortho-runner", default="in-process",
+                    help="how ortho tasks run gdal_ortho, one batch per value: in-process, "
+                         "subprocess, or both (in-process,subprocess)")
     ap.add_argument("--variants", default="",
                     help="worker environments to compare, ';'-separated, each NAME:K=V,K=V "
                          "(e.g. 'dask-trim:MALLOC_TRIM_THRESHOLD_=65536,GG_DIST_REUSE_BUFFERS=0');"
@@ -113,6 +122,10 @@ def main():
     ap.add_argument("--skip-ortho", action="store_true")
     ap.add_argument("--skip-ptsel", action="store_true")
     a = ap.parse_args()
+    runners = [r.strip() for r in a.ortho_runner.split(",") if r.strip()]
+    if not runners or any(r not in ("in-process", "subprocess") for r in runners):
+        sys.exit("bench: --ortho-runner takes in-process and/or subprocess, not "
+                 f"{a.ortho_runner!r}")
 
     build = Path(a.build).resolve()
     os.environ["GG_LIBRARY"] = str(build / "lib")
@@ -174,10 +187,11 @@ def main():
                   f"({a.scenes / t1:.2f} scenes/s); one scene alone: {t1one:.2f} s", flush=True)
             for pt in a.per_task.split(","):
                 pt = pt if pt == "auto" else int(pt)
-                key = f"ortho {s}² per_task={pt}"
-                scenes_of[key], args_of[key] = scenes, args
-                results[key] = {"single": t1, "runs": {}, "per_task": pt, "units": a.scenes,
-                                "one_scene": t1one, "dir": str(od)}
+                for rn in runners:
+                    key = f"ortho {s}² per_task={pt} {rn}"
+                    scenes_of[key], args_of[key] = scenes, args
+                    results[key] = {"single": t1, "runs": {}, "per_task": pt, "units": a.scenes,
+                                    "one_scene": t1one, "dir": str(od), "runner": rn}
 
     if not a.skip_ptsel:
         pd = work / "ptsel"
@@ -236,7 +250,8 @@ def main():
                         shutil.rmtree(out, ignore_errors=True)
                         out.mkdir()
                         b = gd.ortho_batch(client, scenes_of[key0], out, args_of[key0], retries=0,
-                                           per_task=r["per_task"])
+                                           per_task=r["per_task"],
+                                           in_process=r["runner"] == "in-process")
                         b.raise_for_failures()
                         ok = all(same_file(out / p.name, Path(r["dir"]) / "ref" / p.name)
                                  for p in scenes_of[key0])
@@ -249,10 +264,12 @@ def main():
                         b.raise_for_failures()
                         ok = same_pixels(dst, work / "ptsel" / "ref.tif")
                     secs = sorted(x.seconds for x in b.records)
+                    ran = sorted({x.runner for x in b.records if x.runner})
                     run_r = r["runs"][n] = {"seconds": b.seconds, "identical": ok,
                                             "task_sum": sum(secs), "task_median": secs[len(secs) // 2],
                                             "task_max": secs[-1],
                                             "workers": len({x.worker for x in b.records}),
+                                            "ran": ran,
                                             "tasks": [[x.name, x.worker, round(x.seconds, 3),
                                                        {k: round(v, 3) for k, v in
                                                         (x.phases or {}).items()}]
@@ -264,7 +281,11 @@ def main():
                         run_r["phases_median"] = med
                         phases = "; phases (median) " + ", ".join(f"{k} {v:.3f}"
                                                                    for k, v in med.items())
-                    print(f"{key}: {n} worker(s): {b.seconds:.2f} s, identical: {ok}; per output "
+                    ran_s = f"; ran: {', '.join(ran)}" if ran else ""
+                    if key0.startswith("ortho") and ran != [r["runner"]]:
+                        ran_s += f" (asked for {r['runner']})"
+                    print(f"{key}: {n} worker(s): {b.seconds:.2f} s, identical: {ok}{ran_s}; "
+                          f"per output "
                           f"{secs[len(secs) // 2]:.2f} s median, {secs[-1]:.2f} s max, "
                           f"sum {sum(secs):.1f} s over {run_r['workers']} workers{phases}",
                           flush=True)

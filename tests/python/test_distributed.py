@@ -3,7 +3,9 @@
 path) give outputs identical, bit for bit, to the single-process run:
 
 - a batch of synthetic RPC scenes through gdal_ortho (one task per scene)
-  against `gdal_ortho -outdir` in one process;
+  against `gdal_ortho -outdir` in one process, run in the workers' own
+  processes on their kept contexts (gg_ortho_run, the default) and as child
+  processes; the entry point called twice in one process on one context;
 - PtSel tile by tile (halo r/2, each tile its own file, a VRT mosaic) against
   gdal_ptsel on the whole stack; coherence with looks against gdal_insar;
 - pairs through gdal_insar on a plain distributed.LocalCluster reached by its
@@ -376,6 +378,7 @@ def test_ortho_batch_identical(client, data, ortho_ref):
     assert b.ok and len(b.done) == len(data["scenes"]), b.failed
     assert len({r.worker for r in b.done}) >= 2, "the batch did not spread over workers"
     assert {r.device for r in b.done} == {"cpu"}
+    assert {r.runner for r in b.done} == {"in-process"}  # the default
     for s in data["scenes"]:
         name = s.stem + ".tif"
         assert_same_raster(out / name, ortho_ref / name, name)
@@ -406,22 +409,80 @@ def test_ortho_rerun_skips_complete(client, data, ortho_ref):
     assert len(b.done) == 2
 
 
-def test_ortho_worker_killed_mid_batch(client, data, ortho_ref, tmp_path):
-    out = data["dir"] / "ortho_killed"
+class KillWhileWriting(distributed.WorkerPlugin):
+    """SIGKILLs the worker process executing a task whose key contains
+    ``match`` once gdal_ortho is writing that scene's output (its temporary
+    file has appeared in the task's folder), once (marker file: the victim's
+    pid, the key, and whether the temporary file was seen).  In-process the
+    kill lands inside the C call; as a subprocess, while the child writes."""
+
+    def __init__(self, marker, match, outdir):
+        self.marker, self.match, self.outdir = str(marker), match, str(outdir)
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish != "executing" or self.match not in str(key):
+            return
+        try:
+            fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+
+        def watch():
+            import glob
+            import time
+            pattern = os.path.join(self.outdir, gd.STATE_DIR, f"tmp-{self.match}*", ".*tmp*")
+            t0, seen = time.time(), False
+            while not seen and time.time() - t0 < 30:
+                seen = bool(glob.glob(pattern))
+                time.sleep(0.001)
+            os.write(fd, f"{os.getpid()} {key} {'writing' if seen else 'timeout'}\n".encode())
+            os.close(fd)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        threading.Thread(target=watch, daemon=True).start()
+
+
+@pytest.fixture(scope="module")
+def big_scene(gg, data):
+    """A scene large enough that gdal_ortho writes it for a while (the
+    worker is killed meanwhile), and gdal_ortho's own output of it."""
+    d = data["dir"] / "big"
+    d.mkdir()
+    scene = write_scene(d / "big_scene.tif", np.random.default_rng(11), 1600, 1400,
+                        rpc(1600, 1400, 45.2, 6.1, 1))
+    gg.run("gdal_ortho", "-q", "-device", "cpu", *data["ortho_args"], scene, d / "ref.tif")
+    return scene, d / "ref.tif"
+
+
+@pytest.mark.parametrize("in_process", [True, False], ids=["in-process", "subprocess"])
+def test_ortho_worker_killed_mid_batch(client, data, ortho_ref, big_scene, tmp_path, in_process):
+    """A worker killed while gdal_ortho writes a scene (inside the worker's
+    own process by default): the batch still completes, identically, and
+    the dead attempt leaves nothing behind."""
+    out = tmp_path / "ortho_killed"
     out.mkdir()
     marker = tmp_path / "killed"
     before = worker_addresses(client)
-    kill_once(client, marker, "scene_02")
+    big, big_ref = big_scene
+    scenes = data["scenes"][:4] + [big] + data["scenes"][4:]
+    client.register_worker_plugin(KillWhileWriting(marker, big.stem, out), name="kill-writing")
     try:
-        b = gd.ortho_batch(client, data["scenes"], out, data["ortho_args"])
+        b = gd.ortho_batch(client, scenes, out, data["ortho_args"], in_process=in_process)
     finally:
-        restore(client, "kill-scene_02")
+        restore(client, "kill-writing")
     assert_killed(client, marker)
-    assert b.ok and len(b.done) == len(data["scenes"]), b.failed
+    assert marker.read_text().split()[2] == "writing", "killed before gdal_ortho wrote"
+    # the killed scene is computed again; a scene the victim had finished
+    # but whose result died with it is found complete (its marker): skipped
+    assert b.ok and b.records[4].status == "done", b.failed
+    assert {r.status for r in b.records} <= {"done", "skipped"}
+    assert {r.runner for r in b.done} == {"in-process" if in_process else "subprocess"}
     assert worker_addresses(client) != before, "the killed worker was not replaced"
     for s in data["scenes"]:
         name = s.stem + ".tif"
         assert (out / name).read_bytes() == (ortho_ref / name).read_bytes(), name
+    assert (out / big.name).read_bytes() == big_ref.read_bytes()
+    assert_not_trivial(out / big.name)
     assert not leftovers(out)
 
 
@@ -505,6 +566,157 @@ def test_ortho_several_scenes_per_task(client, data, ortho_ref, tmp_path):
     assert [r.status for r in b.records] == ["skipped", "failed", "skipped"]
     with pytest.raises(ValueError, match="per_task"):
         gd.ortho_batch(client, group, out1, data["ortho_args"], per_task=0)
+
+
+# ------------------------------------------- gdal_ortho inside the workers
+
+def worker_pids(client):
+    return sorted(client.run(os.getpid).values())
+
+
+def test_ortho_in_process_and_subprocess_identical(client, data, ortho_ref, tmp_path):
+    """The same batch in-process (gg_ortho_run in each worker, on the
+    context the worker keeps) and as child processes, one scene per task and
+    several per task: the files are gdal_ortho's own, byte for byte, and
+    each record says which path ran."""
+    gd.warm_up(client)
+    runs = {}
+    for in_process, per_task in ((True, 1), (False, 1), (True, 3), (False, "auto")):
+        out = tmp_path / f"{'inproc' if in_process else 'subproc'}_{per_task}"
+        out.mkdir()
+        b = gd.ortho_batch(client, data["scenes"], out, data["ortho_args"], per_task=per_task,
+                           in_process=in_process)
+        assert b.ok and len(b.done) == len(data["scenes"]), b.failed
+        assert {r.runner for r in b.done} == {"in-process" if in_process else "subprocess"}
+        assert not leftovers(out)
+        runs[out.name] = out
+    for s in data["scenes"]:
+        name = s.stem + ".tif"
+        ref = (ortho_ref / name).read_bytes()
+        for label, out in runs.items():
+            assert (out / name).read_bytes() == ref, f"{label}: {name}"
+    assert_not_trivial(runs["inproc_1"] / "scene_05.tif")
+
+
+def test_ortho_in_process_bad_scene_keeps_worker(client, data, ortho_ref, tmp_path):
+    """A scene gdal_ortho refuses, in-process: its one-line error (the
+    utility's own) in the batch's failures, no output, and every worker
+    still the same process; alone in a task and inside a group."""
+    bad = write_scene(tmp_path / "norpc.tif", np.random.default_rng(3), 60, 50, None)
+    client.wait_for_workers(N_WORKERS, timeout=60)
+    pids = worker_pids(client)
+    scenes = [data["scenes"][0], bad, data["scenes"][1]]
+    for per_task in (1, 3):
+        out = tmp_path / f"bad_{per_task}"
+        out.mkdir()
+        b = gd.ortho_batch(client, scenes, out, data["ortho_args"], per_task=per_task, retries=0,
+                           in_process=True)
+        assert [r.status for r in b.records] == ["done", "failed", "done"]
+        err = b.failed[0].error
+        assert "\n" not in err and "norpc.tif" in err and "no RPCs" in err, err
+        assert "ERROR 1: gdal_ortho:" in err and "(in-process, status 1)" in err, err
+        assert {r.runner for r in b.done} == {"in-process"}
+        assert sorted(p.name for p in out.glob("*.tif")) == ["scene_00.tif", "scene_01.tif"]
+        for s in scenes[::2]:
+            name = s.stem + ".tif"
+            assert (out / name).read_bytes() == (ortho_ref / name).read_bytes(), name
+        assert not leftovers(out)
+    assert worker_pids(client) == pids, "a refused scene took a worker down"
+
+
+def test_ortho_in_process_twice_same_workers(client, data, ortho_ref, tmp_path):
+    """Two batches one after the other in the same worker processes (the
+    entry point called again and again on each worker's one context): the
+    same files; GDAL's block cache size is the worker's own again after
+    each call; the workers live on."""
+    client.wait_for_workers(N_WORKERS, timeout=60)
+    pids = worker_pids(client)
+
+    def cache_max():
+        from osgeo import gdal as g
+        return g.GetCacheMax()
+
+    cache = client.run(cache_max)
+    outs = []
+    for k in range(2):
+        out = tmp_path / f"again_{k}"
+        out.mkdir()
+        b = gd.ortho_batch(client, data["scenes"], out, data["ortho_args"], in_process=True)
+        assert b.ok and {r.runner for r in b.done} == {"in-process"}, b.failed
+        outs.append(out)
+        assert client.run(cache_max) == cache
+    for s in data["scenes"]:
+        name = s.stem + ".tif"
+        assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes() == \
+            (ortho_ref / name).read_bytes(), name
+    assert worker_pids(client) == pids
+
+
+def test_ortho_subprocess_forced_by_environment(client, data, ortho_ref, tmp_path, monkeypatch):
+    """GG_DIST_SUBPROCESS=1 in the client picks child processes by default."""
+    monkeypatch.setenv("GG_DIST_SUBPROCESS", "1")
+    out = tmp_path / "forced"
+    out.mkdir()
+    b = gd.ortho_batch(client, data["scenes"][:2], out, data["ortho_args"])
+    assert b.ok and {r.runner for r in b.done} == {"subprocess"}
+    for s in data["scenes"][:2]:
+        assert (out / (s.stem + ".tif")).read_bytes() == (ortho_ref / (s.stem + ".tif")).read_bytes()
+
+
+def test_ortho_entry_point_twice_one_context(data, ortho_ref, tmp_path):
+    """gg_ortho_run called in this process (as a worker calls it) on one
+    context, again and again: the files of gdal_ortho itself, single-scene
+    and -outdir forms; a refused scene gives its one error line and leaves
+    the context, GDAL's error handlers and its cache size as they were; the
+    runs after it are unaffected."""
+    import ctypes
+
+    from geogpu.device import Context
+    entry = gd._ortho_entry()
+    assert entry is not None, "gdal_GeoGPU.so next to libgeogpu has no gg_ortho_run"
+    fn = entry[0]
+
+    def call(ctx, *args):
+        argv = [os.fsencode(str(a)) for a in ("gdal_ortho", "-q", "-device", "cpu", *args)]
+        err = ctypes.create_string_buffer(4096)
+        rc = fn(len(argv), (ctypes.c_char_p * (len(argv) + 1))(*argv, None), ctx.handle, err,
+                len(err))
+        return rc, err.value.decode()
+
+    ctx = Context("cpu")
+    name0, name1 = data["scenes"][0].stem + ".tif", data["scenes"][3].stem + ".tif"
+    cache = gdal.GetCacheMax()
+    seen = []
+    gdal.PushErrorHandler(lambda cls, no, msg: seen.append(msg))
+    try:
+        for k in range(2):
+            out = tmp_path / f"one_{k}"
+            out.mkdir()
+            rc, err = call(ctx, *data["ortho_args"], data["scenes"][0], out / name0)
+            assert (rc, err) == (0, ""), err
+            assert (out / name0).read_bytes() == (ortho_ref / name0).read_bytes()
+            rc, err = call(ctx, *data["ortho_args"], "-outdir", out, data["scenes"][3])
+            assert (rc, err) == (0, ""), err
+            assert (out / name1).read_bytes() == (ortho_ref / name1).read_bytes()
+            assert sorted(p.name for p in out.iterdir()) == sorted([name0, name1])
+        bad = write_scene(tmp_path / "norpc.tif", np.random.default_rng(4), 60, 50, None)
+        rc, err = call(ctx, *data["ortho_args"], bad, tmp_path / "bad.tif")
+        assert rc == 1 and err.startswith("ERROR 1: gdal_ortho: ") and "no RPCs" in err, err
+        assert "\n" not in err and not (tmp_path / "bad.tif").exists()
+        rc, err = call(ctx, "-bogus")
+        assert rc == 1 and err == "ERROR 1: gdal_ortho: unknown option -bogus (see --help)"
+        # our handler is on top again: the call popped whatever it pushed
+        gdal.Error(gdal.CE_Warning, 1, "probe after gg_ortho_run")
+        assert seen == ["probe after gg_ortho_run"]
+    finally:
+        gdal.PopErrorHandler()
+    assert gdal.GetCacheMax() == cache
+    out = tmp_path / "after"
+    out.mkdir()
+    rc, err = call(ctx, *data["ortho_args"], data["scenes"][0], out / name0)
+    assert rc == 0 and (out / name0).read_bytes() == (ortho_ref / name0).read_bytes()
+    assert ctx.backend == "cpu" and ctx.memory()[1] > 0  # the context lives on
+    ctx.close()
 
 
 def test_batch_arguments_refused(client, data, tmp_path):
@@ -738,6 +950,20 @@ def test_cli(client, data, ortho_ref, ptsel_ref, tmp_path):
     p = cli("ortho", "--scheduler", addr, "-q", "-outdir", out, *data["scenes"][:4], "--",
             *data["ortho_args"])
     assert p.returncode == 0 and p.stdout == "" and p.stderr == ""
+    # --subprocess: a gdal_ortho process per task (the marker records it)
+    sub = tmp_path / "orthos_sub"
+    sub.mkdir()
+    p = cli("ortho", "--scheduler", addr, "-q", "--subprocess", "-outdir", sub,
+            *data["scenes"][:2], "--", *data["ortho_args"])
+    assert p.returncode == 0, p.stderr
+    import json
+    for s in data["scenes"][:2]:
+        name = s.stem + ".tif"
+        assert (sub / name).read_bytes() == (ortho_ref / name).read_bytes()
+        assert json.loads((sub / gd.STATE_DIR / f"{name}.done").read_text())["runner"] == \
+            "subprocess"
+        assert json.loads((out / gd.STATE_DIR / f"{name}.done").read_text())["runner"] == \
+            "in-process"
 
     p = cli("ptsel", "--scheduler", addr, "-q", "--tile", "50x70", data["stack"], tmp_path / "ps.vrt",
             "--", "-window", 7, "-conj", "2,5", "-mask", "-offsets")

@@ -12,7 +12,11 @@ output files:
 
 - **scenes** (``ortho_batch``) and **pairs** (``pair_batch``: gdal_insar,
   gdal_xcorr, gdal_coreg, ...): one task per scene or pair runs the geogpu
-  utility on its worker's device (``-device``) and writes its own files;
+  utility on its worker's device (``-device``) and writes its own files.
+  gdal_ortho runs *in-process* by default: the worker calls the utility's
+  own entry point (``gg_ortho_run`` in the GDAL plugin gdal_GeoGPU.so) with
+  the device context it keeps for all its tasks, instead of starting a
+  process, and a CUDA context, per task (``in_process``, below);
 - **tiles** (``tile_batch``): one task per output tile reads the tile's input
   window with its halo (the op's ``source_window``: r/2 for PtSel, the
   coherence window and looks, ...) through GDAL (several threads, into host
@@ -293,15 +297,17 @@ def _warm_task(device):
         _gdal().AllRegister()  # GDAL loaded and its drivers registered
     except ImportError:
         pass  # no GDAL bindings in this worker: utility tasks only
+    _ortho_entry()  # the plugin's gdal_ortho entry point, for in-process ortho tasks
     return context_for(_device(device)).device_name
 
 
 def warm_up(client, device=None):
     """Starts every worker's device (backend, CUDA context, kernels) in the
-    thread its tasks run in (contexts are kept per thread), and loads GDAL
-    and the op wrappers there, as a long-running cluster has it (the first
-    tile task of a cold worker pays about 0.15 s for these).  Returns
-    {worker address: device name}."""
+    thread its tasks run in (contexts are kept per thread), and loads GDAL,
+    the op wrappers and gdal_ortho's entry point there, as a long-running
+    cluster has it (the first tile task of a cold worker pays about 0.15 s
+    for these).  In-process ortho tasks then run on that same context.
+    Returns {worker address: device name}."""
     addrs = list(client.scheduler_info()["workers"])
     futures = {a: client.submit(_warm_task, device, key=f"geogpu-warm-{uuid.uuid4().hex[:12]}",
                                 workers=[a], allow_other_workers=False, pure=False)
@@ -487,6 +493,118 @@ def _dies_with_worker(argv):
     return argv
 
 
+# ------------------------------------------------ gdal_ortho in the worker
+
+_ORTHO_ENTRY = {}              # "entry": (gg_ortho_run, plugin path) or None, once looked up
+_ORTHO_ENTRY_LOCK = threading.Lock()
+
+
+def _one_libgeogpu():
+    """Whether this process maps a single libgeogpu.so file: the plugin must
+    run on the very library whose context it is handed (a context is a
+    pointer into that library's state)."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f
+                     if "/libgeogpu.so" in line and len(line.split()) >= 6}
+    except OSError:
+        return True  # no /proc: the loader's soname rule (one libgeogpu.so.0) holds
+    return len({os.path.realpath(p) for p in paths}) <= 1
+
+
+def _plugin_folders():
+    """Where gdal_GeoGPU.so may be, best first: next to libgeogpu or where
+    it was installed (``_lib.plugin_dirs``), ``<lib>/../plugins`` (the GPU
+    bundle's layout, scripts/pack_gpu_bundle.sh), GDAL_DRIVER_PATH."""
+    from . import _lib
+    out = list(_lib.plugin_dirs())
+    folder = _lib._lib_folder()
+    if folder is not None:
+        out.append(Path(folder).parent / "plugins")
+    out += [Path(d) for d in os.environ.get("GDAL_DRIVER_PATH", "").split(os.pathsep) if d]
+    seen, unique = set(), []
+    for d in out:
+        key = os.path.realpath(d)
+        if key not in seen and (Path(d) / "gdal_GeoGPU.so").is_file():
+            seen.add(key)
+            unique.append(Path(d))
+    return unique
+
+
+def _ortho_entry():
+    """gdal_ortho as a function (``gg_ortho_run``) from the GDAL plugin of
+    this worker's libgeogpu (_plugin_folders): (function, plugin path), or
+    None when there is none here (not built, an older plugin, or another
+    libgeogpu than the package's)."""
+    with _ORTHO_ENTRY_LOCK:
+        if "entry" not in _ORTHO_ENTRY:
+            _ORTHO_ENTRY["entry"] = _load_ortho_entry()
+        return _ORTHO_ENTRY["entry"]
+
+
+def _load_ortho_entry():
+    import ctypes
+    for d in _plugin_folders():
+        path = d / "gdal_GeoGPU.so"
+        try:
+            so = ctypes.CDLL(str(path))
+        except OSError:
+            continue
+        fn = getattr(so, "gg_ortho_run", None)
+        if fn is None:
+            continue
+        if not _one_libgeogpu():
+            return None
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.c_void_p,
+                       ctypes.c_char_p, ctypes.c_size_t]
+        return fn, str(path)
+    return None
+
+
+def _in_process(spec):
+    """Whether a task runs gdal_ortho in this worker process: asked for by
+    the batch (``in_process``), the utility is the stock gdal_ortho (not a
+    path to another program), the worker does not say GG_DIST_SUBPROCESS=1,
+    and it has the entry point."""
+    return (bool(spec.get("in_process")) and spec["program"] == "gdal_ortho"
+            and os.environ.get("GG_DIST_SUBPROCESS", "") != "1" and _ortho_entry() is not None)
+
+
+def _run_ortho_here(argv, device):
+    """gdal_ortho's command line run by gg_ortho_run in this process on the
+    worker's context (device.context_for: the one warm_up started, kept
+    across tasks; the call leaves it as it is).  ctypes releases the GIL for
+    the call, so the worker keeps talking to the scheduler.  Returns (exit
+    status, the first error line or "")."""
+    import ctypes
+
+    from .device import context_for
+    fn, _ = _ortho_entry()
+    ctx = context_for(device)
+    raw = [os.fsencode(a) for a in argv]
+    cargv = (ctypes.c_char_p * (len(raw) + 1))(*raw, None)
+    err = ctypes.create_string_buffer(4096)
+    rc = fn(len(raw), cargv, ctx.handle, err, len(err))
+    return rc, err.value.decode("utf-8", "replace")
+
+
+def _execute(spec, argv_tail, device):
+    """Runs the task's utility with argv_tail (what follows the program name)
+    on the worker's device: in this process when _in_process(spec), else as
+    a child process.  Returns (ok, why it failed, runner: "in-process" or
+    "subprocess")."""
+    if _in_process(spec):
+        rc, err = _run_ortho_here([spec["program"]] + argv_tail, device)
+        why = f"{err} (in-process, status {rc})" if err else f"in-process, status {rc}"
+        return rc == 0, why, "in-process"
+    program = _find_program(spec["program"])
+    cwd = spec.get("cwd")
+    p = subprocess.run(_dies_with_worker([program] + argv_tail), capture_output=True, text=True,
+                       cwd=cwd if cwd and os.path.isdir(cwd) else None)
+    return p.returncode == 0, _why(p), "subprocess"
+
+
 def _why(p):
     """The cause of a utility's failure, in one line."""
     lines = [line.strip() for line in (p.stderr or "").splitlines() if line.strip()]
@@ -506,7 +624,8 @@ def _utility_task(spec):
     if _complete(outdir, name, sig):  # a duplicate of a finished attempt
         return {"name": name, "status": "skipped", "worker": wname}
     device = _device(spec["device"])
-    program = _find_program(spec["program"])
+    if not _in_process(spec):
+        _find_program(spec["program"])  # a missing utility fails before any folder is made
     work = _workdir(outdir, name)
     try:
         # {out}: the output's path without extension, for options naming
@@ -514,20 +633,19 @@ def _utility_task(spec):
         # {out}.csv): they are written, committed and checked with the rest
         stem = str(work / Path(spec["output"]).stem)
         args = [a.replace("{out}", stem) for a in spec["args"]]
-        argv = [program] + (["-q"] if "-q" not in args else []) + ["-device", device]
-        argv += args + spec["inputs"] + [str(work / spec["output"])]
-        cwd = spec.get("cwd")
-        p = subprocess.run(_dies_with_worker(argv), capture_output=True, text=True,
-                           cwd=cwd if cwd and os.path.isdir(cwd) else None)
-        if p.returncode != 0:
-            raise TaskError(f"{name}: {Path(program).name} failed: {_why(p)}")
+        tail = (["-q"] if "-q" not in args else []) + ["-device", device]
+        tail += args + spec["inputs"] + [str(work / spec["output"])]
+        ok, why, runner = _execute(spec, tail, device)
+        if not ok:
+            raise TaskError(f"{name}: {Path(spec['program']).name} failed: {why}")
         seconds = time.time() - t0
         files = _commit(work, outdir, name, sig, {"worker": wname, "device": device,
-                                                  "seconds": round(seconds, 3)})
+                                                  "seconds": round(seconds, 3),
+                                                  "runner": runner})
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return {"name": name, "status": "done", "worker": wname, "device": device,
-            "seconds": time.time() - t0, "files": files}
+            "seconds": time.time() - t0, "files": files, "runner": runner}
 
 
 def _group_task(spec):
@@ -543,16 +661,15 @@ def _group_task(spec):
     if not todo:
         return {"name": spec["name"], "status": "skipped", "worker": wname, "items": []}
     device = _device(spec["device"])
-    program = _find_program(spec["program"])
+    if not _in_process(spec):
+        _find_program(spec["program"])
     work = _workdir(outdir, spec["name"])
     items, missing = [], []
     try:
         args = spec["args"]
-        argv = [program] + (["-q"] if "-q" not in args else []) + ["-device", device]
-        argv += args + ["-outdir", str(work)] + [it["inputs"][0] for it in todo]
-        cwd = spec.get("cwd")
-        p = subprocess.run(_dies_with_worker(argv), capture_output=True, text=True,
-                           cwd=cwd if cwd and os.path.isdir(cwd) else None)
+        tail = (["-q"] if "-q" not in args else []) + ["-device", device]
+        tail += args + ["-outdir", str(work)] + [it["inputs"][0] for it in todo]
+        _, why, runner = _execute(spec, tail, device)
         seconds = (time.time() - t0) / len(todo)
         for it in todo:
             out = it["output"]
@@ -566,18 +683,18 @@ def _group_task(spec):
                     os.replace(f, one / f.name)
                 files = _commit(one, outdir, it["name"], it["signature"],
                                 {"worker": wname, "device": device, "seconds": round(seconds, 3),
-                                 "group": spec["name"]})
+                                 "group": spec["name"], "runner": runner})
             finally:
                 shutil.rmtree(one, ignore_errors=True)
             items.append({"name": it["name"], "status": "done", "seconds": seconds,
                           "files": files})
         if missing:
             # the others are committed: a retry runs only these
-            raise TaskError(f"{', '.join(missing)}: {Path(program).name} failed: {_why(p)}")
+            raise TaskError(f"{', '.join(missing)}: {Path(spec['program']).name} failed: {why}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return {"name": spec["name"], "status": "done", "worker": wname, "device": device,
-            "seconds": time.time() - t0, "items": items}
+            "seconds": time.time() - t0, "items": items, "runner": runner}
 
 
 def _absolute_args(args, cwd):
@@ -598,11 +715,13 @@ def _absolute_args(args, cwd):
 
 # ========================================================================= batch
 
-TaskRecord = namedtuple("TaskRecord", "name status worker device seconds files error phases",
-                        defaults=(None,))
+TaskRecord = namedtuple("TaskRecord", "name status worker device seconds files error phases "
+                        "runner", defaults=(None, None))
 TaskRecord.__doc__ = """One output of a batch: status "done" (computed now), "skipped"
 (complete from an earlier run) or "failed" (error: the cause); phases: where
-a tile task's seconds went ({"setup", "read", "run", "write"}), else None."""
+a tile task's seconds went ({"setup", "read", "run", "write"}), else None;
+runner: how a scene or pair task ran its utility, "in-process" (gdal_ortho's
+entry point in the worker) or "subprocess", else None."""
 
 
 class Batch:
@@ -662,7 +781,8 @@ def _run_jobs(client, fn, jobs, retries, progress):
     def from_marker(name, m, status):
         return TaskRecord(name, status, m.get("worker", ""), m.get("device", ""),
                           0.0 if status == "skipped" else float(m.get("seconds", 0.0)),
-                          sorted(m["files"]), "")
+                          sorted(m["files"]), "", None,
+                          None if status == "skipped" else m.get("runner"))
 
     todo = []
     for j in jobs:
@@ -697,11 +817,13 @@ def _run_jobs(client, fn, jobs, retries, progress):
                 if "items" not in r:
                     records[j.name] = TaskRecord(j.name, r["status"], r.get("worker", ""),
                                                  r.get("device", ""), float(r.get("seconds", 0.0)),
-                                                 r.get("files", []), "", r.get("phases"))
+                                                 r.get("files", []), "", r.get("phases"),
+                                                 r.get("runner"))
                 for it in r.get("items", []):
                     records[it["name"]] = TaskRecord(it["name"], it["status"], r.get("worker", ""),
                                                      r.get("device", ""), float(it["seconds"]),
-                                                     it.get("files", []), "")
+                                                     it.get("files", []), "", None,
+                                                     r.get("runner"))
                 for name, outdir, sig in units:  # done by a duplicate attempt
                     if name not in records:
                         m = _complete(outdir, name, sig)
@@ -743,7 +865,7 @@ def _check_names(names, what):
 
 
 def ortho_batch(client, sources, outdir, args=(), device=None, retries=2, program="gdal_ortho",
-                ext=".tif", progress=None, per_task=1):
+                ext=".tif", progress=None, per_task=1, in_process=None):
     """Orthorectifies scenes, one task per scene: ``gdal_ortho [args]
     -device <worker's> <src> <outdir>/<src stem><ext>``.
 
@@ -757,9 +879,32 @@ def ortho_batch(client, sources, outdir, args=(), device=None, retries=2, progra
     once per N scenes; "auto": the scenes shared evenly among the workers,
     one task each.  The files are the same either way, each scene under its
     own completion marker.  Returns a Batch; a failing scene does not stop
-    the others."""
+    the others.
+
+    in_process: run gdal_ortho inside the worker process (the default; False,
+    or GG_DIST_SUBPROCESS=1 in the client's or a worker's environment, runs
+    it as a child process).  In-process, a task calls gdal_ortho's own entry
+    point, ``gg_ortho_run`` in the GDAL plugin gdal_GeoGPU.so next to the
+    worker's libgeogpu, with the same command line, on the device context the
+    worker keeps for all its tasks (``device.context_for``, started by
+    ``warm_up``).  Why: every gdal_ortho process creates its own CUDA
+    context, 0.25 s alone and 0.45-0.57 s when the processes of 2-4 GPUs
+    start at once; paid per task, that start kept 16 scenes of 8192^2 on 4
+    GPUs at 0.53 parallel efficiency (bench/RESULTS.md).  The files, error
+    lines, markers and retries are the same either way.  What it costs: a
+    crash in the C code takes the worker process down with it, not just a
+    child (Dask then reschedules its task on another worker, as for any dead
+    worker: ``distributed.scheduler.allowed-failures``), and the task's
+    relative paths resolve in the worker's folder, not the client's (inputs
+    and file arguments are made absolute by the batch anyway).  A worker
+    without the entry point (plugin not built, or another ``program``)
+    runs the utility as a child process; ``TaskRecord.runner`` says which
+    ran."""
+    if in_process is None:
+        in_process = os.environ.get("GG_DIST_SUBPROCESS", "") != "1"
     return _batch_of_commands(client, [[s] for s in sources], outdir, args, device, retries,
-                              program, ext, progress, "scene", per_task=per_task)
+                              program, ext, progress, "scene", per_task=per_task,
+                              in_process=bool(in_process))
 
 
 def pair_batch(client, program, pairs, outdir, args=(), device=None, retries=2, ext=".tif",
@@ -781,7 +926,7 @@ def pair_batch(client, program, pairs, outdir, args=(), device=None, retries=2, 
 
 
 def _batch_of_commands(client, items, outdir, args, device, retries, program, ext, progress,
-                       what, names=None, per_task=1):
+                       what, names=None, per_task=1, in_process=False):
     if per_task != "auto" and (not isinstance(per_task, int) or per_task < 1):
         raise ValueError(f"per_task is a positive integer or 'auto', not {per_task!r}")
     if per_task != 1 and (names is not None or ext.lower() != ".tif"):
@@ -809,7 +954,7 @@ def _batch_of_commands(client, items, outdir, args, device, retries, program, ex
         sig = _signature(pname, args, _inputs_state(inputs + arg_files), output)
         spec = {"program": program, "args": args, "inputs": inputs, "output": output,
                 "outdir": str(outdir), "name": output, "signature": sig, "device": device,
-                "cwd": cwd}
+                "cwd": cwd, "in_process": in_process}
         jobs.append(_Job(output, str(outdir), sig, spec))
     client, own = _local_client(client)
     try:
@@ -835,7 +980,8 @@ def _group_jobs(client, jobs, per_task):
         part = jobs[k:k + per_task]
         first = part[0].spec
         name = f"g{k // per_task:04d}_{first['name']}"
-        spec = {key: first[key] for key in ("program", "args", "outdir", "device", "cwd")}
+        spec = {key: first[key] for key in ("program", "args", "outdir", "device", "cwd",
+                                            "in_process")}
         spec.update(name=name, items=[{key: j.spec[key] for key in
                                        ("name", "signature", "inputs", "output")} for j in part])
         out.append(_Job(name, first["outdir"], "", spec))
@@ -1439,6 +1585,9 @@ def _parser():
     o.add_argument("--per-task", default="1", metavar="N|auto",
                    help="scenes per task, run by one gdal_ortho -outdir (default 1; auto: "
                         "the scenes shared evenly among the workers)")
+    o.add_argument("--subprocess", action="store_true",
+                   help="run gdal_ortho as a child process per task, not inside the worker on "
+                        "its kept device context (the default; GG_DIST_SUBPROCESS=1 does the same)")
     o.add_argument("sources", nargs="+")
 
     for name, prog in (("insar", "gdal_insar"), ("xcorr", "gdal_xcorr"), ("coreg", "gdal_coreg"),
@@ -1532,7 +1681,8 @@ def main(argv=None):
         with open_client(args.scheduler, **cluster_kw) as client:
             if args.command == "ortho":
                 b = ortho_batch(client, args.sources, args.outdir, extra, device=args.device,
-                                retries=args.retries, progress=progress, per_task=per_task)
+                                retries=args.retries, progress=progress, per_task=per_task,
+                                in_process=False if args.subprocess else None)
             elif args.command in ("insar", "xcorr", "coreg", "pairs"):
                 b = pair_batch(client, args.program, _read_pairs(args), args.outdir, extra,
                                device=args.device, retries=args.retries, progress=progress)

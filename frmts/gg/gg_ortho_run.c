@@ -1,0 +1,1421 @@
+/*
+ * gg_ortho_run.c -- gdal_ortho as a function (gg_ortho_run.h): RPC + DEM
+ * orthorectification of one scene or many, the geometry of
+ * `gdalwarp -rpc -to RPC_DEM=... -et 0` on the device.  gdal_ortho.c is a
+ * main over it; geogpu.distributed calls it inside its Dask workers with the
+ * worker's own device context (one context per worker, not one per scene).
+ *
+ * The GDAL layer does what needs GDAL/PROJ: RPCs from wherever GDAL finds
+ * them, the output grid gdalwarp would choose (GDALSuggestedWarpOutput2
+ * with the same RPC transformer), the DEM window, and per block of output
+ * rows a grid of exact coordinates (output CRS -> lon/lat with PROJ, lon/lat
+ * -> DEM CRS with the vertical datum shift) every `step` pixels; the device
+ * interpolates that grid (4x4 cubic Lagrange, error checked below 1e-6
+ * source px per scene) and does DEM sampling, RFM and resampling
+ * (libgeogpu's gg_ortho_*).  Reading block k+1 and writing block k-1 run on
+ * their own threads while the device computes block k.
+ *
+ * A call keeps its state in an `orun` (the first GDAL error of any of its
+ * threads, where error lines go), never in globals: a worker process runs
+ * call after call, and may run two at once on two contexts.
+ *
+ * MIT licence.
+ */
+#define _GNU_SOURCE
+#include "geogpu.h"
+#include "gg_ortho_direct.h"
+#include "gg_ortho_run.h"
+#include "gg_ortho_scene.h"
+#include "gg_app.h" /* gg_app_parse_only (tests/fuzz), the safe output path */
+
+#include "cpl_conv.h"
+#include "cpl_error.h"
+#include "cpl_string.h"
+#include "cpl_vsi.h"
+#include "gdal.h"
+#include "gdal_alg.h"
+#include "ogr_srs_api.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROG "gdal_ortho"
+
+/* ------------------------------------------------------------ options */
+
+typedef struct options {
+    ggo_options g;     /* what the scene needs (shared with GG:ortho:) */
+    const char *format, *outdir, *device;
+    char **co;
+} options;
+
+/* One call's state.  GDAL errors reach keep_error through the error
+ * handler every thread of the call pushes with the orun as its user data
+ * (CPLPushErrorHandlerEx), so two calls in one process keep their own. */
+typedef struct orun {
+    pthread_mutex_t mu;     /* last_error: written by any of the call's threads */
+    char last_error[2048];  /* the first GDAL failure message since cleared */
+    char *err;              /* the caller's buffer for the first error line, or NULL */
+    size_t errlen;
+    double t_main;          /* when the call started (GG_ORTHO_TIMING) */
+} orun;
+
+static void CPL_STDCALL keep_error(CPLErr cls, CPLErrorNum no, const char *msg)
+{
+    (void)no;
+    orun *run = CPLGetErrorHandlerUserData();
+    if (cls >= CE_Failure) {
+        if (!run)
+            return;
+        pthread_mutex_lock(&run->mu);
+        if (!run->last_error[0])
+            snprintf(run->last_error, sizeof run->last_error, "%s", msg ? msg : "");
+        pthread_mutex_unlock(&run->mu);
+        return;
+    }
+    if (cls == CE_Warning)
+        fprintf(stderr, "Warning 1: %s\n", msg);
+}
+
+/* A copy of the call's GDAL error for a pipeline thread (another thread
+ * may be setting it). */
+static const char *last_error_of(orun *run)
+{
+    static __thread char copy[sizeof run->last_error];
+    pthread_mutex_lock(&run->mu);
+    memcpy(copy, run->last_error, sizeof copy);
+    pthread_mutex_unlock(&run->mu);
+    return copy;
+}
+
+/* Reports the call's one error line (stderr, or the caller's buffer: the
+ * first one); returns 1. */
+static int fail(orun *run, const char *scene, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(orun *run, const char *scene, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (run->err) {
+        if (!run->err[0]) {
+            if (scene)
+                snprintf(run->err, run->errlen, "ERROR 1: %s: %s: %s", PROG, scene, msg);
+            else
+                snprintf(run->err, run->errlen, "ERROR 1: %s: %s", PROG, msg);
+        }
+        return 1;
+    }
+    if (scene)
+        fprintf(stderr, "ERROR 1: %s: %s: %s\n", PROG, scene, msg);
+    else
+        fprintf(stderr, "ERROR 1: %s: %s\n", PROG, msg);
+    fflush(stderr);
+    return 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: %s [--help] [--version] [-dem <file>] [-dem_interp near|bilinear|cubic]\n"
+            "       [-dem_missing <h>] [-dem_srs <srs>] [-rpc_height <h>] [-t_srs <srs>]\n"
+            "       [-tr <xres> <yres>] [-te <xmin> <ymin> <xmax> <ymax>] [-ts <width> <height>]\n"
+            "       [-r near|bilinear|cubic] [-srcnodata \"<v>[ <v>]...\"]\n"
+            "       [-dstnodata \"<v>[ <v>]...\"] [-ot <type>]\n"
+            "       [-of <format>] [-co <NAME>=<VALUE>]... [-device <dev>] [-q] [-v]\n"
+            "       <src> <dst>  |  -outdir <dir> <src> [<src>...]\n"
+            "\n"
+            "Orthorectifies images with RPCs over a DEM on the GPU, with the geometry of\n"
+            "gdalwarp -rpc -to RPC_DEM=<dem> -et 0 (see docs/gdal_ortho.md).\n",
+            PROG);
+}
+
+static int need(orun *run, int argc, char **argv, int i, int n)
+{
+    if (i + n >= argc) {
+        fail(run, NULL, "%s needs %d value%s (see --help)", argv[i], n, n > 1 ? "s" : "");
+        return 0;
+    }
+    return 1;
+}
+
+static int number(orun *run, const char *flag, const char *s, double *v)
+{
+    char *end = NULL;
+    *v = CPLStrtod(s, &end);
+    if (!end || *end || end == s || !isfinite(*v)) { /* nan/inf: as GG:ortho:'s numbers() */
+        fail(run, NULL, "%s: '%s' is not a number", flag, s);
+        return 0;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ the scene */
+
+typedef ggo_scene scene;
+typedef ggo_block block;
+
+/* ------------------------------------------------- the 3-stage pipeline */
+
+/* Used when the source does not fit on the device: one reader thread reads
+ * each block's source window (windows of successive blocks overlap) and
+ * computes the block's grid, the device thread runs the block, a writer
+ * thread writes it.  The resident-source pipeline below replaces it
+ * whenever the image fits. */
+
+#define QDEPTH 3
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+typedef struct pipe {
+    scene *sc;
+    orun *run;
+    gg_context *ctx;
+    gg_ortho_session *sess;
+    GDALDatasetH rds, wds;   /* reader's own source handle; the output */
+    int nblocks, rows;
+    block *blocks;
+    int read_done, run_done, write_done; /* counts */
+    int error;
+    char msg[1024];
+    double lon_ref;
+    double t_grid, t_read, t_write; /* busy seconds of the reader / writer */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* resident source (see "the resident-source pipeline" below) */
+    int resident;
+    int nstrips, strip_rows;
+    struct strip *strips;
+    int *queue, nqueue, qhead;  /* requested strips, in request order */
+    int *ready, nready;         /* read, waiting for the upload */
+    void **pool;                /* free staging buffers */
+    int npool;
+    int grid_done, finished;
+    double t_put, t_wait;       /* device thread: uploads, idle waits */
+    double t_readers;           /* summed busy seconds of the readers */
+    ggo_direct *direct;         /* uncompressed GeoTIFF: pixels by pwrite, else NULL */
+    size_t dst_bytes;           /* one output block, all bands */
+} pipe_t;
+
+/* ------------------------------------------- output block buffers
+ *
+ * The device thread downloads each block into a host buffer that the writer
+ * frees after writing.  Fresh buffers of tens of MB come from mmap and are
+ * page-faulted in on the download, 1.27 GB of faults per ZY-3 scene; so the
+ * buffers are kept (a few, the pipeline holds at most QDEPTH + 1) and reused
+ * by the next blocks, and by the next scenes of a batch. */
+
+#define DST_KEEP 6
+static pthread_mutex_t dst_mu = PTHREAD_MUTEX_INITIALIZER;
+static void *dst_buf[DST_KEEP];
+static size_t dst_size[DST_KEEP];
+static int dst_n;
+
+/* A buffer of at least bytes (kept one, else new); NULL out of memory. */
+static void *dst_get(size_t bytes)
+{
+    pthread_mutex_lock(&dst_mu);
+    for (int i = dst_n - 1; i >= 0; i--)
+        if (dst_size[i] >= bytes) {
+            void *b = dst_buf[i];
+            dst_buf[i] = dst_buf[dst_n - 1];
+            dst_size[i] = dst_size[dst_n - 1];
+            dst_n--;
+            pthread_mutex_unlock(&dst_mu);
+            return b;
+        }
+    pthread_mutex_unlock(&dst_mu);
+    return malloc(bytes ? bytes : 1);
+}
+
+/* Gives a buffer of `bytes` back (kept, or freed when enough are kept). */
+static void dst_put(void *b, size_t bytes)
+{
+    if (!b)
+        return;
+    pthread_mutex_lock(&dst_mu);
+    if (dst_n < DST_KEEP) {
+        dst_buf[dst_n] = b;
+        dst_size[dst_n++] = bytes;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&dst_mu);
+    free(b);
+}
+
+static void dst_free_all(void)
+{
+    pthread_mutex_lock(&dst_mu);
+    for (int i = 0; i < dst_n; i++)
+        free(dst_buf[i]);
+    dst_n = 0;
+    pthread_mutex_unlock(&dst_mu);
+}
+
+static void pipe_fail(pipe_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void pipe_fail(pipe_t *p, const char *fmt, ...)
+{
+    pthread_mutex_lock(&p->mu);
+    if (!p->error) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(p->msg, sizeof p->msg, fmt, ap);
+        va_end(ap);
+        p->error = 1;
+    }
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void *reader_loop(pipe_t *p, scene *sc);
+
+static void *reader(void *arg)
+{
+    pipe_t *p = arg;
+    scene *sc = p->sc;
+    CPLPushErrorHandlerEx(keep_error, p->run);
+    CPLSetThreadLocalConfigOption("GTIFF_DIRECT_IO", "YES");
+    reader_loop(p, sc);
+    CPLSetThreadLocalConfigOption("GTIFF_DIRECT_IO", NULL);
+    CPLPopErrorHandler();
+    return NULL;
+}
+
+static void *reader_loop(pipe_t *p, scene *sc)
+{
+    for (int k = 0; k < p->nblocks; k++) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->error && k - p->write_done >= QDEPTH)
+            pthread_cond_wait(&p->cv, &p->mu);
+        const int stop = p->error;
+        pthread_mutex_unlock(&p->mu);
+        if (stop)
+            return NULL;
+        block *b = &p->blocks[k];
+        const double t0 = wall();
+        if (!ggo_block_grid(sc, b, p->lon_ref)) {
+            pipe_fail(p, "out of memory");
+            return NULL;
+        }
+        ggo_block_window(sc, b, ggo_first_margin(sc));
+        const double t1 = wall();
+        if (!ggo_read_window(sc, p->rds, b)) {
+            pipe_fail(p, "reading %s failed: %s", sc->src_name, last_error_of(p->run));
+            return NULL;
+        }
+        p->t_grid += t1 - t0;
+        p->t_read += wall() - t1;
+        pthread_mutex_lock(&p->mu);
+        p->read_done = k + 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return NULL;
+}
+
+static void *writer_loop(pipe_t *p);
+
+static void *writer(void *arg)
+{
+    CPLPushErrorHandlerEx(keep_error, ((pipe_t *)arg)->run);
+    writer_loop(arg);
+    CPLPopErrorHandler();
+    return NULL;
+}
+
+static void *writer_loop(pipe_t *p)
+{
+    scene *sc = p->sc;
+    const size_t ds = ggo_tsize(sc->dst_t);
+    for (int k = 0; k < p->nblocks; k++) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->error && p->run_done <= k)
+            pthread_cond_wait(&p->cv, &p->mu);
+        const int stop = p->error;
+        pthread_mutex_unlock(&p->mu);
+        if (stop)
+            return NULL;
+        block *b = &p->blocks[k];
+        const size_t plane = (size_t)sc->out_w * b->rows;
+        const double t0 = wall();
+        ggo_fill_outside(sc, b->y0, b->rows, b->dst);
+        if (gg_fault_point("write")) { /* GG_FAULT=write:N (tests) */
+            pipe_fail(p, "writing %s failed: injected fault (GG_FAULT)", sc->dst_name);
+            return NULL;
+        }
+        if (p->direct) {
+            char err[256];
+            if (ggo_direct_write(p->direct, b->y0, b->rows, b->dst, err, sizeof err)) {
+                pipe_fail(p, "writing %s failed: %s", sc->dst_name, err);
+                return NULL;
+            }
+        } else {
+            for (int i = 0; i < sc->nbands; i++)
+                if (GDALRasterIO(GDALGetRasterBand(p->wds, i + 1), GF_Write, 0, b->y0, sc->out_w,
+                                 b->rows, (char *)b->dst + i * plane * ds, sc->out_w, b->rows,
+                                 ggo_to_gdal_type(sc->dst_t), 0, 0) != CE_None) {
+                    pipe_fail(p, "writing %s failed: %s", sc->dst_name, last_error_of(p->run));
+                    return NULL;
+                }
+        }
+        p->t_write += wall() - t0;
+        dst_put(b->dst, p->dst_bytes);
+        free(b->src);
+        free(b->nodes);
+        b->dst = b->src = NULL;
+        b->nodes = NULL;
+        pthread_mutex_lock(&p->mu);
+        p->write_done = k + 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        if (!sc->o->quiet)
+            GDALTermProgress((double)(k + 1) / p->nblocks, NULL, NULL);
+    }
+    return NULL;
+}
+
+/* Device part of one block (all bands); retries with a wider window
+ * (read on this thread: the reader is done with the block) when the kernel
+ * reports a tap outside it. */
+static int run_block(pipe_t *p, block *b)
+{
+    if (!b->dst)
+        b->dst = dst_get(p->dst_bytes);
+    if (ggo_run_block(p->sc, p->sess, p->ctx, p->sc->src, b, NULL)) {
+        pipe_fail(p, "%s", p->sc->err);
+        return 0;
+    }
+    return 1;
+}
+
+/* Runs every block through the windowed pipeline.  0 on error. */
+static int run_windowed(pipe_t *p)
+{
+    pthread_t tr, tw;
+    const int have_tr = pthread_create(&tr, NULL, reader, p) == 0;
+    const int have_tw = pthread_create(&tw, NULL, writer, p) == 0;
+    if (!have_tr || !have_tw)
+        pipe_fail(p, "cannot start the pipeline threads");
+    for (int k = 0; k < p->nblocks; k++) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->error && p->read_done <= k)
+            pthread_cond_wait(&p->cv, &p->mu);
+        const int stop = p->error;
+        pthread_mutex_unlock(&p->mu);
+        if (stop)
+            break;
+        if (!run_block(p, &p->blocks[k]))
+            break;
+        pthread_mutex_lock(&p->mu);
+        p->run_done = k + 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    if (have_tr)
+        pthread_join(tr, NULL);
+    if (have_tw)
+        pthread_join(tw, NULL);
+    return !p->error;
+}
+
+/* Whether the whole source goes on the device: GG_ORTHO_SOURCE=window or
+ * resident forces one pipeline; otherwise resident when the image takes at
+ * most half the free device memory (a quarter on the CPU backend, where
+ * "device" memory is the host's). */
+static int resident_source(const scene *sc, gg_context *ctx)
+{
+    const char *env = getenv("GG_ORTHO_SOURCE");
+    if (env && EQUAL(env, "window"))
+        return 0;
+    const size_t bytes = gg_ortho_source_bytes(sc->src_t, sc->width, sc->height, sc->nbands);
+    if (!bytes)
+        return 0;
+    if (env && EQUAL(env, "resident"))
+        return 1;
+    size_t free_b = 0, total_b = 0;
+    if (gg_context_memory(ctx, &free_b, &total_b) != GG_OK)
+        return 0;
+    const int cpu = EQUAL(gg_context_backend(ctx), "cpu");
+    return bytes <= free_b / (cpu ? 4 : 2);
+}
+
+/* ------------------------------------------ the resident-source pipeline
+ *
+ * When the whole source image fits in (a share of) device memory, each
+ * source row is read from the file once and uploaded once, and every block
+ * takes its rows from the device copy: the windows of a rotated footprint
+ * overlap by most of their rows, so reading per block window read the
+ * image several times over on one thread (the bound of the first version).
+ *
+ *   grid thread     block grids (PROJ) and source row ranges, running up to
+ *                   GRID_AHEAD blocks ahead; requests the strips of full-width
+ *                   source rows each block needs, in block order;
+ *   reader threads  (several, each with its own GDAL handle) read requested
+ *                   strips into a fixed pool of staging buffers;
+ *   device thread   uploads read strips (the backend's copies are not
+ *                   re-entrant, so only this thread talks to the device),
+ *                   runs block k once its rows are on the device, downloads;
+ *   writer thread   writes finished blocks in order.
+ *
+ * Host memory: the staging pool, GRID_AHEAD grids and QDEPTH output blocks,
+ * whatever the image size.  The kernel reports any tap outside the rows it
+ * was given, so the result never depends on the planning: a block that
+ * missed is run again with more rows (finally all of them). */
+
+#define GRID_AHEAD 16
+
+enum { STRIP_IDLE, STRIP_QUEUED, STRIP_READING, STRIP_READ, STRIP_ON_DEVICE };
+
+typedef struct strip {
+    int y0, rows;
+    int state;
+    void *buf;
+} strip;
+
+/* Queues the strips that cover source rows [y0, y1) (mu held). */
+static void request_rows(pipe_t *p, int y0, int y1)
+{
+    if (y0 < 0)
+        y0 = 0;
+    if (y1 > p->sc->height)
+        y1 = p->sc->height;
+    if (y1 <= y0)
+        return;
+    for (int i = y0 / p->strip_rows; i <= (y1 - 1) / p->strip_rows; i++)
+        if (p->strips[i].state == STRIP_IDLE) {
+            p->strips[i].state = STRIP_QUEUED;
+            p->queue[p->nqueue++] = i;
+        }
+    pthread_cond_broadcast(&p->cv);
+}
+
+/* Are rows [y0, y1) on the device? (mu held) */
+static int rows_on_device(const pipe_t *p, int y0, int y1)
+{
+    if (y0 < 0)
+        y0 = 0;
+    if (y1 > p->sc->height)
+        y1 = p->sc->height;
+    if (y1 <= y0)
+        return 1;
+    for (int i = y0 / p->strip_rows; i <= (y1 - 1) / p->strip_rows; i++)
+        if (p->strips[i].state != STRIP_ON_DEVICE)
+            return 0;
+    return 1;
+}
+
+/* Device thread, mu held: uploads every strip the readers have finished
+ * (mu released during each copy) and gives its buffer back to the pool. */
+static void upload_ready(pipe_t *p)
+{
+    scene *sc = p->sc;
+    const size_t plane = (size_t)sc->width * (size_t)p->strip_rows * ggo_tsize(sc->src_t);
+    while (p->nready > 0 && !p->error) {
+        const int i = p->ready[--p->nready];
+        strip *st = &p->strips[i];
+        pthread_mutex_unlock(&p->mu);
+        const double t0 = wall();
+        gg_status rc = GG_OK;
+        for (int k = 0; k < sc->nbands && rc == GG_OK; k++)
+            rc = gg_ortho_session_put_rows(p->sess, k, st->y0, st->rows,
+                                           (const char *)st->buf + (size_t)k * plane,
+                                           (size_t)sc->width);
+        p->t_put += wall() - t0;
+        pthread_mutex_lock(&p->mu);
+        if (rc != GG_OK) {
+            if (!p->error)
+                snprintf(p->msg, sizeof p->msg, "%s", gg_context_last_error(p->ctx));
+            p->error = 1;
+        }
+        st->state = STRIP_ON_DEVICE;
+        p->pool[p->npool++] = st->buf;
+        st->buf = NULL;
+        pthread_cond_broadcast(&p->cv);
+    }
+}
+
+/* Device thread: waits until rows [y0, y1) are on the device, uploading
+ * strips as they come.  0 on error. */
+static int wait_rows(pipe_t *p, int y0, int y1)
+{
+    const double t0 = wall();
+    pthread_mutex_lock(&p->mu);
+    request_rows(p, y0, y1);
+    for (;;) {
+        upload_ready(p);
+        if (p->error || rows_on_device(p, y0, y1))
+            break;
+        if (p->nready == 0)
+            pthread_cond_wait(&p->cv, &p->mu);
+    }
+    const int ok = !p->error;
+    pthread_mutex_unlock(&p->mu);
+    p->t_wait += wall() - t0;
+    return ok;
+}
+
+static void *grid_thread(void *arg)
+{
+    pipe_t *p = arg;
+    scene *sc = p->sc;
+    CPLPushErrorHandlerEx(keep_error, p->run);
+    for (int k = 0; k < p->nblocks; k++) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->error && k - p->run_done >= GRID_AHEAD)
+            pthread_cond_wait(&p->cv, &p->mu);
+        const int stop = p->error;
+        pthread_mutex_unlock(&p->mu);
+        if (stop)
+            break;
+        block *b = &p->blocks[k];
+        const double t0 = wall();
+        if (!ggo_block_grid(sc, b, p->lon_ref)) {
+            pipe_fail(p, "out of memory");
+            break;
+        }
+        ggo_block_window(sc, b, ggo_first_margin(sc));
+        p->t_grid += wall() - t0;
+        pthread_mutex_lock(&p->mu);
+        if (b->sh > 0)
+            request_rows(p, b->sy0, b->sy0 + b->sh);
+        p->grid_done = k + 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    CPLPopErrorHandler();
+    return NULL;
+}
+
+static void *strip_reader(void *arg)
+{
+    pipe_t *p = arg;
+    scene *sc = p->sc;
+    CPLPushErrorHandlerEx(keep_error, p->run);
+    /* uncompressed GeoTIFF: read straight into our buffer, not through
+     * GDAL's block cache (4x faster for full-width strips) */
+    CPLSetThreadLocalConfigOption("GTIFF_DIRECT_IO", "YES");
+    GDALDatasetH ds = GDALOpenEx(sc->src_name, GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL,
+                                 NULL);
+    if (!ds)
+        pipe_fail(p, "cannot open %s again for reading: %s", sc->src_name,
+                  last_error_of(p->run));
+    const size_t ss = ggo_tsize(sc->src_t);
+    while (ds) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->error && !p->finished && !(p->qhead < p->nqueue && p->npool > 0))
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (p->error || p->finished) {
+            pthread_mutex_unlock(&p->mu);
+            break;
+        }
+        const int i = p->queue[p->qhead++];
+        strip *st = &p->strips[i];
+        void *buf = p->pool[--p->npool];
+        st->state = STRIP_READING;
+        pthread_mutex_unlock(&p->mu);
+        const double t0 = wall();
+        const CPLErr e = gg_fault_point("read") /* GG_FAULT=read:N (tests) */
+                             ? (CPLError(CE_Failure, CPLE_FileIO, "injected fault (GG_FAULT)"),
+                                CE_Failure)
+                             : GDALDatasetRasterIO(
+            ds, GF_Read, 0, st->y0, sc->width, st->rows, buf, sc->width, st->rows,
+            ggo_to_gdal_type(sc->src_t), sc->nbands, NULL, (int)ss, (int)(ss * sc->width),
+            (GSpacing)(ss * sc->width * (size_t)p->strip_rows));
+        const double t1 = wall();
+        pthread_mutex_lock(&p->mu);
+        p->t_readers += t1 - t0;
+        if (e != CE_None) {
+            p->pool[p->npool++] = buf;
+            pthread_mutex_unlock(&p->mu);
+            pipe_fail(p, "reading %s failed: %s", sc->src_name, last_error_of(p->run));
+            break;
+        }
+        st->buf = buf;
+        st->state = STRIP_READ;
+        p->ready[p->nready++] = i;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    if (ds)
+        GDALClose(ds);
+    CPLSetThreadLocalConfigOption("GTIFF_DIRECT_IO", NULL);
+    CPLPopErrorHandler();
+    return NULL;
+}
+
+/* Device part of one block from the resident source; more rows and a new
+ * run when the kernel reports a tap outside the rows it had. */
+static int run_block_resident(pipe_t *p, block *b)
+{
+    scene *sc = p->sc;
+    const size_t ds = ggo_tsize(sc->dst_t);
+    const size_t plane = (size_t)sc->out_w * b->rows;
+    b->dst = dst_get(p->dst_bytes);
+    if (!b->dst) {
+        pipe_fail(p, "out of memory");
+        return 0;
+    }
+    gg_ortho_grid g = {b->nodes, b->gnx, b->gny, sc->step};
+    int y0 = b->sh > 0 ? b->sy0 : 0, y1 = b->sh > 0 ? b->sy0 + b->sh : 0;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        if (y1 > y0 && !wait_rows(p, y0, y1))
+            return 0;
+        int any_miss = 0;
+        for (int k = 0; k < sc->nbands; k++) {
+            int missed = 0;
+            if (gg_ortho_session_run_resident(p->sess, &g, k, y0, y1 - y0,
+                                              (char *)b->dst + k * plane * ds, sc->dst_t,
+                                              sc->out_w, b->rows, (size_t)sc->out_w,
+                                              &missed) != GG_OK) {
+                pipe_fail(p, "%s", gg_context_last_error(p->ctx));
+                return 0;
+            }
+            any_miss |= missed;
+        }
+        if (!any_miss)
+            return 1;
+        if (sc->o->verbose)
+            fprintf(stderr, "%s: block at row %d needed more source rows\n", PROG, b->y0);
+        if (attempt == 0) {
+            ggo_block_window(sc, b, 64 + 4 * sc->step);
+            y0 = b->sh > 0 ? b->sy0 : 0;
+            y1 = b->sh > 0 ? b->sy0 + b->sh : 0;
+        } else {
+            y0 = 0;
+            y1 = sc->height;
+        }
+    }
+    pipe_fail(p, "internal error: source rows still missing");
+    return 0;
+}
+
+/* Readers: GG_ORTHO_READERS, else half the processors, 2 to 8. */
+static int reader_count(void)
+{
+    const char *env = getenv("GG_ORTHO_READERS");
+    if (env && atoi(env) > 0)
+        return atoi(env) > 64 ? 64 : atoi(env);
+    const long n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
+    return n < 2 ? 2 : n > 8 ? 8 : (int)n;
+}
+
+/* Runs every block with the source resident on the device.  0 on error
+ * (p->msg says why). */
+static int run_resident(pipe_t *p)
+{
+    scene *sc = p->sc;
+    const size_t ss = ggo_tsize(sc->src_t);
+    const size_t row_bytes = (size_t)sc->width * ss * sc->nbands;
+    /* strips of ~4 MB: fine enough to start the first block early */
+    int srows = (int)((4u << 20) / (row_bytes ? row_bytes : 1));
+    const char *env = getenv("GG_ORTHO_STRIP_ROWS"); /* tests: many small strips */
+    if (env && atoi(env) > 0)
+        srows = atoi(env);
+    srows = srows < 1 ? 1 : srows > sc->height ? sc->height : srows;
+    p->strip_rows = srows;
+    p->nstrips = (sc->height + srows - 1) / srows;
+    const int nreaders = reader_count();
+    const int nbuf = 2 * nreaders + 2;
+    p->strips = calloc((size_t)p->nstrips, sizeof(strip));
+    p->queue = calloc((size_t)p->nstrips, sizeof(int));
+    p->ready = calloc((size_t)p->nstrips, sizeof(int));
+    p->pool = calloc((size_t)nbuf, sizeof(void *));
+    int ok = p->strips && p->queue && p->ready && p->pool;
+    for (int i = 0; ok && i < p->nstrips; i++) {
+        p->strips[i].y0 = i * srows;
+        p->strips[i].rows = i * srows + srows <= sc->height ? srows : sc->height - i * srows;
+    }
+    for (int i = 0; ok && i < nbuf; i++) {
+        p->pool[i] = malloc(row_bytes * (size_t)srows);
+        ok = p->pool[i] != NULL;
+        p->npool += ok;
+    }
+    if (!ok) {
+        snprintf(p->msg, sizeof p->msg, "out of memory for the read buffers");
+        p->error = 1;
+    }
+    pthread_t tg, tw, tr[64];
+    int nr = 0, have_tg = 0, have_tw = 0;
+    if (!p->error) {
+        have_tg = pthread_create(&tg, NULL, grid_thread, p) == 0;
+        have_tw = pthread_create(&tw, NULL, writer, p) == 0;
+        for (; nr < nreaders; nr++)
+            if (pthread_create(&tr[nr], NULL, strip_reader, p) != 0)
+                break;
+        if (!have_tg || !have_tw || nr == 0)
+            pipe_fail(p, "cannot start the pipeline threads");
+    }
+    for (int k = 0; k < p->nblocks && !p->error; k++) {
+        /* the block's grid, and room in the output queue; meanwhile upload */
+        const double t0 = wall();
+        pthread_mutex_lock(&p->mu);
+        for (;;) {
+            upload_ready(p);
+            if (p->error || (p->grid_done > k && k - p->write_done < QDEPTH))
+                break;
+            if (p->nready == 0)
+                pthread_cond_wait(&p->cv, &p->mu);
+        }
+        pthread_mutex_unlock(&p->mu);
+        p->t_wait += wall() - t0;
+        if (p->error || !run_block_resident(p, &p->blocks[k]))
+            break;
+        pthread_mutex_lock(&p->mu);
+        p->run_done = k + 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    pthread_mutex_lock(&p->mu);
+    p->finished = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < nr; i++)
+        pthread_join(tr[i], NULL);
+    if (have_tg)
+        pthread_join(tg, NULL);
+    if (have_tw)
+        pthread_join(tw, NULL);
+    for (int i = 0; i < p->nstrips && p->strips; i++)
+        if (p->strips[i].buf)
+            p->pool[p->npool++] = p->strips[i].buf;
+    for (int i = 0; i < p->npool; i++)
+        free(p->pool[i]);
+    free(p->strips);
+    free(p->queue);
+    free(p->ready);
+    free(p->pool);
+    p->strips = NULL;
+    p->queue = p->ready = NULL;
+    p->pool = NULL;
+    return !p->error;
+}
+
+/* ------------------------------------------------------------ one scene */
+
+/* The device starts (on a GPU: driver, context, kernel modules, a good
+ * part of a second) on its own thread while the first scene's GDAL setup
+ * (RPCs, output grid, DEM, checks) runs; the scene waits for it only when
+ * it needs it. */
+typedef struct device_start {
+    const char *device;
+    pthread_t th;
+    int joined;
+    gg_status st;
+    gg_context *ctx;
+    char err[512];
+    double seconds;
+} device_start;
+
+static void *device_start_main(void *arg)
+{
+    device_start *d = arg;
+    const double t0 = wall();
+    d->st = gg_context_create(d->device, &d->ctx, d->err, sizeof d->err);
+    d->seconds = wall() - t0;
+    return NULL;
+}
+
+static void device_begin(device_start *d, const char *device)
+{
+    memset(d, 0, sizeof *d);
+    d->device = device;
+    if (pthread_create(&d->th, NULL, device_start_main, d) != 0) {
+        device_start_main(d);
+        d->joined = 1;
+    }
+}
+
+/* The context, or NULL when the device could not start (d->err says why). */
+static gg_context *device_wait(device_start *d)
+{
+    if (!d->joined) {
+        pthread_join(d->th, NULL);
+        d->joined = 1;
+    }
+    return d->st == GG_OK ? d->ctx : NULL;
+}
+
+/* The output under its temporary name, georeferenced, with nodata and the
+ * source's colour interpretation; NULL on failure (run->last_error says why). */
+static GDALDatasetH create_output(orun *run, scene *sc, GDALDriverH drv, const char *tmp, char **co)
+{
+    run->last_error[0] = 0;
+    GDALDatasetH out = GDALCreate(drv, tmp, sc->out_w, sc->out_h, sc->nbands, sc->dst_gdt, co);
+    if (!out)
+        return NULL;
+    GDALSetGeoTransform(out, (double *)sc->gt);
+    char *wkt = NULL;
+    OSRExportToWkt(sc->dst_srs, &wkt);
+    GDALSetProjection(out, wkt);
+    CPLFree(wkt);
+    for (int k = 0; k < sc->nbands; k++) {
+        GDALRasterBandH b = GDALGetRasterBand(out, k + 1);
+        if (sc->has_dstnodata)
+            GDALSetRasterNoDataValue(b, sc->dst_nd[k]);
+        GDALSetRasterColorInterpretation(
+            b, GDALGetRasterColorInterpretation(GDALGetRasterBand(sc->src, k + 1)));
+    }
+    /* per-band nodata values a format cannot keep: a GeoTIFF has one for
+     * all bands, the last one set (its bands report their own until the
+     * file is reopened); the pixels gdalwarp never warps get the file's
+     * fill, that value */
+    if (sc->has_dstnodata) {
+        const int one = EQUAL(GDALGetDriverShortName(drv), "GTiff");
+        double *fnd = malloc(sizeof(double) * (size_t)sc->nbands);
+        for (int k = 0; fnd && k < sc->nbands; k++) {
+            int has = 0;
+            fnd[k] = one ? sc->dst_nd[sc->nbands - 1]
+                         : GDALGetRasterNoDataValue(GDALGetRasterBand(out, k + 1), &has);
+            if (!one && !has)
+                fnd[k] = sc->dst_nd[k];
+        }
+        int bw = 0, bh = 0;
+        GDALGetBlockSize(GDALGetRasterBand(out, 1), &bw, &bh);
+        if (!fnd || ggo_set_file_nodata(sc, fnd, bw, bh)) {
+            free(fnd);
+            snprintf(run->last_error, sizeof run->last_error, "out of memory");
+            GDALClose(out);
+            return NULL;
+        }
+        free(fnd);
+    }
+    return out;
+}
+
+/* Threads of the direct writer: GG_ORTHO_WRITERS, else 4 (2 on a machine
+ * of fewer than 8 processors).  Buffered writes into one file are largely
+ * serialised by the kernel; several threads still overlap the system calls
+ * with the copies (interleaving, byte swapping) and page allocation. */
+static int writer_threads(void)
+{
+    const char *env = getenv("GG_ORTHO_WRITERS");
+    if (env && atoi(env) > 0)
+        return atoi(env) > 32 ? 32 : atoi(env);
+    return sysconf(_SC_NPROCESSORS_ONLN) < 8 ? 2 : 4;
+}
+
+/* Returned by process_scene when the device cannot start: fatal. */
+#define SCENE_NO_DEVICE 2
+
+static int process_scene(orun *run, const options *o, device_start *dev, const char *src_name,
+                         const char *dst_name)
+{
+    gg_context *ctx = NULL;
+    const double t_start = wall();
+    scene sc;
+    memset(&sc, 0, sizeof sc);
+    int rc = 1;
+    char *tmp = NULL;
+    GDALDatasetH out = NULL, rds = NULL;
+    GDALDriverH drv = NULL;
+    gg_ortho_session *sess = NULL;
+    pipe_t p;
+    memset(&p, 0, sizeof p);
+    if (ggo_scene_open(&sc, &o->g, src_name)) {
+        fail(run, src_name, "%s", sc.err);
+        goto done;
+    }
+    sc.dst_name = dst_name;
+    {
+        const double t0 = wall();
+        ctx = device_wait(dev);
+        if (getenv("GG_ORTHO_TIMING"))
+            fprintf(stderr,
+                    "%s: timing: process start to the scene %.3f s; GDAL setup (RPCs, output "
+                    "grid, DEM, checks) %.3f s; device start %.3f s on its own thread, waited "
+                    "%.3f s\n",
+                    PROG, t_start - run->t_main, t0 - t_start, dev->seconds, wall() - t0);
+        if (!ctx) {
+            rc = SCENE_NO_DEVICE;
+            goto done;
+        }
+    }
+    if (o->g.verbose) {
+        int bx = 0, by = 0;
+        double occ = 0;
+        gg_ortho_launch_info(ctx, &bx, &by, &occ);
+        fprintf(stderr,
+                "%s: %s: output %d x %d, grid step %d, device %s, work group %d x %d "
+                "(occupancy %.2f)\n",
+                PROG, src_name, sc.out_w, sc.out_h, sc.step, gg_context_device_name(ctx), bx, by,
+                occ);
+    }
+
+    if (ggo_session_create(&sc, ctx, &sess)) {
+        fail(run, src_name, "%s", sc.err);
+        goto done;
+    }
+
+    /* output, under a temporary name */
+    drv = GDALGetDriverByName(o->format ? o->format : "GTiff");
+    if (!drv || !GDALGetMetadataItem(drv, GDAL_DCAP_CREATE, NULL)) {
+        fail(run, NULL, "format %s cannot be created", o->format ? o->format : "GTiff");
+        goto done;
+    }
+    /* Output: gg_app's safe path (temporary name in the destination's
+     * folder, renamed when complete, removed on failure), but not gg_app's
+     * writer: that one copies a GDAL dataset strip by strip, so it would
+     * pull the orthoimage through GG:ortho:'s blocks one at a time and
+     * lose this pipeline (several readers, a grid thread, uploads, kernels
+     * and writes all overlapping), which is what makes gdal_ortho fast. */
+    tmp = gg_app_temporary_name(dst_name);
+    /* Uncompressed striped GeoTIFF: GDAL creates the file and, closed
+     * empty, allocates every strip; the writer then puts the pixels at the
+     * strip offsets with pwrite (gg_ortho_direct.c), the same bytes as
+     * GDAL's writer but several times faster.  Anything else: GDAL. */
+    const double t_create = wall();
+    char why[256] = "";
+    /* the writer needs every band's nodata to be 0 (or none) */
+    double nd_any = sc.dstnodata;
+    for (int k = 0; sc.has_dstnodata && k < sc.nbands; k++)
+        if (sc.dst_nd[k] != 0.0)
+            nd_any = sc.dst_nd[k];
+    const int try_direct = ggo_direct_eligible(o->format, o->co, tmp, sc.has_dstnodata, nd_any,
+                                               why, sizeof why);
+    out = create_output(run, &sc, drv, tmp, o->co);
+    if (!out) {
+        fail(run, src_name, "cannot create %s: %s", dst_name,
+             run->last_error[0] ? run->last_error : "");
+        CPLFree(tmp);
+        tmp = NULL;
+        goto done;
+    }
+    if (try_direct) {
+        run->last_error[0] = 0;
+        GDALClose(out);
+        out = NULL;
+        if (run->last_error[0])
+            snprintf(why, sizeof why, "closing the empty file: %.231s", /* the 255 chars of why */
+                     run->last_error);
+        else if (ggo_direct_open(tmp, sc.out_w, sc.out_h, sc.nbands, sc.dst_gdt,
+                                 writer_threads(), &p.direct, why, sizeof why) == 0)
+            why[0] = 0;
+        if (!p.direct) { /* a layout the direct writer does not handle: GDAL's */
+            gg_app_discard_output(drv, tmp);
+            out = create_output(run, &sc, drv, tmp, o->co);
+            if (!out) {
+                fail(run, src_name, "cannot create %s: %s", dst_name, run->last_error);
+                goto done;
+            }
+        }
+    }
+    if (o->g.verbose)
+        fprintf(stderr, "%s: %s: writer: %s (%s)\n", PROG, src_name, p.direct ? "direct" : "GDAL",
+                p.direct ? ggo_direct_describe(p.direct) : why);
+    if (getenv("GG_ORTHO_TIMING"))
+        fprintf(stderr, "%s: timing: creating the output %.3f s (%s writer)\n", PROG,
+                wall() - t_create, p.direct ? "direct" : "GDAL");
+
+    /* blocks: rows from free device memory, at least 8 blocks for overlap */
+    {
+        const double src_per_dst =
+            fmax(1.0, (double)sc.width * sc.height / ((double)sc.out_w * sc.out_h)) * 2.0;
+        int rows = 0;
+        if (gg_plan_rows(ctx, sc.out_w, sc.out_h,
+                         gg_ortho_bytes_per_pixel(sc.src_t, sc.dst_t, src_per_dst) * sc.nbands,
+                         0, &rows) != GG_OK) {
+            fail(run, src_name, "%s", gg_context_last_error(ctx));
+            goto done;
+        }
+        /* the resident source: at least 32 blocks, so that reading,
+         * running and writing overlap finely */
+        p.resident = resident_source(&sc, ctx);
+        const int cap = (sc.out_h + (p.resident ? 31 : 7)) / (p.resident ? 32 : 8);
+        rows = rows < cap ? rows : cap;
+        rows = rows < 16 ? (sc.out_h < 16 ? sc.out_h : 16) : rows;
+        const long host_cap = (256L << 20) / ((long)sc.out_w * 8 * sc.nbands);
+        if (host_cap >= 16 && rows > host_cap)
+            rows = (int)host_cap;
+        /* whole grid steps: the grid nodes are then the same output pixels
+         * whatever the block height, so the result does not depend on the
+         * device memory or the pipeline */
+        rows = rows < sc.step ? sc.step : rows / sc.step * sc.step;
+        if (getenv("GG_ORTHO_BLOCK_ROWS") && atoi(getenv("GG_ORTHO_BLOCK_ROWS")) > 0)
+            rows = atoi(getenv("GG_ORTHO_BLOCK_ROWS")); /* tests */
+        rows = rows > sc.out_h ? sc.out_h : rows;
+        p.rows = rows;
+        p.nblocks = (sc.out_h + rows - 1) / rows;
+        p.dst_bytes = (size_t)sc.out_w * (size_t)rows * ggo_tsize(sc.dst_t) * (size_t)sc.nbands;
+    }
+    p.sc = &sc;
+    p.run = run;
+    p.ctx = ctx;
+    p.sess = sess;
+    p.wds = out;
+    p.lon_ref = sc.rpc.long_off;
+    rds = GDALOpen(src_name, GA_ReadOnly);
+    p.rds = rds ? rds : sc.src;
+    p.blocks = calloc((size_t)p.nblocks, sizeof(block));
+    pthread_mutex_init(&p.mu, NULL);
+    pthread_cond_init(&p.cv, NULL);
+    for (int k = 0; k < p.nblocks; k++) {
+        p.blocks[k].y0 = k * p.rows;
+        p.blocks[k].rows = k * p.rows + p.rows <= sc.out_h ? p.rows : sc.out_h - k * p.rows;
+    }
+    if (p.resident &&
+        gg_ortho_session_set_source(sess, sc.src_t, sc.width, sc.height, sc.nbands) != GG_OK)
+        p.resident = 0; /* refused after all: the windowed pipeline */
+    if (o->g.verbose)
+        fprintf(stderr, "%s: %s: %d blocks of %d rows, source %s\n", PROG, src_name, p.nblocks,
+                p.rows, p.resident ? "resident on the device" : "read per block window");
+    if (!o->g.quiet)
+        GDALTermProgress(0.0, NULL, NULL);
+    const double t_pipe = wall();
+    if (p.resident)
+        run_resident(&p);
+    else
+        run_windowed(&p);
+    if (getenv("GG_ORTHO_TIMING")) {
+        double up, ke, dn;
+        long long px;
+        gg_ortho_session_times(sess, &up, &ke, &dn, &px);
+        fprintf(stderr,
+                "%s: timing: %d blocks, upload %.3f s, kernel %.4f s (%.2f Gpix/s), "
+                "download %.3f s, %lld pixels x %d bands\n",
+                PROG, p.nblocks, up, ke, ke > 0 ? px / ke / 1e9 : 0.0, dn, px / sc.nbands,
+                sc.nbands);
+        if (p.resident)
+            fprintf(stderr,
+                    "%s: timing: resident source, %d strips of %d rows; grid thread %.3f s, "
+                    "readers %.3f s (summed), device thread: uploads %.3f s, idle %.3f s; "
+                    "writer %.3f s; pipeline wall %.3f s\n",
+                    PROG, p.nstrips, p.strip_rows, p.t_grid, p.t_readers, p.t_put, p.t_wait,
+                    p.t_write, wall() - t_pipe);
+        else
+            fprintf(stderr,
+                    "%s: timing: host grid+windows %.3f s, GDAL reads %.3f s, GDAL writes %.3f s; "
+                    "pipeline wall %.3f s\n",
+                    PROG, p.t_grid, p.t_read, p.t_write, wall() - t_pipe);
+    }
+    for (int k = 0; k < p.nblocks; k++) {
+        free(p.blocks[k].nodes);
+        free(p.blocks[k].src);
+        free(p.blocks[k].dst);
+    }
+    free(p.blocks);
+    pthread_mutex_destroy(&p.mu);
+    pthread_cond_destroy(&p.cv);
+    if (p.error) {
+        fail(run, src_name, "%s", p.msg);
+        goto done;
+    }
+    {
+        const double t0 = wall();
+        run->last_error[0] = 0;
+        if (p.direct) {
+            char err[256];
+            if (ggo_direct_close(p.direct, err, sizeof err))
+                snprintf(run->last_error, sizeof run->last_error, "%s", err);
+            p.direct = NULL;
+        } else {
+            GDALClose(out);
+            out = NULL;
+        }
+        if (getenv("GG_ORTHO_TIMING"))
+            fprintf(stderr, "%s: timing: closing the output %.3f s\n", PROG, wall() - t0);
+    }
+    if (run->last_error[0]) {
+        fail(run, src_name, "writing %s failed: %s", dst_name, run->last_error);
+        goto done;
+    }
+    /* replace the destination only now (gg_app's one output path) */
+    {
+        const double t0 = wall();
+        if (gg_app_commit_output(PROG, drv, tmp, dst_name)) {
+            /* gg_app printed its line; a caller's buffer gets one too */
+            if (run->err)
+                fail(run, src_name, "cannot move %s into place (see stderr)", dst_name);
+            goto done;
+        }
+        if (getenv("GG_ORTHO_TIMING"))
+            fprintf(stderr, "%s: timing: renaming into place %.3f s; scene %.3f s, %.3f s since "
+                    "the process started\n", PROG, wall() - t0, wall() - t_start,
+                    wall() - run->t_main);
+    }
+    CPLFree(tmp);
+    tmp = NULL;
+    rc = 0;
+done:
+    if (out)
+        GDALClose(out);
+    if (p.direct) {
+        char err[256];
+        ggo_direct_close(p.direct, err, sizeof err);
+    }
+    if (tmp) {
+        gg_app_discard_output(drv, tmp);
+        CPLFree(tmp);
+    }
+    gg_ortho_session_destroy(sess);
+    if (rds)
+        GDALClose(rds);
+    ggo_scene_close(&sc);
+    return rc;
+}
+
+/* ------------------------------------------------------- the command line */
+
+/* gdal_ortho's main, on the call's state; given: the caller's context. */
+static int run_command_line(orun *run, int argc, char **caller_argv, gg_context *given)
+{
+    char **argv = caller_argv;
+    /* the device starts first, in parallel with everything else (-device
+     * is looked up in the raw arguments; a bad value is reported later) */
+    const char *early_device = NULL;
+    int want_device = 1;
+    for (int i = 1; i < argc; i++) {
+        if (EQUAL(argv[i], "-device") && i + 1 < argc)
+            early_device = argv[i + 1];
+        else if (EQUAL(argv[i], "--help") || EQUAL(argv[i], "-h") ||
+                 EQUAL(argv[i], "--version"))
+            want_device = 0;
+    }
+    device_start dev;
+    memset(&dev, 0, sizeof dev);
+    dev.joined = 1;
+    dev.st = GG_ERR_UNAVAILABLE;
+    if (given) { /* the caller's context: nothing to start, nothing to destroy */
+        dev.st = GG_OK;
+        dev.ctx = given;
+    }
+    if (gg_app_parse_only)
+        want_device = 0;
+    if (want_device && !given)
+        device_begin(&dev, early_device);
+    GDALAllRegister();
+    argc = GDALGeneralCmdLineProcessor(argc, &argv, 0);
+    if (argc < 1) { /* handled (--formats...) or failed; argv is still the caller's */
+        if (want_device && !given && device_wait(&dev))
+            gg_context_destroy(dev.ctx);
+        return 1;
+    }
+    options o;
+    memset(&o, 0, sizeof o);
+    ggo_options_default(&o.g);
+    char **pos = NULL;
+    int rc = 1;
+    GIntBig cache_before = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        double v;
+        if (EQUAL(a, "--help") || EQUAL(a, "-h")) {
+            usage(stdout);
+            rc = 0;
+            goto end;
+        } else if (EQUAL(a, "--version")) {
+            printf("%s (geogpu %s, %s)\n", PROG, gg_version(), GDALVersionInfo("--version"));
+            rc = 0;
+            goto end;
+        } else if (EQUAL(a, "-dem") && need(run, argc, argv, i, 1))
+            o.g.dem = argv[++i];
+        else if (EQUAL(a, "-dem_srs") && need(run, argc, argv, i, 1))
+            o.g.dem_srs = argv[++i];
+        else if (EQUAL(a, "-t_srs") && need(run, argc, argv, i, 1))
+            o.g.t_srs = argv[++i];
+        else if (EQUAL(a, "-of") && need(run, argc, argv, i, 1))
+            o.format = argv[++i];
+        else if (EQUAL(a, "-ot") && need(run, argc, argv, i, 1))
+            o.g.ot = argv[++i];
+        else if (EQUAL(a, "-outdir") && need(run, argc, argv, i, 1))
+            o.outdir = argv[++i];
+        else if (EQUAL(a, "-device") && need(run, argc, argv, i, 1))
+            o.device = argv[++i];
+        else if (EQUAL(a, "-co") && need(run, argc, argv, i, 1))
+            o.co = CSLAddString(o.co, argv[++i]);
+        else if ((EQUAL(a, "-dem_interp") || EQUAL(a, "-r")) && need(run, argc, argv, i, 1)) {
+            if (!ggo_parse_method(argv[++i], EQUAL(a, "-r") ? &o.g.resampling : &o.g.dem_interp)) {
+                fail(run, NULL, "%s %s: use near, bilinear or cubic", a, argv[i]);
+                goto end;
+            }
+        } else if (EQUAL(a, "-dem_missing") && need(run, argc, argv, i, 1)) {
+            if (!number(run, a, argv[++i], &o.g.dem_missing))
+                goto end;
+            o.g.has_dem_missing = 1;
+        } else if (EQUAL(a, "-rpc_height") && need(run, argc, argv, i, 1)) {
+            if (!number(run, a, argv[++i], &o.g.rpc_height))
+                goto end;
+        } else if ((EQUAL(a, "-srcnodata") || EQUAL(a, "-dstnodata")) &&
+                   need(run, argc, argv, i, 1)) {
+            /* one value, or one per band in one argument ("1 2 3"), as
+             * gdalwarp */
+            char msg[512];
+            if (ggo_set_nodata(&o.g, EQUAL(a, "-srcnodata"), argv[++i], msg, sizeof msg)) {
+                fail(run, NULL, "%s", msg);
+                goto end;
+            }
+        } else if (EQUAL(a, "-grid_step") && need(run, argc, argv, i, 1)) {
+            if (!number(run, a, argv[++i], &v) || v < 1 || v > 1024) {
+                fail(run, NULL, "-grid_step: 1 to 1024");
+                goto end;
+            }
+            o.g.step = (int)v;
+        } else if (EQUAL(a, "-tr") && need(run, argc, argv, i, 2)) {
+            if (!number(run, a, argv[i + 1], &o.g.tr[0]) ||
+                !number(run, a, argv[i + 2], &o.g.tr[1]))
+                goto end;
+            i += 2;
+            if (!(o.g.tr[0] > 0) || o.g.tr[1] == 0) {
+                fail(run, NULL, "-tr: resolutions must be positive");
+                goto end;
+            }
+            o.g.has_tr = 1;
+        } else if (EQUAL(a, "-ts") && need(run, argc, argv, i, 2)) {
+            o.g.ts[0] = atoi(argv[i + 1]);
+            o.g.ts[1] = atoi(argv[i + 2]);
+            i += 2;
+            if (o.g.ts[0] < 1 || o.g.ts[1] < 1) {
+                fail(run, NULL, "-ts: width and height must be positive");
+                goto end;
+            }
+            o.g.has_ts = 1;
+        } else if (EQUAL(a, "-te") && need(run, argc, argv, i, 4)) {
+            for (int k = 0; k < 4; k++)
+                if (!number(run, a, argv[i + 1 + k], &o.g.te[k]))
+                    goto end;
+            i += 4;
+            if (!(o.g.te[2] > o.g.te[0] && o.g.te[3] > o.g.te[1])) {
+                fail(run, NULL, "-te: xmin < xmax and ymin < ymax are needed");
+                goto end;
+            }
+            o.g.has_te = 1;
+        } else if (EQUAL(a, "-q") || EQUAL(a, "-quiet"))
+            o.g.quiet = 1;
+        else if (EQUAL(a, "-v"))
+            o.g.verbose = 1;
+        else if (a[0] == '-' && a[1] && i + 1 <= argc && !strchr("0123456789.", a[1])) {
+            if (i < argc && (EQUAL(a, "-dem") || EQUAL(a, "-t_srs") || EQUAL(a, "-tr") ||
+                             EQUAL(a, "-te") || EQUAL(a, "-ts") || EQUAL(a, "-r") ||
+                             EQUAL(a, "-of") || EQUAL(a, "-ot") || EQUAL(a, "-co") ||
+                             EQUAL(a, "-outdir") || EQUAL(a, "-device") ||
+                             EQUAL(a, "-dem_srs") || EQUAL(a, "-dem_interp") ||
+                             EQUAL(a, "-dem_missing") || EQUAL(a, "-rpc_height") ||
+                             EQUAL(a, "-srcnodata") || EQUAL(a, "-dstnodata") ||
+                             EQUAL(a, "-grid_step")))
+                goto end; /* need() reported it */
+            fail(run, NULL, "unknown option %s (see --help)", a);
+            goto end;
+        } else
+            pos = CSLAddString(pos, a);
+    }
+    if (o.g.has_tr && o.g.has_ts) {
+        fail(run, NULL, "-tr and -ts cannot be used together");
+        goto end;
+    }
+    const int npos = CSLCount(pos);
+    if (o.outdir ? npos < 1 : npos != 2) {
+        if (!run->err) /* a caller with its own error buffer gets the one line */
+            usage(stderr);
+        fail(run, NULL, o.outdir ? "no source given" : "a source and a destination are needed "
+                                                  "(several sources: -outdir)");
+        goto end;
+    }
+    if (o.outdir) {
+        VSIStatBufL st;
+        if (VSIStatL(o.outdir, &st) != 0 || !VSI_ISDIR(st.st_mode)) {
+            fail(run, NULL, "-outdir %s is not a folder", o.outdir);
+            goto end;
+        }
+    }
+    if (gg_app_parse_only) {
+        rc = 0;
+        goto end;
+    }
+    /* GDAL's block cache defaults to 5 % of the RAM: the whole output
+     * would sit in it and be written by GDALClose at the end, on one
+     * thread, after the pipeline.  A small cache makes the writer thread
+     * write as it goes (and bounds host memory). */
+    if (!CPLGetConfigOption("GDAL_CACHEMAX", NULL)) {
+        cache_before = GDALGetCacheMax64(); /* put back on return: the process goes on */
+        GDALSetCacheMax64((GIntBig)256 << 20);
+    }
+    CPLPushErrorHandlerEx(keep_error, run);
+    if (!given &&
+        (!want_device || (o.device ? !dev.device || strcmp(o.device, dev.device) : !!dev.device))) {
+        /* the early look-up missed (e.g. -device from an @argfile) */
+        if (device_wait(&dev))
+            gg_context_destroy(dev.ctx);
+        device_begin(&dev, o.device);
+        want_device = 1;
+    }
+    int failed = 0, notice_done = 0;
+    const int nsrc = o.outdir ? npos : 1;
+    for (int i = 0; i < nsrc; i++) {
+        char dst[4096];
+        if (o.outdir)
+            snprintf(dst, sizeof dst, "%s", CPLFormFilename(o.outdir, CPLGetBasename(pos[i]), "tif"));
+        else
+            snprintf(dst, sizeof dst, "%s", pos[1]);
+        VSIStatBufL a, b;
+        if (VSIStatL(pos[i], &a) == 0 && VSIStatL(dst, &b) == 0 && a.st_ino == b.st_ino &&
+            a.st_dev == b.st_dev) {
+            fail(run, pos[i], "the destination is the source itself");
+            failed++;
+            continue;
+        }
+        if (o.outdir && !o.g.quiet)
+            fprintf(stderr, "%s -> %s\n", pos[i], dst);
+        const int r = process_scene(run, &o, &dev, pos[i], dst);
+        if (dev.joined && dev.st == GG_OK && !notice_done) {
+            notice_done = 1;
+            gg_app_notice(PROG, o.g.quiet, gg_context_notice(dev.ctx));
+        }
+        if (r == SCENE_NO_DEVICE)
+            break;
+        failed += r;
+    }
+    CPLPopErrorHandler();
+    const int no_device = !device_wait(&dev);
+    if (no_device)
+        fail(run, NULL, "device: %s", dev.err);
+    else if (nsrc > 1 && failed)
+        fprintf(stderr, "%s: %d of %d scenes failed\n", PROG, failed, nsrc);
+    rc = failed || no_device ? 1 : 0;
+end:
+    if (want_device && !given && device_wait(&dev))
+        gg_context_destroy(dev.ctx);
+    if (cache_before >= 0)
+        GDALSetCacheMax64(cache_before);
+    CSLDestroy(pos);
+    CSLDestroy(o.co);
+    CSLDestroy(argv);
+    if (!given)
+        dst_free_all(); /* a caller with its own context runs again: keep them */
+    return rc;
+}
+
+/* ------------------------------------------------------------ the entry point */
+
+int gg_ortho_run(int argc, char **argv, gg_context *ctx, char *err, size_t errlen)
+{
+    orun run;
+    memset(&run, 0, sizeof run);
+    pthread_mutex_init(&run.mu, NULL);
+    run.t_main = wall();
+    if (err && errlen) {
+        err[0] = 0;
+        run.err = err;
+        run.errlen = errlen;
+    }
+    const int rc = argc < 1 || !argv ? 1 : run_command_line(&run, argc, argv, ctx);
+    pthread_mutex_destroy(&run.mu);
+    return rc;
+}
+
+void gg_ortho_run_release(void)
+{
+    dst_free_all();
+}
