@@ -18,5 +18,6 @@
 #include "ortho/ortho_params.h"
 #include "ortho/ortho_kernels.h"
 #include "coreg/coreg_params.h"
+#include "coreg/coreg_device.h"
 #include "coreg/coreg_kernels.h"
 #endif

@@ -768,6 +768,23 @@ GG_API gg_status gg_coreg_fit_prm(const gg_coreg_fit *f, char *buf, size_t len);
 /* Parses gg_coreg_fit_json's text, or "d0,d1,...;a0,a1,..." (down;across). */
 GG_API gg_status gg_coreg_fit_parse(const char *text, gg_coreg_fit *f, char *err, size_t errlen);
 
+/* Carrier of a complex SLC (algorithms/coreg/carrier.c), for the resample
+ * op's carrier= option: the mean phase step of the lag-1 correlation along
+ * lines (azimuth) and pixels (range), float64, over blocks of rows added
+ * one by one (pairs across blocks are not counted).  An axis whose lag-1
+ * correlation is not significant (|corr| < 3 / sqrt(pairs): a white
+ * spectrum) has carrier 0. */
+typedef struct gg_coreg_carrier {
+    double s[2][4];   /* azimuth, range: sum a conj b (re, im), power, pairs */
+} gg_coreg_carrier;
+GG_API void gg_coreg_carrier_init(gg_coreg_carrier *c);
+/* h rows of w interleaved (re, im) floats; samples that are not finite or
+ * whose real part is nodata (when has_nodata) are left out. */
+GG_API void gg_coreg_carrier_add(gg_coreg_carrier *c, const float *cpx, int w, int h,
+                                 int has_nodata, float nodata);
+/* The carrier in cycles per line (*fy) and per pixel (*fx), in [-0.5, 0.5]. */
+GG_API void gg_coreg_carrier_result(const gg_coreg_carrier *c, double *fy, double *fx);
+
 /* ===================================================================
  * Page-locked host memory (gg_host_*)
  *

@@ -69,54 +69,6 @@ GG_KERNEL4(gg_k_xc_extract, gg_xc_params, p, const float, tile, const int, pos, 
     }
 }
 
-/* Stats, one item per window: mean detected amplitude of template and
- * chip over their valid samples, and the template's demeaned sum of
- * squares.  stage 0 (first pass) sets VALID from the valid fractions
- * (>= min_valid) and a non-flat template; stage 1 (oversampled pass)
- * only clears VALID when the template is flat. */
-GG_KERNEL3(gg_k_xc_stats, gg_xc_params, p, const float, ref, const float, sec, float, ws)
-{
-    if (GG_X >= gg_nx || GG_Y >= gg_ny)
-        return;
-    const int w = GG_X + GG_Y * gg_nx; /* grid (1, nwin): windows over CPU threads */
-    GG_GLOBAL float *s = ws + (size_t)w * GG_XC_WS;
-    GG_GLOBAL const float *r = ref + (size_t)w * p.rw * p.rh * 2;
-    GG_GLOBAL const float *c = sec + (size_t)w * p.sw * p.sh * 2;
-    double sr = 0.0, ss = 0.0;
-    int nr = 0, ns = 0;
-    for (int i = 0; i < p.rw * p.rh; i++) {
-        const float a = gg_xc_amp(r[2 * i], r[2 * i + 1]);
-        if (isfinite(a)) {
-            sr += a;
-            nr++;
-        }
-    }
-    for (int i = 0; i < p.sw * p.sh; i++) {
-        const float a = gg_xc_amp(c[2 * i], c[2 * i + 1]);
-        if (isfinite(a)) {
-            ss += a;
-            ns++;
-        }
-    }
-    const double mr = nr > 0 ? sr / nr : 0.0, ms = ns > 0 ? ss / ns : 0.0;
-    double q = 0.0;
-    for (int i = 0; i < p.rw * p.rh; i++) {
-        const float a = gg_xc_amp(r[2 * i], r[2 * i + 1]);
-        if (isfinite(a))
-            q += (a - mr) * (a - mr);
-    }
-    int valid = q > 0.0;
-    if (p.stage == 0)
-        valid = valid && nr >= p.min_valid * (float)(p.rw * p.rh) &&
-                ns >= p.min_valid * (float)(p.sw * p.sh) && nr > 1 && ns > 1;
-    else
-        valid = valid && s[GG_XC_VALID] > 0.5f;
-    s[GG_XC_VALID] = valid ? 1.0f : 0.0f;
-    s[GG_XC_RMEAN] = (float)mr;
-    s[GG_XC_SMEAN] = (float)ms;
-    s[GG_XC_RSS] = (float)q;
-}
-
 /* Pack: z = R' + i S' on the pw x ph correlation plane, R' the demeaned
  * template amplitude (zero beyond rw x rh), S' the demeaned chip amplitude
  * (zero beyond sw x sh); invalid samples count as 0.  Two real transforms
@@ -165,34 +117,6 @@ GG_KERNEL2(gg_k_xc_xspec, gg_xc_params, p, const float, z, float, out)
     const float sr = 0.5f * (ai - bi), si = -0.5f * (ar - br);        /* FS = (A-B)/(2i) */
     out[2 * k] = rr * sr + ri * si; /* conj(FR) * FS */
     out[2 * k + 1] = rr * si - ri * sr;
-}
-
-/* Time-domain NCC at the integer peak (GMTSAR's quality value), one item
- * per window: 100 |sum a b| / sqrt(sum a^2 sum b^2) over the template
- * (tw x th at tox, toy of ref) against the chip at lag (PY, PX), a and b
- * the amplitudes less their whole-patch means (in float: GMTSAR truncates
- * them to integers, which gives 0 for small float data). */
-GG_KERNEL3(gg_k_xc_tcorr, gg_xc_params, p, const float, ref, const float, sec, float, ws)
-{
-    if (GG_X >= gg_nx || GG_Y >= gg_ny)
-        return;
-    const int w = GG_X + GG_Y * gg_nx; /* grid (1, nwin): windows over CPU threads */
-    GG_GLOBAL float *s = ws + (size_t)w * GG_XC_WS;
-    const int py = (int)s[GG_XC_PY], px = (int)s[GG_XC_PX];
-    double ab = 0.0, aa = 0.0, bb = 0.0;
-    for (int y = 0; y < p.th; y++)
-        for (int x = 0; x < p.tw; x++) {
-            const size_t k = ((size_t)w * p.rh + y + p.toy) * p.rw + x + p.tox;
-            const size_t q = ((size_t)w * p.sh + y + py) * p.sw + x + px;
-            const float va = gg_xc_amp(ref[2 * k], ref[2 * k + 1]);
-            const float vb = gg_xc_amp(sec[2 * q], sec[2 * q + 1]);
-            const double a = isfinite(va) ? va - s[GG_XC_RMEAN] : 0.0;
-            const double b = isfinite(vb) ? vb - s[GG_XC_SMEAN] : 0.0;
-            ab += a * b;
-            aa += a * a;
-            bb += b * b;
-        }
-    s[GG_XC_NCC] = aa > 0.0 && bb > 0.0 ? (float)(100.0 * fabs(ab) / sqrt(aa * bb)) : 0.0f;
 }
 
 /* Row sums for the normalisation: for chip row y and lag l, the sum of S'
@@ -246,12 +170,12 @@ GG_KERNEL5(gg_k_xc_norm, gg_xc_params, p, const float, corr, const float, rs1, c
     out[o] = den > 0.0 ? (float)(c / den) : 0.0f;
 }
 
-/* Peak of a surface (lx x ly per window), one item per window.
+/* Peak of a quality-mode surface (lx x ly per window), one item per
+ * window (the GMTSAR mode's integer peak is gg_k_xc_colmax + winmax).
  *   stage 0: raw NCC surface: peak over ux x uy, SNR over the
  *            (2 stat_half + 1)^2 neighbourhood, covariance from the
  *            curvature, zoom start clamped into the surface;
- *   stage 1: zoom surface: integer peak over [0, zw)^2 -> ZPY, ZPX;
- *   stage 2: GMTSAR: peak of c (|c| when use_abs) over ux x uy. */
+ *   stage 1: zoom surface: integer peak over [0, zw)^2 -> ZPY, ZPX. */
 GG_KERNEL2(gg_k_xc_peak, gg_xc_params, p, const float, surf, float, ws)
 {
     if (GG_X >= gg_nx || GG_Y >= gg_ny)
@@ -264,9 +188,7 @@ GG_KERNEL2(gg_k_xc_peak, gg_xc_params, p, const float, surf, float, ws)
     float best = -INFINITY;
     for (int y = 0; y < ny; y++)
         for (int x = 0; x < nx; x++) {
-            float v = c[y * p.lx + x];
-            if (p.use_abs)
-                v = fabs(v);
+            const float v = c[y * p.lx + x];
             if (v > best) {
                 best = v;
                 py = y;
@@ -281,8 +203,6 @@ GG_KERNEL2(gg_k_xc_peak, gg_xc_params, p, const float, surf, float, ws)
     s[GG_XC_PY] = (float)py;
     s[GG_XC_PX] = (float)px;
     s[GG_XC_PV] = best;
-    if (p.stage != 0)
-        return;
     /* SNR: peak^2 over the mean square of the other samples of the
      * statistics window (clipped to the surface) */
     double sq = 0.0;
@@ -352,24 +272,21 @@ GG_KERNEL3(gg_k_xc_zextract, gg_xc_params, p, const float, sec, const float, ws,
  * the carrier that deramping removes so that the spectrum is centred
  * before FFT oversampling.  Writes ws[slot], ws[slot+1].
  *
- * An axis whose lag-1 correlation |sum c[i] conj c[i+1]| / sum |c|^2 is
- * below 3 / sqrt(pairs) gets no deramp (step 0): such data are
- * indistinguishable from a white (full-band) spectrum, whose "carrier" is
- * noise; rotating a full spectrum by a random step wraps part of it
- * across Nyquist before the zero-padding, differently in the template
- * and the chip, and biases the zoomed peak by up to a pixel (measured on
- * the low-backscatter part of the Winnipeg SLC: docs/gdal_xcorr.md).
- * White noise exceeds the bound with probability ~exp(-9); a band-limited
- * SAR spectrum (|lag-1| = sinc(bandwidth fraction) >= 0.1 up to 90 % of
- * the band) passes it on windows of more than ~30 x 30 samples. */
+ * An axis whose lag-1 correlation is not significant gets no deramp
+ * (step 0, gg_xc_lag1_phase): rotating a white spectrum by a random step
+ * wraps part of it across Nyquist before the zero-padding, differently in
+ * the template and the chip, and biases the zoomed peak by up to a pixel
+ * (measured on the low-backscatter part of the Winnipeg SLC:
+ * docs/gdal_xcorr.md).  The resampler's carrier (gdal_coreg -carrier,
+ * algorithms/coreg/carrier.c) is the same estimator over the whole
+ * secondary. */
 GG_KERNEL2(gg_k_xc_ramp, gg_xc_params, p, const float, img, float, ws)
 {
     if (GG_X >= gg_nx || GG_Y >= gg_ny)
         return;
     const int w = GG_X + GG_Y * gg_nx; /* grid (1, nwin): windows over CPU threads */
     GG_GLOBAL const float *c = img + (size_t)w * p.bw * p.bh * 2;
-    double yr = 0.0, yi = 0.0, xr = 0.0, xi = 0.0, py = 0.0, px = 0.0;
-    double ny = 0.0, nx = 0.0;
+    double sy[4] = {0.0, 0.0, 0.0, 0.0}, sx[4] = {0.0, 0.0, 0.0, 0.0};
     if (p.deramp) {
         for (int y = 0; y < p.bh; y++)
             for (int x = 0; x < p.bw; x++) {
@@ -377,32 +294,21 @@ GG_KERNEL2(gg_k_xc_ramp, gg_xc_params, p, const float, img, float, ws)
                 const float ar = c[2 * k], ai = c[2 * k + 1];
                 if (!isfinite(ar) || !isfinite(ai))
                     continue;
-                const double pa = (double)ar * ar + (double)ai * ai;
                 if (x + 1 < p.bw) {
                     const float br = c[2 * (k + 1)], bi = c[2 * (k + 1) + 1];
-                    if (isfinite(br) && isfinite(bi)) {
-                        xr += (double)ar * br + (double)ai * bi;
-                        xi += (double)ai * br - (double)ar * bi;
-                        px += 0.5 * (pa + (double)br * br + (double)bi * bi);
-                        nx += 1.0;
-                    }
+                    if (isfinite(br) && isfinite(bi))
+                        gg_xc_lag1_add(sx, ar, ai, br, bi);
                 }
                 if (y + 1 < p.bh) {
                     const float br = c[2 * (k + p.bw)], bi = c[2 * (k + p.bw) + 1];
-                    if (isfinite(br) && isfinite(bi)) {
-                        yr += (double)ar * br + (double)ai * bi;
-                        yi += (double)ai * br - (double)ar * bi;
-                        py += 0.5 * (pa + (double)br * br + (double)bi * bi);
-                        ny += 1.0;
-                    }
+                    if (isfinite(br) && isfinite(bi))
+                        gg_xc_lag1_add(sy, ar, ai, br, bi);
                 }
             }
     }
-    const int oky = ny > 0.0 && sqrt(yr * yr + yi * yi) * sqrt(ny) >= 3.0 * py;
-    const int okx = nx > 0.0 && sqrt(xr * xr + xi * xi) * sqrt(nx) >= 3.0 * px;
     GG_GLOBAL float *s = ws + (size_t)w * GG_XC_WS;
-    s[p.slot] = oky ? (float)atan2(yi, yr) : 0.0f;
-    s[p.slot + 1] = okx ? (float)atan2(xi, xr) : 0.0f;
+    s[p.slot] = (float)gg_xc_lag1_phase(sy);
+    s[p.slot + 1] = (float)gg_xc_lag1_phase(sx);
 }
 
 /* Deramp in place: c * exp(i (phase_y y + phase_x x)), invalid -> 0.
@@ -579,12 +485,11 @@ GG_KERNEL4(gg_k_xc_zeval2, gg_xc_params, p, const float, G, const float, tw, con
     V[((size_t)w * p.nreg + i) * p.nreg + j] = v / ((float)p.zw * (float)p.zw);
 }
 
-/* Final step, one item per window: argmax of the interpolated region.
- *   stage 0 (quality): offsets = zoom start + position / osf - half search
- *            + gross, written with snr, covariance and peak value as
- *            GG_XC_NBANDS floats per window (dst_nodata when invalid);
- *   stage 1 (GMTSAR): the refined lag (integer peak - zw/2 + position) in
- *            OUT_Y, OUT_X and the interpolated peak in OUT_V. */
+/* Final step of the quality mode, one item per window: argmax of the
+ * interpolated region; offsets = zoom start + position / osf - half
+ * search + gross, written with snr, covariance and peak value as
+ * GG_XC_NBANDS floats per window (dst_nodata when invalid).  (The GMTSAR
+ * mode's argmax is gg_k_xc_colmax + winmax, stage 1.) */
 GG_KERNEL3(gg_k_xc_final, gg_xc_params, p, const float, V, float, ws, float, out)
 {
     if (GG_X >= gg_nx || GG_Y >= gg_ny)
@@ -601,14 +506,6 @@ GG_KERNEL3(gg_k_xc_final, gg_xc_params, p, const float, V, float, ws, float, out
                 bi = i;
                 bj = j;
             }
-    if (p.stage == 1) {
-        const float fy = (float)(gg_xc_region0(p.zw / 2, p) + bi) / p.ovs;
-        const float fx = (float)(gg_xc_region0(p.zw / 2, p) + bj) / p.ovs;
-        s[GG_XC_OUT_Y] = s[GG_XC_PY] - p.zw / 2 + fy;
-        s[GG_XC_OUT_X] = s[GG_XC_PX] - p.zw / 2 + fx;
-        s[GG_XC_OUT_V] = best;
-        return;
-    }
     const float my = (float)(gg_xc_region0((int)s[GG_XC_ZPY], p) + bi) / p.ovs;
     const float mx = (float)(gg_xc_region0((int)s[GG_XC_ZPX], p) + bj) / p.ovs;
     const float dy = s[GG_XC_STY] + my / p.osf - p.hsy + p.gross_y;
@@ -690,12 +587,13 @@ GG_KERNEL5(gg_k_xc_extract16, gg_xc_params, p, const int, ring_m, const int, rin
     }
 }
 
-/* Column partials of gg_k_xc_stats: for column x of template (rw x rh)
- * and chip (sw x sh), the valid count, mean and M2 (Welford, so a flat
- * template gives exactly 0) of the template amplitudes, the valid count
- * and mean of the chip amplitudes.  stage 0 also turns invalid (NaN)
- * samples into 0 in place, for the FFTs that follow.  Grid
- * (max(rw, sw), nwin). */
+/* Statistics of template and chip, both modes, step 1 (column partials):
+ * for column x of template (rw x rh) and chip (sw x sh), the valid count,
+ * mean and M2 (Welford, so a flat template gives exactly 0) of the
+ * detected template amplitudes, the valid count and mean of the chip's.
+ * zero_invalid also turns invalid (NaN) samples into 0 in place, for the
+ * GMTSAR mode's FFTs (the quality mode keeps them NaN: its later steps
+ * treat them as the mean).  Grid (max(rw, sw), nwin). */
 GG_KERNEL3(gg_k_xc_colstats, gg_xc_params, p, float, ref, float, sec, double, part)
 {
     const int x = GG_X, w = GG_Y;
@@ -711,7 +609,7 @@ GG_KERNEL3(gg_k_xc_colstats, gg_xc_params, p, float, ref, float, sec, double, pa
                 const double d = a - mr;
                 mr += d / nr;
                 m2 += d * (a - mr);
-            } else if (p.stage == 0) {
+            } else if (p.zero_invalid) {
                 ref[2 * k] = 0.0f;
                 ref[2 * k + 1] = 0.0f;
             }
@@ -723,7 +621,7 @@ GG_KERNEL3(gg_k_xc_colstats, gg_xc_params, p, float, ref, float, sec, double, pa
             if (isfinite(a)) {
                 ns += 1.0;
                 ms += (a - ms) / ns;
-            } else if (p.stage == 0) {
+            } else if (p.zero_invalid) {
                 sec[2 * k] = 0.0f;
                 sec[2 * k + 1] = 0.0f;
             }
@@ -736,11 +634,13 @@ GG_KERNEL3(gg_k_xc_colstats, gg_xc_params, p, float, ref, float, sec, double, pa
     q[4] = ms;
 }
 
-/* Window step of the statistics: combines the column partials (Chan et
- * al.'s pairwise update) and sets VALID, RMEAN, SMEAN, RSS as
- * gg_k_xc_stats does (stage 0: valid fractions and a non-flat template;
- * stage 1: non-flat template and still valid).  p.lx = columns of the
- * partials.  Grid (1, nwin). */
+/* Statistics, step 2 (per window): combines the column partials (Chan et
+ * al.'s pairwise update) into VALID, RMEAN (mean detected template
+ * amplitude over its valid samples), SMEAN (the chip's) and RSS (the
+ * template's demeaned sum of squares).  stage 0 (first pass) sets VALID
+ * from the valid fractions (>= min_valid) and a non-flat template; stage
+ * 1 (oversampled / interpolated pass) only clears VALID when the template
+ * is flat.  p.lx = columns of the partials.  Grid (1, nwin). */
 GG_KERNEL2(gg_k_xc_winstats, gg_xc_params, p, const double, part, float, ws)
 {
     const int w = GG_Y;
@@ -774,8 +674,11 @@ GG_KERNEL2(gg_k_xc_winstats, gg_xc_params, p, const double, part, float, ws)
     s[GG_XC_RSS] = (float)m2;
 }
 
-/* Column partials of gg_k_xc_tcorr (time-domain NCC at the integer
- * peak): sums of a b, a a, b b down column x of the tw x th template.
+/* GMTSAR's quality value, the time-domain NCC at the integer peak
+ * (PY, PX), step 1: sums of a b, a a, b b down column x of the tw x th
+ * template (at tox, toy of ref) against the chip at that lag, a and b
+ * the amplitudes less their whole-patch means (in float: GMTSAR
+ * truncates them to integers, which gives 0 for small float data).
  * Grid (tw, nwin). */
 GG_KERNEL4(gg_k_xc_coltcorr, gg_xc_params, p, const float, ref, const float, sec,
            const float, ws, double, part)
@@ -907,7 +810,16 @@ GG_DEVICE_FN double gg_rs_weight(int kind, double d)
  * outside the secondary, nodata or NaN are left out and the others
  * renormalised (interpolation of a constant stays exact at edges); the
  * pixel is nodata when the sample point falls outside the secondary's
- * pixels or its nearest sample is invalid. */
+ * pixels or its nearest sample is invalid.
+ *
+ * Carrier-aware (complex input, car_y/car_x not both 0): an SLC whose
+ * spectrum is centred on the carrier (f_y, f_x) (squint, Doppler) is
+ * demodulated, interpolated and remodulated at the sample point, which is
+ * the same as weighting tap (ix, iy) by w exp(-2 pi i (f_y (iy - sy) +
+ * f_x (ix - sx))): phases relative to the sample point, so no absolute
+ * phase reference and no large arguments.  The kernels are low-pass
+ * around 0; without this they cut (and the truncation aliases) the part
+ * of a spectrum centred elsewhere. */
 GG_DEVICE_FN void gg_rs_sample(const gg_rs_params p, GG_GLOBAL const float *in,
                                GG_GLOBAL float *out, size_t o, double sx, double sy)
 {
@@ -936,6 +848,14 @@ GG_DEVICE_FN void gg_rs_sample(const gg_rs_params p, GG_GLOBAL const float *in,
         ok = nc == 2 ? gg_cvalid(in[k], in[k + 1], p.has_nodata, p.nodata)
                      : gg_valid(in[k], p.has_nodata, p.nodata);
     }
+    const double twopi = 6.283185307179586476925;
+    const int car = nc == 2 && (p.car_y != 0.0 || p.car_x != 0.0);
+    double exr[8], exi[8]; /* the range factor of each tap column */
+    for (int i = 0; car && i < n; i++) {
+        const double ph = -twopi * p.car_x * ((double)(ix0 + i) - sx);
+        exr[i] = cos(ph);
+        exi[i] = sin(ph);
+    }
     double acc0 = 0.0, acc1 = 0.0, wsum = 0.0;
     for (int j = 0; ok && j < n; j++) {
         const int iy = iy0 + j;
@@ -944,6 +864,12 @@ GG_DEVICE_FN void gg_rs_sample(const gg_rs_params p, GG_GLOBAL const float *in,
         const double wy = p.kind == GG_RS_NEAREST ? 1.0 : gg_rs_weight(p.kind, sy - iy);
         if (wy == 0.0)
             continue;
+        double eyr = 1.0, eyi = 0.0;
+        if (car) {
+            const double ph = -twopi * p.car_y * ((double)iy - sy);
+            eyr = cos(ph);
+            eyi = sin(ph);
+        }
         const int ly = iy - p.tile_y0;
         for (int i = 0; i < n; i++) {
             const int ix = ix0 + i;
@@ -962,8 +888,14 @@ GG_DEVICE_FN void gg_rs_sample(const gg_rs_params p, GG_GLOBAL const float *in,
             if (!(nc == 2 ? gg_cvalid(re, im, p.has_nodata, p.nodata)
                           : gg_valid(re, p.has_nodata, p.nodata)))
                 continue;
-            acc0 += w * re;
-            acc1 += w * im;
+            if (car) {
+                const double er = eyr * exr[i] - eyi * exi[i], ei = eyr * exi[i] + eyi * exr[i];
+                acc0 += w * (re * er - im * ei);
+                acc1 += w * (re * ei + im * er);
+            } else {
+                acc0 += w * re;
+                acc1 += w * im;
+            }
             wsum += w;
         }
     }
@@ -995,19 +927,6 @@ GG_KERNEL2(gg_k_rs_resample, gg_rs_params, p, const float, in, float, out)
         da += p.ca[k] * m[k];
     }
     gg_rs_sample(p, in, out, o, X + da, Y + dd);
-}
-
-/* Grid cell and weight along one axis: position v on nodes g0 + i d,
- * i = 0 .. n - 1, clamped to the end nodes (constant beyond them). */
-GG_DEVICE_FN int gg_rs_cell(double v, double g0, double d, int n, double *t)
-{
-    double f = (v - g0) / d;
-    f = f < 0.0 ? 0.0 : (f > n - 1 ? (double)(n - 1) : f);
-    int i = (int)floor(f);
-    if (i > n - 2)
-        i = n - 2 < 0 ? 0 : n - 2;
-    *t = n > 1 ? f - i : 0.0;
-    return i;
 }
 
 /* One output pixel per work item, offsets bilinear between the nodes of a

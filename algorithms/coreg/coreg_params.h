@@ -55,7 +55,7 @@ typedef struct gg_xc_params {
     int stat_half;         /* SNR window half size (0: no statistics) */
     int stage;             /* kernel-specific switch (see each kernel) */
     int normalise;         /* norm: 1 NCC, 0 raw correlation */
-    int use_abs;           /* peak: 1 max of |c| (GMTSAR), 0 max of c */
+    int use_abs;           /* colmax, dft: 1 uses |c| (GMTSAR), 0 c */
     int slot;              /* ramp: first state slot written */
     int deramp;            /* ramp: 0 writes zero steps */
     int has_nodata;
@@ -70,10 +70,11 @@ typedef struct gg_xc_params {
     int tw, th;            /* pack/tcorr: template inside ref at (tox, toy) (tw 0: whole ref) */
     int tox, toy;
     int src_h;             /* extract16: lines of the SLC files (rows outside are invalid) */
+    int zero_invalid;      /* colstats: 1 turns invalid samples into 0 in place (for FFTs) */
 } gg_xc_params;
 
-/* Column partials of the two-level reductions (gmtsar_xcorr.c): doubles
- * per column of each window. */
+/* Column partials of the two-level reductions (both modes' statistics,
+ * the GMTSAR mode's peak and NCC): doubles per column of each window. */
 #define GG_XC_PART_STATS 5 /* template n, mean, M2 (Welford); chip n, mean */
 #define GG_XC_PART_TCORR 3 /* sum ab, aa, bb */
 #define GG_XC_PART_MAX 2   /* best value, its row */
@@ -83,7 +84,8 @@ typedef struct gg_xc_params {
 /* resample (resample.c, gg_k_rs_resample): the secondary sampled at
  * (X + across(X, Y), Y + down(X, Y)) for each output pixel (X, Y); the
  * polynomials in pixel monomials 1, x, y, x^2, xy, y^2, x^3, x^2y, xy^2, y^3,
- * or (gg_k_rs_resample_grid) bilinear in a dense grid of offsets.
+ * or (gg_k_rs_resample_grid) bilinear in a dense grid of offsets.  A
+ * complex secondary is interpolated carrier-aware (gg_rs_sample).
  * Doubles first so that every compiler lays the struct out alike. */
 #define GG_RS_NEAREST 0
 #define GG_RS_BILINEAR 1
@@ -93,6 +95,8 @@ typedef struct gg_xc_params {
 typedef struct gg_rs_params {
     double cd[10], ca[10];  /* down, across coefficients */
     double gx0, gy0, gdx, gdy; /* grid= : node (i, j) at primary pixel (gx0 + i gdx, gy0 + j gdy) */
+    double car_y, car_x;    /* carrier=: the secondary's carrier, cycles per line (azimuth)
+                             * and per pixel (range); 0, 0: none (complex input only) */
     int ncoef, kind;
     int channels;           /* 2 complex, 1 real */
     int src_w, src_h;       /* the whole secondary */

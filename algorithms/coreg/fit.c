@@ -399,6 +399,11 @@ gg_status gg_coreg_fit_prm(const gg_coreg_fit *f, char *buf, size_t len)
      * too): the PRM lines carry only the linear part. */
     const double r0 = f->across[0], a0 = f->down[0];
     const double rs = floor(r0), as = floor(a0);
+    if (!(fabs(r0) < 1e9 && fabs(a0) < 1e9)) { /* no int shift: never cast it */
+        if (len)
+            buf[0] = 0;
+        return GG_ERR_ARGUMENT;
+    }
     const int n = snprintf(buf, len,
                            "rshift = %d\nsub_int_r = %.6f\nstretch_r = %.12g\na_stretch_r = %.12g\n"
                            "ashift = %d\nsub_int_a = %.6f\nstretch_a = %.12g\na_stretch_a = %.12g\n",

@@ -34,6 +34,7 @@
 #include "../kernel_ids.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
@@ -55,6 +56,24 @@ static void trim(char *s)
         s[--n] = 0;
 }
 
+/* An int field as sscanf "%d" reads it (leading digits, the rest ignored),
+ * but out of int's range is an error (*bad: the key), not sscanf's
+ * undefined overflow. */
+static int prm_int(const char *key, const char *s, int *v, char *bad, size_t badlen)
+{
+    char *end;
+    errno = 0;
+    const long l = strtol(s, &end, 10);
+    if (end == s)
+        return 0;
+    if (errno == ERANGE || l < INT_MIN || l > INT_MAX) {
+        snprintf(bad, badlen, "%s", key);
+        return 0;
+    }
+    *v = (int)l;
+    return 1;
+}
+
 gg_status gg_xcorr_prm_read(const char *path, gg_xcorr_prm *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -63,7 +82,7 @@ gg_status gg_xcorr_prm_read(const char *path, gg_xcorr_prm *out, char *err, size
         snprintf(err, errlen, "cannot open PRM '%s': %s", path, strerror(errno));
         return GG_ERR_IO;
     }
-    char line[2048];
+    char line[2048], bad[64] = "";
     int have_w = 0, have_az = 0, npatch = 1, naz = 0, have_r = 0, have_a = 0;
     while (fgets(line, sizeof line, f)) {
         char *eq = strchr(line, '=');
@@ -80,27 +99,50 @@ gg_status gg_xcorr_prm_read(const char *path, gg_xcorr_prm *out, char *err, size
         if (!strcmp(key, "SLC_file"))
             snprintf(out->slc_file, sizeof out->slc_file, "%s", val);
         else if (!strcmp(key, "num_rng_bins"))
-            have_w = sscanf(val, "%d", &out->width) == 1;
+            have_w = prm_int(key, val, &out->width, bad, sizeof bad);
         else if (!strcmp(key, "num_valid_az"))
-            have_az = sscanf(val, "%d", &naz) == 1;
+            have_az = prm_int(key, val, &naz, bad, sizeof bad);
         else if (!strcmp(key, "num_patches"))
-            sscanf(val, "%d", &npatch);
+            prm_int(key, val, &npatch, bad, sizeof bad);
         else if (!strcmp(key, "PRF"))
             sscanf(val, "%lf", &out->prf);
         else if (!strcmp(key, "rshift"))
-            have_r = sscanf(val, "%d", &out->rshift) == 1;
+            have_r = prm_int(key, val, &out->rshift, bad, sizeof bad);
         else if (!strcmp(key, "ashift"))
-            have_a = sscanf(val, "%d", &out->ashift) == 1;
+            have_a = prm_int(key, val, &out->ashift, bad, sizeof bad);
     }
     fclose(f);
-    out->height = naz * npatch;
+    if (bad[0]) {
+        snprintf(err, errlen, "PRM '%s': %s is not an integer in int's range", path, bad);
+        return GG_ERR_ARGUMENT;
+    }
     out->has_shift = have_r && have_a;
     if (!out->slc_file[0]) {
         snprintf(err, errlen, "PRM '%s' has no SLC_file", path);
         return GG_ERR_ARGUMENT;
     }
-    if (!have_w || !have_az || out->width < 1 || out->height < 1) {
+    if (!have_w || !have_az || out->width < 1 || naz < 1) {
         snprintf(err, errlen, "PRM '%s' lacks num_rng_bins or num_valid_az", path);
+        return GG_ERR_ARGUMENT;
+    }
+    /* lines = num_valid_az x num_patches, in int: checked before the product */
+    if (npatch < 1 || (long long)naz * npatch > 2147483647LL) {
+        snprintf(err, errlen, "PRM '%s': num_patches %d x num_valid_az %d is not a line count "
+                 "(1..2147483647)", path, npatch, naz);
+        return GG_ERR_ARGUMENT;
+    }
+    out->height = naz * npatch;
+    /* PRF enters the azimuth stretch (aligned - master) / master: finite */
+    if (!(out->prf >= 0 && out->prf <= 1e12)) {
+        snprintf(err, errlen, "PRM '%s': PRF %g is not a rate in Hz", path, out->prf);
+        return GG_ERR_ARGUMENT;
+    }
+    /* a shift past the image leaves no overlap (and would overflow the
+     * patch positions) */
+    if (out->has_shift && (out->rshift < -out->width || out->rshift > out->width ||
+                           out->ashift < -out->height || out->ashift > out->height)) {
+        snprintf(err, errlen, "PRM '%s': rshift %d / ashift %d exceed the %d x %d image", path,
+                 out->rshift, out->ashift, out->width, out->height);
         return GG_ERR_ARGUMENT;
     }
     /* SLC_file relative to the PRM's folder, as GMTSAR runs from there */
@@ -369,8 +411,10 @@ static gg_status gm_chunk(gg_context *ctx, gm_bufs *b, const gm_geom *g, int cap
                                b->pos, b->ref, b->sec);
     p.stage = 0;
     p.lx = npx; /* partial columns */
+    p.zero_invalid = 1;
     if (s == GG_OK)
         s = gg_xc_launch(ctx, GG_K_XC_COLSTATS, npx, B, &p, b->ref, b->sec, b->part, NULL, NULL);
+    p.zero_invalid = 0;
     if (s == GG_OK)
         s = gg_xc_launch(ctx, GG_K_XC_WINSTATS, 1, B, &p, b->part, b->ws, NULL, NULL, NULL);
     /* 2. range interpolation, whole-patch means of the interpolated ones */
@@ -476,6 +520,8 @@ static gg_status gm_geometry(const gg_xcorr_prm *m, const gg_xcorr_prm *a,
     g.H = m->height;
     if (o->nx < 1 || o->ny < 1)
         return gm_fail(err, errlen, "-nx %d and -ny %d must be positive", o->nx, o->ny);
+    if ((long long)o->nx * o->ny > 2147483647LL) /* the row count is an int */
+        return gm_fail(err, errlen, "-nx %d x -ny %d locations are too many", o->nx, o->ny);
     if (m->width != a->width || m->height != a->height)
         return gm_fail(err, errlen, "master %dx%d and aligned %dx%d differ in size",
                        m->width, m->height, a->width, a->height);
@@ -485,6 +531,9 @@ static gg_status gm_geometry(const gg_xcorr_prm *m, const gg_xcorr_prm *a,
     g.rshift = o->noshift || !a->has_shift ? 0 : a->rshift;
     g.ashift = o->noshift || !a->has_shift ? 0 : a->ashift;
     g.astretch = m->prf > 0 && a->prf > 0 ? (a->prf - m->prf) / m->prf : 0.0;
+    if (!(fabs(g.astretch) <= 1.0)) /* floor(y astretch) becomes a line number */
+        return gm_fail(err, errlen, "PRF of the aligned image (%g) is more than twice the "
+                       "master's (%g)", a->prf, m->prf);
     /* GMTSAR's patch grid (get_locations.c) */
     g.x_inc = (m->width - 2 * (xs + g.nxc)) / (o->nx + 3);
     g.y_inc = (m->height - 2 * (ys + g.nyc)) / (o->ny + 1);
@@ -632,7 +681,8 @@ gg_status gg_xcorr_gmtsar_prefetch(const gg_xcorr_prm *m, const gg_xcorr_prm *a,
         memcpy(lo, l2, sizeof lo);
         memcpy(hi, h2, sizeof hi);
     }
-    const int cap_lines = (int)((double)max_bytes / 2 / row_bytes);
+    const double cap_d = (double)max_bytes / 2 / row_bytes; /* any max_bytes: clamp, then cast */
+    const int cap_lines = cap_d < 2147483647.0 ? (int)cap_d : 2147483647;
     gg_xcorr_prefetch *p = calloc(1, sizeof *p);
     if (!p)
         return GG_ERR_NOMEM;
@@ -640,7 +690,7 @@ gg_status gg_xcorr_gmtsar_prefetch(const gg_xcorr_prm *m, const gg_xcorr_prm *a,
     pthread_cond_init(&p->cv, NULL);
     p->W = g.W;
     p->H = g.H;
-    p->piece = (int)((16u << 20) / ((unsigned)g.W * 4u));
+    p->piece = (int)(((size_t)16 << 20) / ((size_t)g.W * 4)); /* W * 4 may pass 2^32 */
     p->piece = p->piece < 1 ? 1 : p->piece;
     gg_status s = GG_OK;
     for (int f = 0; f < 2; f++) {
@@ -765,7 +815,7 @@ gg_status gg_xcorr_gmtsar_prefetched(gg_context *ctx, const gg_xcorr_prm *m,
     cap = cap1 > cap ? cap1 : cap;
     const int W = g.W;
     /* pieces of at most ~16 MB: a pool of P of them bounds host memory */
-    int piece = (int)((16u << 20) / ((unsigned)W * 4u));
+    int piece = (int)(((size_t)16 << 20) / ((size_t)W * 4)); /* W * 4 may pass 2^32 */
     piece = piece < 1 ? 1 : piece;
     int *tag[2] = {malloc(sizeof(int) * (size_t)cap), malloc(sizeof(int) * (size_t)cap)};
     int njobs = 0, jcap = 64;

@@ -6,15 +6,21 @@
  * beyond the outer ones).  Output pixel (X, Y) is the secondary
  * sampled at (X + across(X, Y), Y + down(X, Y)), pixel centres at integers,
  * with nearest, bilinear, bicubic (Keys -0.5), GMTSAR resamp's 4x4 sinc or
- * an 8x8 Hann-windowed sinc (default).  Real and imaginary parts are
- * interpolated separately with no Doppler deramping (as GMTSAR resamp).
- * Pixels that map outside the secondary are nodata (NaN by default).
+ * an 8x8 Hann-windowed sinc (default).  A complex secondary with a
+ * carrier (carrier=fy,fx: its spectrum's centre in cycles per line and
+ * per pixel; gdal_coreg estimates it, gg_coreg_carrier_*) is demodulated,
+ * interpolated and remodulated at the sample point (gg_rs_sample); with
+ * none (the default) real and imaginary parts are interpolated as they
+ * are, as GMTSAR resamp does.  Pixels that map outside the secondary are
+ * nodata (NaN by default).
  *
  * MIT licence.
  */
 #include "../op.h"
 #include "../kernel_ids.h"
+#include "../../gpu/kernel_dialect.h"
 #include "coreg_params.h"
+#include "coreg_device.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +42,7 @@ typedef struct {
     rs_grid grid;           /* grid= (v NULL: none) */
     int kind;
     int out_w, out_h;
+    double car_y, car_x;    /* carrier= (cycles per line, per pixel) */
     gg_rs_params p;
 } rs_state;
 
@@ -174,6 +181,24 @@ static gg_status rs_set(gg_op *op, const char *key, const char *value)
         return gg_op_error(op, GG_ERR_ARGUMENT, "resample: interp must be nearest, bilinear, "
                            "bicubic, sinc4 or sinc8, not '%s'", value);
     }
+    if (!strcasecmp(key, "carrier")) {
+        /* "none", or the carrier "fy,fx" in cycles per line (azimuth) and
+         * per pixel (range), each in [-0.5, 0.5] */
+        if (!strcasecmp(value, "none")) {
+            s->car_y = s->car_x = 0.0;
+            return GG_OK;
+        }
+        char *end;
+        const double fy = strtod(value, &end);
+        const double fx = *end == ',' ? strtod(end + 1, &end) : NAN;
+        if (*end || !(fabs(fy) <= 0.5) || !(fabs(fx) <= 0.5))
+            return gg_op_error(op, GG_ERR_ARGUMENT, "resample: carrier must be 'none' or "
+                               "'<azimuth>,<range>' in cycles per pixel, each in [-0.5, 0.5], "
+                               "not '%s'", value);
+        s->car_y = fy;
+        s->car_x = fx;
+        return GG_OK;
+    }
     if (!strcasecmp(key, "outsize")) {
         int w, h;
         if (!gg_parse_pair(value, &w, &h) || w < 1 || h < 1 || w > 10000000 || h > 10000000)
@@ -216,27 +241,19 @@ static gg_status rs_prepare(gg_op *op, const gg_raster_info *in, gg_raster_info 
     p->gy0 = s->grid.y0;
     p->gdx = s->grid.dx > 0 ? s->grid.dx : 1;
     p->gdy = s->grid.dy > 0 ? s->grid.dy : 1;
+    /* a real secondary has no carrier to speak of */
+    p->car_y = p->channels == 2 ? s->car_y : 0.0;
+    p->car_x = p->channels == 2 ? s->car_x : 0.0;
     return GG_OK;
 }
 
-/* The grid cell of position v along one axis: the same formula as the
- * kernels' gg_rs_cell (coreg_kernels.h), which the host cannot include. */
-static int rs_cell(double v, double g0, double d, int n)
-{
-    double f = (v - g0) / d;
-    f = f < 0.0 ? 0.0 : (f > n - 1 ? (double)(n - 1) : f);
-    int i = (int)floor(f);
-    if (i > n - 2)
-        i = n - 2 < 0 ? 0 : n - 2;
-    return i;
-}
-
 /* Nodes [*i0, *i1] along one axis that positions [a, b] interpolate from
- * (cells i, i + 1, clamped). */
+ * (cells i, i + 1, clamped: the kernels' gg_rs_cell, coreg_device.h). */
 static void rs_node_range(double a, double b, double g0, double d, int n, int *i0, int *i1)
 {
-    *i0 = rs_cell(a, g0, d, n);
-    *i1 = rs_cell(b, g0, d, n) + 1;
+    double t;
+    *i0 = gg_rs_cell(a, g0, d, n, &t);
+    *i1 = gg_rs_cell(b, g0, d, n, &t) + 1;
     if (*i1 > n - 1)
         *i1 = n - 1;
 }
@@ -361,6 +378,9 @@ const gg_op_class gg_op_resample = {
                "across values' (nodes at primary pixel x0 + i dx, y0 + j dy; bilinear between) "
                "or a file holding it\n"
                "interp|string|sinc8|nearest, bilinear, bicubic, sinc4 (GMTSAR) or sinc8\n"
+               "carrier|string|none|the complex secondary's carrier 'azimuth,range' in cycles "
+               "per pixel (demodulated before the interpolation, restored at the sample point), "
+               "or none\n"
                "outsize|size||output size WxH, the primary's (default: the input size)\n",
     .state_size = sizeof(rs_state),
     .prefers_tiles = 1,

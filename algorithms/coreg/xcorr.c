@@ -59,9 +59,10 @@ static void xc_init(gg_op *op)
 static gg_status pair(gg_op *op, const char *key, const char *value, int lo, int *a, int *b)
 {
     int u, v;
-    if (!gg_parse_pair(value, &u, &v) || u < lo || v < lo)
-        return gg_op_error(op, GG_ERR_ARGUMENT, "xcorr: %s must be two integers >= %d like 64x32, "
-                           "not '%s'", key, lo, value);
+    /* at most 1e6: window positions are sums and products of these in int */
+    if (!gg_parse_pair(value, &u, &v) || u < lo || v < lo || u > 1000000 || v > 1000000)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "xcorr: %s must be two integers in %d..1000000 "
+                           "like 64x32, not '%s'", key, lo, value);
     *a = u;
     *b = v;
     return GG_OK;
@@ -75,6 +76,8 @@ static int parse_signed_pair(const char *s, int *a, int *b)
     if (end == s)
         return 0;
     if (!*end) {
+        if (u < -1000000 || u > 1000000) /* also strtol's LONG_MIN: no labs */
+            return 0;
         *a = *b = (int)u;
         return 1;
     }
@@ -82,7 +85,7 @@ static int parse_signed_pair(const char *s, int *a, int *b)
         return 0;
     const char *t = end + 1;
     long v = strtol(t, &end, 10);
-    if (end == t || *end || labs(u) > 1000000 || labs(v) > 1000000)
+    if (end == t || *end || u < -1000000 || u > 1000000 || v < -1000000 || v > 1000000)
         return 0;
     *a = (int)u;
     *b = (int)v;
@@ -184,6 +187,11 @@ static gg_status xc_prepare(gg_op *op, const gg_raster_info *in, gg_raster_info 
                            "xcorr: no window fits: start %d,%d, window %dx%d, search %dx%d, gross "
                            "%d,%d in a %dx%d image", x0, y0, s->ww, s->wh, s->sx, s->sy, s->gx,
                            s->gy, in->width, in->height);
+    /* count= with a large skip: the last window's position must stay an int */
+    if ((double)x0 + (double)(nx - 1) * s->kx > 1e9 || (double)y0 + (double)(ny - 1) * s->ky > 1e9)
+        return gg_op_error(op, GG_ERR_ARGUMENT,
+                           "xcorr: count %dx%d with skip %dx%d reaches past pixel 1e9", nx, ny,
+                           s->kx, s->ky);
     if (!op->opt_dstnodata_set) { /* 0 is a real offset: NaN unless given */
         op->opt_dstnodata_set = 1;
         op->opt_dstnodata = NAN;

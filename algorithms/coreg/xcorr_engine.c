@@ -35,7 +35,7 @@ struct gg_xc_engine {
     int nreg;
     /* device buffers */
     gg_buffer *pos, *ws, *ref, *sec, *z, *x, *rs1, *rs2, *surf, *zc, *ros, *zos, *zsurf, *f,
-        *g, *v, *tw, *out;
+        *g, *v, *tw, *out, *part;
 };
 
 int gg_xc_fast_size(int n)
@@ -77,6 +77,15 @@ static void derive(gg_xc_engine *e)
         e->nreg = c->zw * c->ovs;
 }
 
+/* Columns of the statistics' partials (gg_k_xc_colstats): the widest of
+ * template and chip over both stages. */
+static int stat_cols(const gg_xc_engine *e)
+{
+    int n = e->c.rw > e->sw ? e->c.rw : e->sw;
+    n = n > e->rw2 ? n : e->rw2;
+    return n > e->sw2 ? n : e->sw2;
+}
+
 static double per_window_floats(const gg_xc_engine *e)
 {
     const double zmax = fmax((double)e->pw * e->ph, (double)e->pw2 * e->ph2);
@@ -85,7 +94,8 @@ static double per_window_floats(const gg_xc_engine *e)
     return 4 + GG_XC_WS + 2.0 * c->rw * c->rh + 2.0 * e->sw * e->sh + 4.0 * zmax + 2.0 * rsmax +
            (double)e->lx * e->ly + 2.0 * e->zcw * e->zch + 2.0 * e->rw2 * e->rh2 +
            2.0 * e->sw2 * e->sh2 + (double)e->lx2 * e->ly2 + 2.0 * c->zw * c->zw +
-           2.0 * c->zw * e->nreg + (double)e->nreg * e->nreg + GG_XC_NBANDS;
+           2.0 * c->zw * e->nreg + (double)e->nreg * e->nreg + GG_XC_NBANDS +
+           2.0 * GG_XC_PART_STATS * stat_cols(e);
 }
 
 double gg_xc_bytes_per_window(const gg_xc_config *cfg)
@@ -145,7 +155,7 @@ void gg_xc_engine_free(gg_xc_engine *e)
         return;
     gg_buffer **all[] = {&e->pos, &e->ws, &e->ref, &e->sec, &e->z, &e->x, &e->rs1, &e->rs2,
                          &e->surf, &e->zc, &e->ros, &e->zos, &e->zsurf, &e->f, &e->g, &e->v,
-                         &e->tw, &e->out};
+                         &e->tw, &e->out, &e->part};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (*all[i])
             gg_buffer_free(e->ctx, *all[i]);
@@ -186,6 +196,7 @@ gg_status gg_xc_engine_new(gg_context *ctx, const gg_xc_config *cfg, int batch, 
         {&e->g, B * 2 * cfg->zw * e->nreg * F},
         {&e->v, B * e->nreg * e->nreg * F},
         {&e->out, B * GG_XC_NBANDS * F},
+        {&e->part, B * GG_XC_PART_STATS * (size_t)stat_cols(e) * sizeof(double)},
     };
     gg_status s = GG_OK;
     for (size_t i = 0; i < sizeof req / sizeof req[0] && s == GG_OK; i++)
@@ -217,13 +228,19 @@ static gg_status launch(gg_xc_engine *e, int k, int nx, int ny, const gg_xc_para
 }
 
 /* Normalised (or raw) cross-correlation surfaces of template t (rw x rh)
- * in chip c (sw x sh), FFT plane pw x ph, into surf (lx x ly): stats,
- * pack, FFT, cross spectrum, inverse FFT, sliding sums, normalisation. */
+ * in chip c (sw x sh), FFT plane pw x ph, into surf (lx x ly): stats
+ * (column partials, then per window: the GMTSAR mode's two steps; invalid
+ * samples stay NaN here, zero_invalid 0), pack, FFT, cross spectrum,
+ * inverse FFT, sliding sums, normalisation. */
 static gg_status correlate(gg_xc_engine *e, gg_xc_params p, gg_buffer *t, gg_buffer *c,
                            gg_buffer *surf)
 {
     const int B = e->batch;
-    gg_status s = launch(e, GG_K_XC_STATS, 1, B, &p, t, c, e->ws, NULL, NULL);
+    gg_xc_params ps = p;
+    ps.lx = p.rw > p.sw ? p.rw : p.sw; /* columns of the partials */
+    gg_status s = launch(e, GG_K_XC_COLSTATS, ps.lx, B, &ps, t, c, e->part, NULL, NULL);
+    if (s == GG_OK)
+        s = launch(e, GG_K_XC_WINSTATS, 1, B, &ps, e->part, e->ws, NULL, NULL, NULL);
     if (s == GG_OK)
         s = launch(e, GG_K_XC_PACK, p.pw, p.ph * B, &p, t, c, e->ws, e->z, NULL);
     const int n[2] = {p.ph, p.pw};

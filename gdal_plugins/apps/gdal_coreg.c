@@ -34,7 +34,8 @@ static int parse_flag(gg_app *app, int argc, char **argv, int *pi)
 {
     const char *v[1];
     static const char *const keys[][2] = {{"-interp", "interp"}, {"-poly", "poly"},
-                                          {"-grid", "grid"}, {"-outsize", "outsize"}};
+                                          {"-grid", "grid"}, {"-outsize", "outsize"},
+                                          {"-carrier", "carrier"}};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (EQUAL(argv[*pi], keys[i][0])) {
             if (gg_app_values(app, argc, argv, pi, 1, v) < 0)
@@ -54,7 +55,8 @@ static const gg_app_spec spec = {
                 "    [-count <nx> <ny>] [-gross <dx> <dy>] [-zoom <n>] [-ovs <n>] [-noderamp]\n"
                 "    [-snr_window <n>] [-minvalid <f>] [-order <1-3>] [-snr <min>] [-minpeak <min>]\n"
                 "    [-kcut <k>] [-interp nearest|bilinear|bicubic|sinc4|sinc8] [-fit <out.json>]\n"
-                "    [-prm <out.prm>] [-dense] [-offsets <offsets_raster>] [-ot CFloat32|CInt16]",
+                "    [-prm <out.prm>] [-dense] [-offsets <offsets_raster>] [-carrier <carrier>]\n"
+                "    [-ot CFloat32|CInt16]",
     .help = "  offsets (as gdal_xcorr): -window -search -skip -start -count -gross -zoom -ovs\n"
             "                     -noderamp -snr_window -minvalid\n"
             "  -order <n>         polynomial order of the fit, 1 to 3 (default 1)\n"
@@ -68,6 +70,9 @@ static const gg_app_spec spec = {
             "                     centres) instead of the polynomial; nodata windows take the fit\n"
             "  -offsets <file>    as -dense with the offsets of this raster (gdal_xcorr's output:\n"
             "                     band 1 down, band 2 across, optional snr band 3, peak band 7)\n"
+            "  -carrier <c>       the secondary's carrier, demodulated before the interpolation\n"
+            "                     and restored at the sample point: auto (default: estimated\n"
+            "                     from the secondary), none, or <azimuth>,<range> in cycles/pixel\n"
             "  -ot CInt16         round and clamp the output to int16 I/Q (nodata 0 by default)\n",
     .operands = "<primary> <secondary> <dst_dataset>",
     .required = NULL,
@@ -84,19 +89,8 @@ static const struct {
                 {"-zoom", "zoom", 1},     {"-ovs", "ovs", 1},       {"-snr_window", "snrwindow", 1},
                 {"-minvalid", "minvalid", 1}, {"-noderamp", "deramp", 0}};
 
-static int app_flag_values(const char *a)
-{
-    static const char *const two[] = {"--config"};
-    static const char *const one[] = {"-of", "-ot", "-co", "-srcnodata", "-dstnodata", "-device",
-                                      "-oo", "-if", "-interp"};
-    for (size_t i = 0; i < sizeof two / sizeof two[0]; i++)
-        if (EQUAL(a, two[i]))
-            return 2;
-    for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
-        if (EQUAL(a, one[i]))
-            return 1;
-    return 0;
-}
+/* the resample step's own flag with a value (handed on with gg_app's) */
+static const char *const rs_flags[] = {"-interp", NULL};
 
 static int fail(const char *fmt, const char *a, const char *b)
 {
@@ -301,6 +295,70 @@ static int read_offsets(const char *primary, const char *path, double **pts, int
     return 0;
 }
 
+/* -carrier <value> other than auto: checked by the resample op itself
+ * (its message), before any work.  0 when valid. */
+static int check_carrier(const char *value)
+{
+    char e[256];
+    gg_op *op = NULL;
+    if (gg_op_new("resample", &op, e, sizeof e) != GG_OK)
+        return fail("%s%s", e, "");
+    const int bad = gg_op_set(op, "carrier", value) != GG_OK;
+    if (bad)
+        fail("%s%s", gg_op_last_error(op), "");
+    gg_op_free(op);
+    return bad;
+}
+
+/* -carrier auto: the secondary's carrier (gg_coreg_carrier_*, the offset
+ * step's lag-1 estimator over the image) from blocks of 64 lines spread
+ * evenly over it, about 16 M samples at most (the mean phase step of
+ * millions of samples is far more precise than the resampling needs, and
+ * a large SLC is not read a second time in full).  Nodata: -srcnodata,
+ * else the band's.  A real secondary has no carrier (0, 0). */
+static int estimate_carrier(const char *path, const char *srcnodata, double *fy, double *fx)
+{
+    *fy = *fx = 0.0;
+    GDALDatasetH ds = GDALOpenEx(path, GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+    if (!ds)
+        return fail("cannot open '%s'%s", path, "");
+    GDALRasterBandH band = GDALGetRasterBand(ds, 1);
+    if (!band || !GDALDataTypeIsComplex(GDALGetRasterDataType(band))) {
+        GDALClose(ds);
+        return 0;
+    }
+    const int w = GDALGetRasterXSize(ds), h = GDALGetRasterYSize(ds), rows = 64;
+    int has_nd = 0;
+    double nd = GDALGetRasterNoDataValue(band, &has_nd);
+    if (srcnodata) {
+        has_nd = 1;
+        nd = CPLAtof(srcnodata);
+    }
+    const int nblk = (h + rows - 1) / rows;
+    const double fit = 16777216.0 / ((double)w * rows); /* blocks within the sample budget */
+    const int step = fit >= nblk ? 1 : (int)ceil(nblk / fmax(fit, 1.0));
+    float *buf = VSIMalloc3((size_t)w, rows, 2 * sizeof(float));
+    if (!buf) {
+        GDALClose(ds);
+        return fail("out of memory estimating the carrier of '%s'%s", path, "");
+    }
+    gg_coreg_carrier c;
+    gg_coreg_carrier_init(&c);
+    int ok = 1;
+    for (int k = 0; ok && k < nblk; k += step) {
+        const int y0 = k * rows, n = h - y0 < rows ? h - y0 : rows;
+        ok = GDALRasterIO(band, GF_Read, 0, y0, w, n, buf, w, n, GDT_CFloat32, 0, 0) == CE_None;
+        if (ok)
+            gg_coreg_carrier_add(&c, buf, w, n, has_nd, (float)nd);
+    }
+    VSIFree(buf);
+    GDALClose(ds);
+    if (!ok)
+        return fail("cannot read '%s' to estimate its carrier%s", path, "");
+    gg_coreg_carrier_result(&c, fy, fx);
+    return 0;
+}
+
 /* The dense grid for the resample op's grid= option: the window centres
  * must be a regular grid (no rotation); windows that are nodata or below
  * the fit's -snr / -minpeak thresholds take the fitted polynomial's value
@@ -356,6 +414,7 @@ int main(int argc, char **argv)
     gg_coreg_fit_options fo;
     gg_coreg_fit_options_default(&fo);
     const char *fit_path = NULL, *prm_path = NULL, *device = NULL, *pos[4], *off_path = NULL;
+    const char *carrier = "auto", *srcnodata = NULL;
     int npos = 0, quiet = 0, dense = 0, has_dstnodata = 0, int_out = 0;
     char **xc = NULL, **rest = NULL;
     rest = CSLAddString(rest, argv[0]);
@@ -388,8 +447,18 @@ int main(int argc, char **argv)
             dense = 1;
             continue;
         }
+        if (EQUAL(a, "-carrier")) {
+            if (i + 1 >= argc)
+                return CSLDestroy(xc), CSLDestroy(rest), fail("%s needs a value%s (see --help)", a, "");
+            carrier = argv[++i];
+            if (!EQUAL(carrier, "auto") && check_carrier(carrier))
+                return CSLDestroy(xc), CSLDestroy(rest), 1;
+            continue;
+        }
         if (EQUAL(a, "-dstnodata"))
             has_dstnodata = 1;
+        if (EQUAL(a, "-srcnodata") && i + 1 < argc)
+            srcnodata = argv[i + 1];
         if (EQUAL(a, "-ot") && i + 1 < argc) {
             const GDALDataType t = GDALGetDataTypeByName(argv[i + 1]);
             int_out = GDALDataTypeIsComplex(t) && !GDALDataTypeIsFloating(t);
@@ -433,7 +502,7 @@ int main(int argc, char **argv)
         if (EQUAL(a, "-q") || EQUAL(a, "-quiet"))
             quiet = 1;
         if (a[0] == '-' && a[1]) {
-            const int nv = app_flag_values(a);
+            const int nv = gg_app_flag_values(a, rs_flags, NULL);
             if (EQUAL(a, "-device") && i + 1 < argc)
                 device = argv[i + 1];
             for (int k = 0; k < nv && i + 1 < argc; k++)
@@ -509,6 +578,20 @@ int main(int argc, char **argv)
         for (int c = 0; c < f.ncoef; c++)
             k += (size_t)snprintf(poly + k, sizeof poly - k, "%s%.17g",
                                   c ? "," : (a ? ";" : ""), a ? f.across[c] : f.down[c]);
+    char car[64];
+    snprintf(car, sizeof car, "%s", carrier);
+    if (EQUAL(carrier, "auto")) {
+        double fy, fx;
+        if (estimate_carrier(pos[1], srcnodata, &fy, &fx)) {
+            CPLFree(grid);
+            CSLDestroy(rest);
+            return 1;
+        }
+        snprintf(car, sizeof car, "%.9g,%.9g", fy, fx);
+        if (!quiet)
+            printf("carrier (auto): %.4f cycles/line (azimuth), %.4f cycles/pixel (range)\n", fy,
+                   fx);
+    }
     GDALDatasetH p = GDALOpenEx(pos[0], GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
     const int pw = p ? GDALGetRasterXSize(p) : 0, ph = p ? GDALGetRasterYSize(p) : 0;
     if (p)
@@ -524,6 +607,8 @@ int main(int argc, char **argv)
             }
             args = CSLAddString(args, "-outsize");
             args = CSLAddString(args, CPLSPrintf("%dx%d", pw, ph));
+            args = CSLAddString(args, "-carrier");
+            args = CSLAddString(args, car);
         }
         args = CSLAddString(args, rest[i]);
     }

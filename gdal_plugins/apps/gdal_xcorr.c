@@ -381,7 +381,7 @@ static int gg_xcorr_gmtsar_run(int argc, char **argv, gm_device_start *dev)
     const double pmb = pe ? atof(pe) : 0.0;
     gg_xcorr_prefetch *pf = NULL;
     if (pmb > 0)
-        gg_xcorr_gmtsar_prefetch(&m, &al, &o, (size_t)(pmb * 1048576.0), &pf);
+        gg_xcorr_gmtsar_prefetch(&m, &al, &o, (size_t)(fmin(pmb, 1048576.0) * 1048576.0), &pf);
     const double t_prm = wall();
     gg_context *ctx = gm_device_wait(dev);
     const double t_dev = wall();
@@ -441,17 +441,10 @@ static int gg_xcorr_gmtsar_run(int argc, char **argv, gm_device_start *dev)
 static int flag_values(const char *a)
 {
     static const char *const two[] = {"-window", "-search", "-skip", "-start", "-count", "-gross",
-                                      "--config"};
+                                      NULL};
     static const char *const one[] = {"-zoom", "-ovs", "-snr_window", "-minvalid", "-table",
-                                      "-mode", "-of", "-ot", "-co", "-srcnodata", "-dstnodata",
-                                      "-device", "-oo", "-if"};
-    for (size_t i = 0; i < sizeof two / sizeof two[0]; i++)
-        if (EQUAL(a, two[i]))
-            return 2;
-    for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
-        if (EQUAL(a, one[i]))
-            return 1;
-    return 0;
+                                      "-mode", NULL};
+    return gg_app_flag_values(a, one, two);
 }
 
 /* 0 when a file can be created beside path (tried with a temporary name,

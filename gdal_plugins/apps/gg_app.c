@@ -199,6 +199,19 @@ static void print_usage(const gg_app_spec *spec, FILE *out)
             spec->help);
 }
 
+int gg_app_flag_values(const char *a, const char *const *own1, const char *const *own2)
+{
+    static const char *const one[] = {"-of", "-ot", "-co", "-srcnodata", "-dstnodata", "-device",
+                                      "-oo", "-if", NULL};
+    static const char *const two[] = {"--config", NULL};
+    const char *const *lists[4] = {two, own2, one, own1};
+    for (int l = 0; l < 4; l++)
+        for (const char *const *f = lists[l]; f && *f; f++)
+            if (EQUAL(a, *f))
+                return l < 2 ? 2 : 1;
+    return 0;
+}
+
 static int is_flag(const char *arg)
 {
     /* "-5" is a value, not a flag; a lone "-" is a name */

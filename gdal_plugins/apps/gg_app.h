@@ -61,6 +61,12 @@ int gg_app_set_pair(gg_app *app, const char *flag, const char *key, const char *
 int gg_app_band_folder(gg_app *app, const char *prefix, const char *folder);
 /* Writes each band to its own file, <dst stem>_<band description><ext>. */
 void gg_app_per_band_files(gg_app *app);
+/* For a utility that scans argv itself before gg_app_main (to find its
+ * operands or its own flags): how many values follow flag a.  own1 and
+ * own2 list (NULL-terminated, either may be NULL) the utility's flags
+ * that take 1 and 2 values; gg_app's own (-of -ot -co -srcnodata
+ * -dstnodata -device -oo -if: 1, --config: 2) are always known. */
+int gg_app_flag_values(const char *a, const char *const *own1, const char *const *own2);
 /* Reports a usage error: "ERROR 1: <utility>: <message> (see --help)". */
 int gg_app_usage_error(gg_app *app, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -357,7 +357,10 @@ UTILITIES = [
             Flag("DENSE", "-dense", "Resample from the dense offsets (bilinear between window "
                  "centres) instead of the fit; rejected windows take the fit", advanced=True),
             Dataset("OFFSETS", "-offsets", "Resample from this offsets raster (gdal_xcorr's "
-                    "output) instead of the fit", optional=True)],
+                    "output) instead of the fit", optional=True),
+            Text("CARRIER", "-carrier", "Carrier of the secondary, removed before the "
+                 "interpolation: auto (estimated, the default), none, or azimuth,range in "
+                 "cycles/pixel", optional=True, advanced=True)],
         doc="gdal_coreg"),
     Utility(
         "gdal_ortho", "Orthorectify (RPC + DEM)", GROUP_OPTICAL,
