@@ -212,7 +212,7 @@ static size_t parse_size(const char *s)
 {
     char *end;
     double v = strtod(s, &end);
-    if (end == s || v <= 0)
+    if (end == s || !(v > 0)) /* also NaN */
         return 0;
     while (*end == ' ')
         end++;
@@ -223,7 +223,8 @@ static size_t parse_size(const char *s)
     case 'g': case 'G': mul = 1024.0 * 1024 * 1024; break;
     default: break;
     }
-    return (size_t)(v * mul);
+    const double b = v * mul; /* "1e30", "inf": the cast needs a size_t's range */
+    return b < 18446744073709551616.0 ? (size_t)b : (size_t)-1;
 }
 
 static gg_status open_on(gg_context *ctx, const gg_backend *vt, int i0, int i1, int gpu_only,

@@ -220,8 +220,11 @@ gg_status gg_ortho_session_set_scale(gg_ortho_session *s, double xscale, double 
     const double radius = s->base.resampling == GG_ORTHO_CUBIC ? 2.0 : 1.0;
     s->base.xscale = xscale < 1.0 ? xscale : 1.0;
     s->base.yscale = yscale < 1.0 ? yscale : 1.0;
-    s->base.x_radius = xscale < 1.0 ? (int)ceil(radius / xscale) : (int)radius;
-    s->base.y_radius = yscale < 1.0 ? (int)ceil(radius / yscale) : (int)radius;
+    /* radii compared as doubles: a tiny scale must fail here, not overflow the cast */
+    const double xr = xscale < 1.0 ? ceil(radius / xscale) : radius;
+    const double yr = yscale < 1.0 ? ceil(radius / yscale) : radius;
+    s->base.x_radius = xr > 4096 ? 4097 : (int)xr;
+    s->base.y_radius = yr > 4096 ? 4097 : (int)yr;
     if (s->base.x_radius > 4096 || s->base.y_radius > 4096)
         return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT,
                           "ortho: output %.3g x %.3g times coarser than the source: too coarse "

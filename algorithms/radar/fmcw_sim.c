@@ -277,6 +277,8 @@ gg_status gg_fmcw_simulate(const gg_fmcw_params *p, const gg_fmcw_sim *sim,
             double v[2] = {creal(x[(size_t)c * plane + i]), cimag(x[(size_t)c * plane + i])};
             for (int q = 0; q < 2; q++) {
                 double t = nearbyint(v[q]);
+                if (isnan(t)) /* a non-finite field value: never cast NaN */
+                    t = 0, clipped++;
                 if (t > 32767)
                     t = 32767, clipped++;
                 if (t < -32768)

@@ -435,9 +435,10 @@ GDALDataset *FMCWDataset::Create(const char *file, const char *products, const c
         gg_fmcw_beam(gg_fmcw_gate_range(&ds->m_p, ds->m_p.n_gates - 1), FMCWFileElevation(f)[0], &ground, nullptr);
         ds->m_maxRange = maxRange > 0 ? maxRange : ground;
         const double cells = 2.0 * std::ceil(ds->m_maxRange / res);
-        if (cells > 40000)
+        // NaN (a non-finite elevation in the file) and empty grids fail here, before the cast
+        if (!(cells >= 2 && cells <= 40000))
         {
-            CPLError(CE_Failure, CPLE_IllegalArg, "FMCW: a %.0f m grid to %.0f m is %.0f cells square; too large",
+            CPLError(CE_Failure, CPLE_IllegalArg, "FMCW: a %.0f m grid to %.0f m is %.0f cells square; not in 2..40000",
                      res, ds->m_maxRange, cells);
             delete ds;
             return nullptr;

@@ -20,6 +20,7 @@
 #include "cpl_vsi.h"
 #include "gdal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,8 +225,9 @@ static int simulate(int argc, char **argv)
             const int num = end != v && !*end && isfinite(d);
             if (EQUAL(a, "-target")) {
                 double r, az, z;
-                if (j.ntargets >= 16 || sscanf(v, "%lf,%lf,%lf", &r, &az, &z) != 3) {
-                    fprintf(stderr, "ERROR 1: gdal_fmcw: -target takes <range_m>,<azimuth_deg>,<dbz> (16 at most)\n");
+                if (j.ntargets >= 16 || sscanf(v, "%lf,%lf,%lf", &r, &az, &z) != 3 ||
+                    !isfinite(r + az + z) || fabs(r) > 1e9 || fabs(az) > 1e9 || fabs(z) > 1e9) {
+                    fprintf(stderr, "ERROR 1: gdal_fmcw: -target takes <range_m>,<azimuth_deg>,<dbz>, finite numbers (16 at most)\n");
                     return 1;
                 }
                 j.targets[j.ntargets++] = (sim_target){r, az, z};
@@ -233,6 +235,16 @@ static int simulate(int argc, char **argv)
             }
             if (!num) {
                 fprintf(stderr, "ERROR 1: gdal_fmcw: %s takes a number, not '%s'\n", a, v);
+                return 1;
+            }
+            /* counts and the seed: whole numbers in range before any cast
+             * (the ranges themselves are checked below) */
+            const int count = EQUAL(a, "-sectors") || EQUAL(a, "-sweeps") || EQUAL(a, "-samples") ||
+                              EQUAL(a, "-gates");
+            if ((count && !(d == floor(d) && d >= 0 && d <= INT_MAX)) ||
+                (EQUAL(a, "-seed") && !(d == floor(d) && d >= 0 && d < 18446744073709551616.0))) {
+                fprintf(stderr, "ERROR 1: gdal_fmcw: %s takes a whole number %s, not '%s'\n", a,
+                        count ? "in 0..2147483647" : ">= 0 below 2^64", v);
                 return 1;
             }
             if (EQUAL(a, "-sectors")) j.nsec = (int)d;

@@ -280,6 +280,10 @@ ABSURD = {
     "xcorr-search-huge": ("gdal_xcorr", ["-search", 100000, 100000], ["larger than|search"]),
     "xcorr-ovs-zero": ("gdal_xcorr", ["-ovs", 0], ["ovs"]),
     "xcorr-minvalid-nan": ("gdal_xcorr", ["-minvalid", "nan"], ["minvalid"]),
+    # int overflow of the window arithmetic (found by auditing for UBSan,
+    # tests/fuzz/corpus/fuzz_op_options/ubsan_xcorr_*)
+    "xcorr-search-overflow": ("gdal_xcorr", ["-search", 2000000000, 2000000000], ["search"]),
+    "xcorr-skip-overflow": ("gdal_xcorr", ["-skip", 2000000000, 2000000000, "-count", 2, 2], ["skip"]),
     "gmtsar-nx-zero": ("gdal_xcorr-gmtsar", ["-nx", 0], ["-nx"]),
     "gmtsar-ysearch-abc": ("gdal_xcorr-gmtsar", ["-ysearch", "abc"], ["-ysearch"]),
     "gmtsar-xsearch-huge": ("gdal_xcorr-gmtsar", ["-xsearch", 65536], ["fit|larger"]),
@@ -296,6 +300,8 @@ ABSURD = {
     "ortho-te-huge": ("gdal_ortho", ["-te", -1e300, -1e300, 1e300, 1e300], ["too large"]),
     "ortho-te-inverted": ("gdal_ortho", ["-te", 10, 10, 0, 0], ["-te"]),
     "ortho-grid-step-zero": ("gdal_ortho", ["-grid_step", 0], ["-grid_step"]),
+    # NaN passed the range check into an int cast (fuzz_app_options/ubsan_ortho_grid_step_nan)
+    "ortho-grid-step-nan": ("gdal_ortho", ["-grid_step", "nan"], ["-grid_step"]),
     "ortho-r-unknown": ("gdal_ortho", ["-r", "lanczos"], ["lanczos"]),
     "ortho-t-srs-nonsense": ("gdal_ortho", ["-t_srs", "EPSG:nonsense"], ["t_srs"]),
     "fmcw-grid-zero": ("gdal_fmcw", ["-grid", 0], ["-grid"]),
@@ -418,3 +424,67 @@ def test_unwritable_side_output(gg, inputs, tmp_path, case, where):
     p = gg.run(*argv, check=False)
     _clean_failure(gg, p, out, words, before, inputs)
     assert len([l for l in p.stderr.splitlines() if l.strip()]) == 1, p.stderr
+
+
+# gdal_fmcw -simulate: counts and the seed are whole numbers in range before
+# any cast to int (fuzz_app_options/ubsan_fmcw_simulate_*)
+SIMULATE_ABSURD = {
+    "sectors-huge": (["-sectors", "1e10"], ["-sectors"]),
+    "gates-past-int": (["-gates", 3e9], ["-gates"]),
+    "sweeps-fraction": (["-sweeps", 16.5], ["-sweeps"]),
+    "seed-negative": (["-seed", -1], ["-seed"]),
+    "seed-past-2-64": (["-seed", 1e30], ["-seed"]),
+    "target-nan": (["-target", "nan,45,30"], ["-target"]),
+}
+
+
+@pytest.mark.parametrize("case", SIMULATE_ABSURD)
+def test_fmcw_simulate_absurd(gg, inputs, tmp_path, case):
+    opts, words = SIMULATE_ABSURD[case]
+    out = tmp_path / "out"
+    out.mkdir()
+    before = gg.snapshot(inputs)
+    p = gg.run("gdal_fmcw", "-simulate", *rd.FMCW_SMALL, *[str(o) for o in opts], "-q",
+               out / "sim.nc", check=False)
+    _clean_failure(gg, p, out, words, before, inputs)
+
+
+# GMTSAR PRM values that fed int arithmetic unchecked: id -> (PRM line
+# replaced in the aligned PRM, or in both with "both:", keywords)
+BAD_PRM = {
+    # num_valid_az x num_patches overflowed int (fuzz_prm/ubsan_height_overflow)
+    "patches-overflow": ("both:num_patches = 33554432", ["num_patches"]),
+    # sscanf "%d" read 2^32 + 128 as 128: a 128-wide image, silently
+    "rng-bins-past-int": ("both:num_rng_bins = 4294967424", ["num_rng_bins"]),
+    # PRF inf: the azimuth stretch floor(y * inf) was cast to int
+    "prf-inf": ("PRF = inf", ["PRF"]),
+    # finite PRFs a factor 1e9 apart: the stretch alone overflows int
+    "prf-ratio": ("PRF = 1e12", ["PRF"]),
+    # shifts far past the image overflowed the patch positions
+    "rshift-huge": ("rshift = 2147483647", ["rshift"]),
+}
+
+
+@pytest.mark.parametrize("case", BAD_PRM)
+def test_gmtsar_bad_prm(gg, inputs, tmp_path, case):
+    line, words = BAD_PRM[case]
+    both = line.startswith("both:")
+    line = line.removeprefix("both:")
+    key = line.split("=")[0].strip()
+    d = tmp_path / "prm"
+    d.mkdir()
+    names = []
+    for name in ("master", "aligned"):
+        text = (inputs / f"{name}.PRM").read_text()
+        if both or name == "aligned":
+            text = "".join(f"{line}\n" if l.split("=")[0].strip() == key else l + "\n"
+                           for l in text.splitlines())
+        text = text.replace(f"SLC_file = {name}.SLC", f"SLC_file = {inputs / name}.SLC")
+        (d / f"{name}.PRM").write_text(text)
+        names.append(str(d / f"{name}.PRM"))
+    out = tmp_path / "out"
+    out.mkdir()
+    before = gg.snapshot(inputs)
+    p = gg.run("gdal_xcorr", "-mode", "gmtsar", *names, *rd.GMTSAR_OPTS, "-q", "-device", "cpu",
+               "-o", out / "freq.dat", check=False)
+    _clean_failure(gg, p, out, words, before, inputs)
