@@ -281,6 +281,18 @@ static void pipe_fail(pipe_t *p, const char *fmt, ...)
     pthread_mutex_unlock(&p->mu);
 }
 
+/* Waits until the pipeline counter *done reaches need, or a stage fails;
+ * returns 0 on a failure. */
+static int wait_for(pipe_t *p, const int *done, int need)
+{
+    pthread_mutex_lock(&p->mu);
+    while (!p->error && *done < need)
+        pthread_cond_wait(&p->cv, &p->mu);
+    const int ok = !p->error;
+    pthread_mutex_unlock(&p->mu);
+    return ok;
+}
+
 static void *reader_loop(pipe_t *p, scene *sc);
 
 static void *reader(void *arg)
@@ -298,12 +310,7 @@ static void *reader(void *arg)
 static void *reader_loop(pipe_t *p, scene *sc)
 {
     for (int k = 0; k < p->nblocks; k++) {
-        pthread_mutex_lock(&p->mu);
-        while (!p->error && k - p->write_done >= QDEPTH)
-            pthread_cond_wait(&p->cv, &p->mu);
-        const int stop = p->error;
-        pthread_mutex_unlock(&p->mu);
-        if (stop)
+        if (!wait_for(p, &p->write_done, k - QDEPTH + 1))
             return NULL;
         block *b = &p->blocks[k];
         const double t0 = wall();
@@ -342,12 +349,7 @@ static void *writer_loop(pipe_t *p)
     scene *sc = p->sc;
     const size_t ds = ggo_tsize(sc->dst_t);
     for (int k = 0; k < p->nblocks; k++) {
-        pthread_mutex_lock(&p->mu);
-        while (!p->error && p->run_done <= k)
-            pthread_cond_wait(&p->cv, &p->mu);
-        const int stop = p->error;
-        pthread_mutex_unlock(&p->mu);
-        if (stop)
+        if (!wait_for(p, &p->run_done, k + 1))
             return NULL;
         block *b = &p->blocks[k];
         const size_t plane = (size_t)sc->out_w * b->rows;
@@ -411,12 +413,7 @@ static int run_windowed(pipe_t *p)
     if (!have_tr || !have_tw)
         pipe_fail(p, "cannot start the pipeline threads");
     for (int k = 0; k < p->nblocks; k++) {
-        pthread_mutex_lock(&p->mu);
-        while (!p->error && p->read_done <= k)
-            pthread_cond_wait(&p->cv, &p->mu);
-        const int stop = p->error;
-        pthread_mutex_unlock(&p->mu);
-        if (stop)
+        if (!wait_for(p, &p->read_done, k + 1))
             break;
         if (!run_block(p, &p->blocks[k]))
             break;
@@ -574,12 +571,7 @@ static void *grid_thread(void *arg)
     scene *sc = p->sc;
     CPLPushErrorHandlerEx(keep_error, p->run);
     for (int k = 0; k < p->nblocks; k++) {
-        pthread_mutex_lock(&p->mu);
-        while (!p->error && k - p->run_done >= GRID_AHEAD)
-            pthread_cond_wait(&p->cv, &p->mu);
-        const int stop = p->error;
-        pthread_mutex_unlock(&p->mu);
-        if (stop)
+        if (!wait_for(p, &p->run_done, k - GRID_AHEAD + 1))
             break;
         block *b = &p->blocks[k];
         const double t0 = wall();

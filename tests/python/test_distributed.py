@@ -233,10 +233,13 @@ class KillOnce(distributed.WorkerPlugin):
     def transition(self, key, start, finish, **kwargs):
         if finish != "executing" or self.match not in str(key):
             return
-        try:
+        try:  # the first worker to get here is the only victim
             fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
         except FileExistsError:
             return
+        self.fire(fd, key)
+
+    def fire(self, fd, key):
         os.write(fd, f"{os.getpid()} {key}\n".encode())
         os.close(fd)
         threading.Timer(self.delay, lambda: os.kill(os.getpid(), signal.SIGKILL)).start()
@@ -409,7 +412,7 @@ def test_ortho_rerun_skips_complete(client, data, ortho_ref):
     assert len(b.done) == 2
 
 
-class KillWhileWriting(distributed.WorkerPlugin):
+class KillWhileWriting(KillOnce):
     """SIGKILLs the worker process executing a task whose key contains
     ``match`` once gdal_ortho is writing that scene's output (its temporary
     file has appeared in the task's folder), once (marker file: the victim's
@@ -417,16 +420,10 @@ class KillWhileWriting(distributed.WorkerPlugin):
     kill lands inside the C call; as a subprocess, while the child writes."""
 
     def __init__(self, marker, match, outdir):
-        self.marker, self.match, self.outdir = str(marker), match, str(outdir)
+        super().__init__(marker, match)
+        self.outdir = str(outdir)
 
-    def transition(self, key, start, finish, **kwargs):
-        if finish != "executing" or self.match not in str(key):
-            return
-        try:
-            fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            return
-
+    def fire(self, fd, key):
         def watch():
             import glob
             import time
