@@ -11,7 +11,7 @@ single-process ones.
         [--ptsel-size 3260x2680] [--bands 60] [--window 51] [--grid 4x4] \\
         [--per-task 1,auto] [--ortho-runner in-process[,subprocess]] \\
         [--variants 'NAME:K=V,K=V;...' [--variants-on S,S]] \\
-        [--skip-ortho] [--skip-ptsel] [--json FILE]
+        [--repeat N] [--skip-ortho] [--skip-ptsel] [--json FILE]
 
 --devices cuda: N workers on the first N CUDA GPUs (one each); cpu: N CPU
 workers with --threads OpenMP threads each (default: cores / N).  The single
@@ -118,6 +118,10 @@ def main():
     ap.add_argument("--variants-on", default="",
                     help="run the variants only on batches whose name contains one of these "
                          "comma-separated strings (default: every batch)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run each batch this many times on the same cluster (rows 'run 2', ...: "
+                         "a long-running cluster's later batches, whose workers already hold "
+                         "their buffers)")
     ap.add_argument("--json", help="write every figure to this file too")
     ap.add_argument("--skip-ortho", action="store_true")
     ap.add_argument("--skip-ptsel", action="store_true")
@@ -224,10 +228,14 @@ def main():
     def varied(key):
         return not only or any(x in key for x in only)
 
-    for label, _ in variants[1:]:
+    def named(key0, label, rep):
+        return key0 + (f" [{label}]" if label else "") + (f" run {rep}" if rep > 1 else "")
+
+    for label, _ in variants:
         for key, r in base_results.items():
-            if varied(key):
-                results[f"{key} [{label}]"] = {**r, "runs": {}}
+            for rep in range(1, a.repeat + 1):
+                if (label or rep > 1) and (not label or varied(key)):
+                    results[named(key, label, rep)] = {**r, "runs": {}}
 
     for n in counts:
         for label, venv in variants:
@@ -240,11 +248,13 @@ def main():
                 names = gd.warm_up(client)
                 print(f"  workers{' [' + label + ']' if label else ''}: {sorted(names.values())}")
                 start = time.time() - t0
-                for key0 in base_results:
+                for key0, rep in ((k, i) for k in base_results for i in range(1, a.repeat + 1)):
                     if label and not varied(key0):
                         continue
-                    key = f"{key0} [{label}]" if label else key0
+                    key = named(key0, label, rep)
                     r = results[key]
+                    # workers' own timing lines (GG_ORTHO_TIMING) follow this on stderr
+                    print(f"# batch {key}: {n} worker(s)", file=sys.stderr, flush=True)
                     if key0.startswith("ortho"):
                         out = Path(r["dir"]) / f"run{n}"
                         shutil.rmtree(out, ignore_errors=True)

@@ -101,11 +101,14 @@ static int fail(orun *run, const char *scene, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int fail(orun *run, const char *scene, const char *fmt, ...)
 {
+    /* scenes of a batch overlap (their threads may fail at once) */
+    static pthread_mutex_t fail_mu = PTHREAD_MUTEX_INITIALIZER;
     char msg[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    pthread_mutex_lock(&fail_mu);
     if (run->err) {
         if (!run->err[0]) {
             if (scene)
@@ -113,13 +116,14 @@ static int fail(orun *run, const char *scene, const char *fmt, ...)
             else
                 snprintf(run->err, run->errlen, "ERROR 1: %s: %s", PROG, msg);
         }
-        return 1;
+    } else {
+        if (scene)
+            fprintf(stderr, "ERROR 1: %s: %s: %s\n", PROG, scene, msg);
+        else
+            fprintf(stderr, "ERROR 1: %s: %s\n", PROG, msg);
+        fflush(stderr);
     }
-    if (scene)
-        fprintf(stderr, "ERROR 1: %s: %s: %s\n", PROG, scene, msg);
-    else
-        fprintf(stderr, "ERROR 1: %s: %s\n", PROG, msg);
-    fflush(stderr);
+    pthread_mutex_unlock(&fail_mu);
     return 1;
 }
 
@@ -900,12 +904,136 @@ static int writer_threads(void)
     return sysconf(_SC_NPROCESSORS_ONLN) < 8 ? 2 : 4;
 }
 
-/* Returned by process_scene when the device cannot start: fatal. */
-#define SCENE_NO_DEVICE 2
-
-static int process_scene(orun *run, const options *o, device_start *dev, const char *src_name,
-                         const char *dst_name)
+/* The scene's output under a temporary name (*tmp): *out, a GDAL dataset,
+ * or *direct, the direct writer's file.  0, else 1 with why_not set. */
+static int create_output_file(orun *run, const options *o, scene *sc, GDALDriverH drv,
+                              const char *dst_name, char **tmp, GDALDatasetH *out,
+                              ggo_direct **direct, char *why_not, size_t len)
 {
+    /* Output: gg_app's safe path (temporary name in the destination's
+     * folder, renamed when complete, removed on failure), but not gg_app's
+     * writer: that one copies a GDAL dataset strip by strip, so it would
+     * pull the orthoimage through GG:ortho:'s blocks one at a time and
+     * lose this pipeline (several readers, a grid thread, uploads, kernels
+     * and writes all overlapping), which is what makes gdal_ortho fast. */
+    *tmp = gg_app_temporary_name(dst_name);
+    /* Uncompressed striped GeoTIFF: GDAL creates the file and, closed
+     * empty, allocates every strip; the writer then puts the pixels at the
+     * strip offsets with pwrite (gg_ortho_direct.c), the same bytes as
+     * GDAL's writer but several times faster.  Anything else: GDAL. */
+    char why[256] = "";
+    /* the writer needs every band's nodata to be 0 (or none) */
+    double nd_any = sc->dstnodata;
+    for (int k = 0; sc->has_dstnodata && k < sc->nbands; k++)
+        if (sc->dst_nd[k] != 0.0)
+            nd_any = sc->dst_nd[k];
+    const int try_direct = ggo_direct_eligible(o->format, o->co, *tmp, sc->has_dstnodata, nd_any,
+                                               why, sizeof why);
+    *out = create_output(run, sc, drv, *tmp, o->co);
+    if (!*out) {
+        snprintf(why_not, len, "cannot create %.900s: %.1000s", dst_name, run->last_error);
+        CPLFree(*tmp);
+        *tmp = NULL;
+        return 1;
+    }
+    if (try_direct) {
+        run->last_error[0] = 0;
+        GDALClose(*out);
+        *out = NULL;
+        if (run->last_error[0])
+            snprintf(why, sizeof why, "closing the empty file: %.231s", /* the 255 chars of why */
+                     run->last_error);
+        else if (ggo_direct_open(*tmp, sc->out_w, sc->out_h, sc->nbands, sc->dst_gdt,
+                                 writer_threads(), direct, why, sizeof why) == 0)
+            why[0] = 0;
+        if (!*direct) { /* a layout the direct writer does not handle: GDAL's */
+            gg_app_discard_output(drv, *tmp);
+            *out = create_output(run, sc, drv, *tmp, o->co);
+            if (!*out) {
+                snprintf(why_not, len, "cannot create %.900s: %.1000s", dst_name, run->last_error);
+                return 1;
+            }
+        }
+    }
+    if (o->g.verbose)
+        fprintf(stderr, "%s: %s: writer: %s (%s)\n", PROG, sc->src_name,
+                *direct ? "direct" : "GDAL", *direct ? ggo_direct_describe(*direct) : why);
+    return 0;
+}
+
+/* Returned by process_scene when the device cannot start: fatal; and by
+ * the scenes after it, which then stop without a word. */
+#define SCENE_NO_DEVICE 2
+#define SCENE_STOPPED 3
+
+/* ------------------------------------------------- scenes that overlap
+ *
+ * A scene's GDAL set-up (RPCs, gdalwarp's output grid, the DEM window, the
+ * output file: 40 ms for an 8192^2 scene, a third of its time on an H200)
+ * needs no device, so each scene of a batch runs on a thread of its own and
+ * the next one sets up while the previous one's pipeline runs.  The device
+ * part (context, session, pipeline) is taken in turn, in the scenes' order,
+ * so one scene at a time has the device and the pipeline's buffers, and the
+ * outputs are those of scenes run one after the other.  A scene's GDAL and
+ * PROJ objects are made, used and closed by its own thread and its
+ * pipeline's, as before; each scene keeps its own GDAL error state (an
+ * orun of its own) so that one scene's failure is never taken for
+ * another's. */
+
+typedef struct turns {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int next;   /* the scene whose turn it is */
+    int stop;   /* the device did not start: the scenes after it stop */
+    int notice_done;  /* the device's notice printed (by the first scene in turn) */
+} turns;
+
+typedef struct scene_job {
+    orun run;                /* the scene's GDAL errors; err: the call's buffer */
+    const options *o;
+    device_start *dev;
+    turns *t;
+    int index;               /* turn number */
+    const char *src;
+    char dst[4096];
+    pthread_t th;
+    int started, took, passed;
+    int rc;
+} scene_job;
+
+/* Waits for the scene's turn at the device; 0 when the scenes stop. */
+static int take_turn(scene_job *j)
+{
+    pthread_mutex_lock(&j->t->mu);
+    while (j->t->next != j->index && !j->t->stop)
+        pthread_cond_wait(&j->t->cv, &j->t->mu);
+    const int go = !j->t->stop;
+    j->took = 1;
+    pthread_mutex_unlock(&j->t->mu);
+    return go;
+}
+
+/* Gives the device to the next scene (once); stop: the scenes after stop. */
+static void pass_turn(scene_job *j, int stop)
+{
+    if (j->passed)
+        return;
+    j->passed = 1;
+    pthread_mutex_lock(&j->t->mu);
+    if (stop)
+        j->t->stop = 1;
+    if (j->t->next == j->index)
+        j->t->next = j->index + 1;
+    pthread_cond_broadcast(&j->t->cv);
+    pthread_mutex_unlock(&j->t->mu);
+}
+
+static int process_scene(scene_job *job)
+{
+    orun *run = &job->run;
+    const options *o = job->o;
+    device_start *dev = job->dev;
+    const char *src_name = job->src, *dst_name = job->dst;
     gg_context *ctx = NULL;
     const double t_start = wall();
     scene sc;
@@ -917,23 +1045,57 @@ static int process_scene(orun *run, const options *o, device_start *dev, const c
     gg_ortho_session *sess = NULL;
     pipe_t p;
     memset(&p, 0, sizeof p);
-    if (ggo_scene_open(&sc, &o->g, src_name)) {
-        fail(run, src_name, "%s", sc.err);
+    /* before the device's turn: GDAL only; a failure is reported in turn */
+    char why_not[2048] = "";
+    const int opened = ggo_scene_open(&sc, &o->g, src_name) == 0;
+    if (!opened)
+        snprintf(why_not, sizeof why_not, "%s", sc.err);
+    sc.dst_name = dst_name;
+    const double t_setup = wall() - t_start;
+    double t_create_s = 0;
+    if (opened) {
+        /* output, under a temporary name */
+        drv = GDALGetDriverByName(o->format ? o->format : "GTiff");
+        if (!drv || !GDALGetMetadataItem(drv, GDAL_DCAP_CREATE, NULL)) {
+            snprintf(why_not, sizeof why_not, "format %s cannot be created",
+                     o->format ? o->format : "GTiff");
+            drv = NULL;
+        } else {
+            const double t_create = wall();
+            create_output_file(run, o, &sc, drv, dst_name, &tmp, &out, &p.direct, why_not,
+                               sizeof why_not);
+            t_create_s = wall() - t_create;
+        }
+    }
+    if (!take_turn(job)) {
+        rc = SCENE_STOPPED;
         goto done;
     }
-    sc.dst_name = dst_name;
+    const double t_turn = wall();
+    if (o->outdir && !o->g.quiet)
+        fprintf(stderr, "%s -> %s\n", src_name, dst_name);
+    if (why_not[0]) {
+        fail(run, src_name, "%s", why_not);
+        goto done;
+    }
     {
         const double t0 = wall();
         ctx = device_wait(dev);
         if (getenv("GG_ORTHO_TIMING"))
             fprintf(stderr,
                     "%s: timing: process start to the scene %.3f s; GDAL setup (RPCs, output "
-                    "grid, DEM, checks) %.3f s; device start %.3f s on its own thread, waited "
+                    "grid, DEM, checks) %.3f s, creating the output %.3f s (%s writer), both "
+                    "before the device's turn; device start %.3f s on its own thread, waited "
                     "%.3f s\n",
-                    PROG, t_start - run->t_main, t0 - t_start, dev->seconds, wall() - t0);
+                    PROG, t_start - run->t_main, t_setup, t_create_s,
+                    p.direct ? "direct" : "GDAL", dev->seconds, wall() - t0);
         if (!ctx) {
             rc = SCENE_NO_DEVICE;
             goto done;
+        }
+        if (!job->t->notice_done) { /* the device's notice, once (in turn) */
+            job->t->notice_done = 1;
+            gg_app_notice(PROG, o->g.quiet, gg_context_notice(ctx));
         }
     }
     if (o->g.verbose) {
@@ -951,66 +1113,6 @@ static int process_scene(orun *run, const options *o, device_start *dev, const c
         fail(run, src_name, "%s", sc.err);
         goto done;
     }
-
-    /* output, under a temporary name */
-    drv = GDALGetDriverByName(o->format ? o->format : "GTiff");
-    if (!drv || !GDALGetMetadataItem(drv, GDAL_DCAP_CREATE, NULL)) {
-        fail(run, NULL, "format %s cannot be created", o->format ? o->format : "GTiff");
-        goto done;
-    }
-    /* Output: gg_app's safe path (temporary name in the destination's
-     * folder, renamed when complete, removed on failure), but not gg_app's
-     * writer: that one copies a GDAL dataset strip by strip, so it would
-     * pull the orthoimage through GG:ortho:'s blocks one at a time and
-     * lose this pipeline (several readers, a grid thread, uploads, kernels
-     * and writes all overlapping), which is what makes gdal_ortho fast. */
-    tmp = gg_app_temporary_name(dst_name);
-    /* Uncompressed striped GeoTIFF: GDAL creates the file and, closed
-     * empty, allocates every strip; the writer then puts the pixels at the
-     * strip offsets with pwrite (gg_ortho_direct.c), the same bytes as
-     * GDAL's writer but several times faster.  Anything else: GDAL. */
-    const double t_create = wall();
-    char why[256] = "";
-    /* the writer needs every band's nodata to be 0 (or none) */
-    double nd_any = sc.dstnodata;
-    for (int k = 0; sc.has_dstnodata && k < sc.nbands; k++)
-        if (sc.dst_nd[k] != 0.0)
-            nd_any = sc.dst_nd[k];
-    const int try_direct = ggo_direct_eligible(o->format, o->co, tmp, sc.has_dstnodata, nd_any,
-                                               why, sizeof why);
-    out = create_output(run, &sc, drv, tmp, o->co);
-    if (!out) {
-        fail(run, src_name, "cannot create %s: %s", dst_name,
-             run->last_error[0] ? run->last_error : "");
-        CPLFree(tmp);
-        tmp = NULL;
-        goto done;
-    }
-    if (try_direct) {
-        run->last_error[0] = 0;
-        GDALClose(out);
-        out = NULL;
-        if (run->last_error[0])
-            snprintf(why, sizeof why, "closing the empty file: %.231s", /* the 255 chars of why */
-                     run->last_error);
-        else if (ggo_direct_open(tmp, sc.out_w, sc.out_h, sc.nbands, sc.dst_gdt,
-                                 writer_threads(), &p.direct, why, sizeof why) == 0)
-            why[0] = 0;
-        if (!p.direct) { /* a layout the direct writer does not handle: GDAL's */
-            gg_app_discard_output(drv, tmp);
-            out = create_output(run, &sc, drv, tmp, o->co);
-            if (!out) {
-                fail(run, src_name, "cannot create %s: %s", dst_name, run->last_error);
-                goto done;
-            }
-        }
-    }
-    if (o->g.verbose)
-        fprintf(stderr, "%s: %s: writer: %s (%s)\n", PROG, src_name, p.direct ? "direct" : "GDAL",
-                p.direct ? ggo_direct_describe(p.direct) : why);
-    if (getenv("GG_ORTHO_TIMING"))
-        fprintf(stderr, "%s: timing: creating the output %.3f s (%s writer)\n", PROG,
-                wall() - t_create, p.direct ? "direct" : "GDAL");
 
     /* blocks: rows from free device memory, at least 8 blocks for overlap */
     {
@@ -1099,8 +1201,14 @@ static int process_scene(orun *run, const options *o, device_start *dev, const c
         free(p.blocks[k].dst);
     }
     free(p.blocks);
+    p.blocks = NULL;
     pthread_mutex_destroy(&p.mu);
     pthread_cond_destroy(&p.cv);
+    /* the device is free: the next scene's pipeline starts while this one
+     * closes its output */
+    gg_ortho_session_destroy(sess);
+    sess = NULL;
+    pass_turn(job, 0);
     if (p.error) {
         fail(run, src_name, "%s", p.msg);
         goto done;
@@ -1134,8 +1242,9 @@ static int process_scene(orun *run, const options *o, device_start *dev, const c
             goto done;
         }
         if (getenv("GG_ORTHO_TIMING"))
-            fprintf(stderr, "%s: timing: renaming into place %.3f s; scene %.3f s, %.3f s since "
-                    "the process started\n", PROG, wall() - t0, wall() - t_start,
+            fprintf(stderr, "%s: timing: renaming into place %.3f s; scene %.3f s from its "
+                    "turn at the device (%.3f s with the set-up and the wait), %.3f s since the "
+                    "process started\n", PROG, wall() - t0, wall() - t_turn, wall() - t_start,
                     wall() - run->t_main);
     }
     CPLFree(tmp);
@@ -1153,10 +1262,45 @@ done:
         CPLFree(tmp);
     }
     gg_ortho_session_destroy(sess);
+    pass_turn(job, rc == SCENE_NO_DEVICE);
     if (rds)
         GDALClose(rds);
     ggo_scene_close(&sc);
     return rc;
+}
+
+static void *scene_main(void *arg)
+{
+    scene_job *j = arg;
+    CPLPushErrorHandlerEx(keep_error, &j->run);
+    j->rc = process_scene(j);
+    CPLPopErrorHandler();
+    return NULL;
+}
+
+/* Scenes in flight at once: the one on the device and the next ones
+ * setting up (GG_ORTHO_AHEAD, default 1; 0: one after the other). */
+static int scenes_ahead(void)
+{
+    const char *env = getenv("GG_ORTHO_AHEAD");
+    if (env && *env) {
+        const int n = atoi(env);
+        return n < 0 ? 0 : n > 8 ? 8 : n;
+    }
+    return 1;
+}
+
+/* Waits for a scene's thread and counts its result. */
+static void join_scene(scene_job *j, int *failed, int *no_device)
+{
+    if (j->started)
+        pthread_join(j->th, NULL);
+    j->started = 0;
+    if (j->rc == SCENE_NO_DEVICE)
+        *no_device = 1;
+    else if (j->rc == 1)
+        (*failed)++;
+    pthread_mutex_destroy(&j->run.mu);
 }
 
 /* ------------------------------------------------------- the command line */
@@ -1343,32 +1487,57 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
         device_begin(&dev, o.device);
         want_device = 1;
     }
-    int failed = 0, notice_done = 0;
+    int failed = 0, stopped = 0;
     const int nsrc = o.outdir ? npos : 1;
-    for (int i = 0; i < nsrc; i++) {
-        char dst[4096];
+    const int ahead = scenes_ahead();
+    turns t;
+    memset(&t, 0, sizeof t);
+    pthread_mutex_init(&t.mu, NULL);
+    pthread_cond_init(&t.cv, NULL);
+    scene_job *jobs = calloc((size_t)nsrc, sizeof *jobs);
+    int started = 0, joined = 0;
+    if (!jobs) {
+        fail(run, NULL, "out of memory");
+        failed = nsrc;
+    }
+    for (int i = 0; jobs && i < nsrc && !stopped; i++) {
+        scene_job *j = &jobs[started];
         if (o.outdir)
-            snprintf(dst, sizeof dst, "%s", CPLFormFilename(o.outdir, CPLGetBasename(pos[i]), "tif"));
+            snprintf(j->dst, sizeof j->dst, "%s",
+                     CPLFormFilename(o.outdir, CPLGetBasename(pos[i]), "tif"));
         else
-            snprintf(dst, sizeof dst, "%s", pos[1]);
+            snprintf(j->dst, sizeof j->dst, "%s", pos[1]);
         VSIStatBufL a, b;
-        if (VSIStatL(pos[i], &a) == 0 && VSIStatL(dst, &b) == 0 && a.st_ino == b.st_ino &&
+        if (VSIStatL(pos[i], &a) == 0 && VSIStatL(j->dst, &b) == 0 && a.st_ino == b.st_ino &&
             a.st_dev == b.st_dev) {
             fail(run, pos[i], "the destination is the source itself");
             failed++;
             continue;
         }
-        if (o.outdir && !o.g.quiet)
-            fprintf(stderr, "%s -> %s\n", pos[i], dst);
-        const int r = process_scene(run, &o, &dev, pos[i], dst);
-        if (dev.joined && dev.st == GG_OK && !notice_done) {
-            notice_done = 1;
-            gg_app_notice(PROG, o.g.quiet, gg_context_notice(dev.ctx));
-        }
-        if (r == SCENE_NO_DEVICE)
+        /* at most `ahead` scenes setting up beside the one on the device */
+        while (joined < started - ahead)
+            join_scene(&jobs[joined++], &failed, &stopped);
+        if (stopped)
             break;
-        failed += r;
+        pthread_mutex_init(&j->run.mu, NULL);
+        j->run.err = run->err;
+        j->run.errlen = run->errlen;
+        j->run.t_main = run->t_main;
+        j->o = &o;
+        j->dev = &dev;
+        j->t = &t;
+        j->index = started;
+        j->src = pos[i];
+        started++;
+        j->started = pthread_create(&j->th, NULL, scene_main, j) == 0;
+        if (!j->started) /* no thread: this one here, the next after it */
+            scene_main(j);
     }
+    while (joined < started)
+        join_scene(&jobs[joined++], &failed, &stopped);
+    free(jobs);
+    pthread_mutex_destroy(&t.mu);
+    pthread_cond_destroy(&t.cv);
     CPLPopErrorHandler();
     const int no_device = !device_wait(&dev);
     if (no_device)

@@ -318,6 +318,53 @@ def test_cluster_workers(client):
         assert set(trims.values()) == {None}
 
 
+class _CudaLabelled:
+    """A CPU context that says it is CUDA: the choice between page-locked
+    and mapped buffers, without a GPU (its host buffers are the CPU
+    backend's real ones)."""
+    backend = "cuda"
+
+    def __init__(self):
+        from geogpu.device import Context
+        self.ctx = Context("cpu")
+
+    def host_buffer(self, n):
+        return self.ctx.host_buffer(n)
+
+
+def test_pinned_buffer_choice(monkeypatch):
+    """pin asks for a page-locked buffer on a CUDA context only; one a
+    worker holds is used by later tasks that did not ask; GG_DIST_PINNED
+    forces (1) or forbids (0)."""
+    import mmap
+    monkeypatch.delenv("GG_DIST_REUSE_BUFFERS", raising=False)
+    monkeypatch.delenv("GG_DIST_PINNED", raising=False)
+    from geogpu.device import Context
+    cuda, cpu = _CudaLabelled(), Context("cpu")
+
+    def kind(slot):
+        return "mapped" if isinstance(gd._local.buffers[slot], mmap.mmap) else "pinned"
+
+    gd._buffer("pin-a", (10, 10), "float32", ctx=cpu, pin=True)
+    assert kind("pin-a") == "mapped"  # not CUDA: never page-locked
+    a = gd._buffer("pin-b", (10, 10), "float32", ctx=cuda)
+    assert kind("pin-b") == "mapped"  # not asked
+    b = gd._buffer("pin-b", (10, 10), "float32", ctx=cuda, pin=True)
+    assert kind("pin-b") == "pinned" and b.ctypes.data != a.ctypes.data
+    c = gd._buffer("pin-b", (20, 10), "float32", ctx=cuda)  # kept though not asked
+    assert kind("pin-b") == "pinned" and c.ctypes.data == b.ctypes.data
+    c[:] = 7
+    assert (b == 7).all()
+    monkeypatch.setenv("GG_DIST_PINNED", "0")
+    gd._buffer("pin-b", (20, 10), "float32", ctx=cuda, pin=True)
+    assert kind("pin-b") == "mapped"
+    monkeypatch.setenv("GG_DIST_PINNED", "1")
+    gd._buffer("pin-b", (20, 10), "float32", ctx=cuda)
+    assert kind("pin-b") == "pinned"
+    for slot in ("pin-a", "pin-b"):
+        gd._local.buffers.pop(slot)
+
+
 def test_reused_buffers(monkeypatch):
     """A slot's memory is reused while the request fits (reserve included),
     mapped anew when it does not; another thread has its own; with

@@ -8,6 +8,7 @@ agree; bad inputs fail with one clear line and leave no output.
 """
 import ctypes
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -452,6 +453,65 @@ def test_batch_one_bad_scene(gg, synth, tmp_path):
     assert sorted(x.name for x in outdir.iterdir()) == ["scene_Float32.tif", "scene_UInt16.tif"]
     a = gdal.Open(str(outdir / "scene_UInt16.tif")).ReadAsArray()
     assert (a != 0).sum() > 0.3 * a.size
+
+
+def _batch(tmp_path, synth):
+    """Five scenes: two good ones, one without RPCs, a copy of the first
+    under another name, and a file that is not a raster."""
+    d = tmp_path / "in"
+    d.mkdir()
+    bad = d / "b_norpc.tif"
+    gdal.GetDriverByName("GTiff").Create(str(bad), 20, 20, 1, gdal.GDT_UInt16)
+    junk = d / "e_junk.tif"
+    junk.write_bytes(b"not a raster")
+    copy = d / "d_copy.tif"
+    shutil.copyfile(synth["UInt16"], copy)
+    return [synth["UInt16"], synth["Float32"], bad, copy, junk]
+
+
+@pytest.mark.parametrize("ahead", ["0", "1", "3"])
+def test_batch_scenes_overlap(gg, synth, tmp_path, ahead):
+    """Scenes of a batch set up while the previous one runs (GG_ORTHO_AHEAD
+    scenes ahead); the device part is taken in the scenes' order.  Outputs
+    equal the scene-by-scene run's, each failure is reported once and
+    against its own scene, in the order of the scenes, and only the good
+    scenes leave a file."""
+    srcs = _batch(tmp_path, synth)
+    out = tmp_path / f"out{ahead}"
+    out.mkdir()
+    p = gg.run("gdal_ortho", "-device", "cpu", "-dem", synth["dem4326"], "-t_srs", "EPSG:32632",
+               "-outdir", out, *srcs, check=False, env={"GG_ORTHO_AHEAD": ahead})
+    assert p.returncode != 0
+    errors = [line for line in p.stderr.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 2, p.stderr
+    assert "b_norpc.tif" in errors[0] and "no RPCs" in errors[0], errors
+    assert "e_junk.tif" in errors[1], errors
+    assert "2 of 5 scenes failed" in p.stderr
+    # each scene announced in turn, in the order given
+    arrows = [line.split(" -> ")[0] for line in p.stderr.splitlines() if " -> " in line]
+    assert arrows == [str(s) for s in srcs], arrows
+    names = ["d_copy.tif", "scene_Float32.tif", "scene_UInt16.tif"]
+    assert sorted(x.name for x in out.iterdir()) == names  # no temporary file left
+    for name, src in [("scene_UInt16.tif", synth["UInt16"]), ("d_copy.tif", synth["UInt16"]),
+                      ("scene_Float32.tif", synth["Float32"])]:
+        ref = tmp_path / f"ref_{name}"
+        if not ref.exists():
+            ortho(gg, "-device", "cpu", "-dem", synth["dem4326"], "-t_srs", "EPSG:32632", src,
+                  ref)
+        assert (out / name).read_bytes() == ref.read_bytes(), name
+
+
+def test_batch_no_device_stops_every_scene(gg, synth, tmp_path):
+    """A device that does not start: one error line, and no scene (set up
+    ahead or not) leaves a file behind."""
+    out = tmp_path / "out"
+    out.mkdir()
+    srcs = [synth["UInt16"], synth["Float32"], synth["UInt16"]]
+    p = gg.run("gdal_ortho", "-q", "-device", "opencl:97", "-dem", synth["dem4326"], "-outdir",
+               out, *srcs, check=False, env={"GG_ORTHO_AHEAD": "2"})
+    assert p.returncode != 0
+    assert p.stderr.count("ERROR") == 1 and "device" in p.stderr, p.stderr
+    assert list(out.iterdir()) == []
 
 
 # ------------------------------------------- GG:ortho: (the GG driver)

@@ -94,6 +94,21 @@ def test_devices_and_contexts():
         ctx.backend
 
 
+def test_host_buffer():
+    """Context.host_buffer: writable memory of the size asked (page-locked
+    on CUDA), freed by close() or with its context."""
+    with geogpu.Context("cpu") as ctx:
+        buf = ctx.host_buffer(3 << 20)
+        assert len(buf) == 3 << 20
+        a = np.frombuffer(buf.array, np.float32)
+        a[:] = np.arange(a.size, dtype=np.float32)
+        assert a[123456] == 123456 and a.size == (3 << 20) // 4
+        buf.close()
+        assert len(buf) == 0
+        kept = ctx.host_buffer(4096)
+    assert len(kept) == 0  # closed with the context, before it
+
+
 @pytest.mark.opencl
 def test_opencl_context():
     specs = [d.spec for d in geogpu.devices()]

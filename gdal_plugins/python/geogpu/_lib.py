@@ -165,6 +165,8 @@ _PROTOTYPES = {
     "gg_device_check": (_int, [_cp, _cp, _sz]),
     "gg_list_devices": (_int, [_cp, _sz]),
     "gg_plan_rows": (_int, [_vp, _int, _int, _dbl, _int, _c.POINTER(_int)]),
+    "gg_host_alloc": (_int, [_vp, _sz, _c.POINTER(_vp)]),
+    "gg_host_free": (None, [_vp, _vp]),
     "gg_op_names": (_c.POINTER(_cp), []),
     "gg_op_description": (_cp, [_cp]),
     "gg_op_option_list": (_cp, [_cp]),

@@ -1056,19 +1056,31 @@ def _reuse_buffers():
     return os.environ.get("GG_DIST_REUSE_BUFFERS", "1") != "0"
 
 
-def _buffer(slot, shape, dtype, reserve=0):
+# tile tasks per GPU worker from which a batch reads into page-locked
+# buffers: pinning costs about 0.35 s per 600 MB once per worker and saves
+# about 0.02 s per 600 MB task (bench/RESULTS.md, session 15)
+PIN_MIN_TASKS = 16
+
+
+def _buffer(slot, shape, dtype, reserve=0, ctx=None, pin=False):
     """A numpy array (shape, dtype) over this thread's reusable host buffer
     ``slot``, kept from task to task of a worker (grown when too small).
 
     Why: a tile task reads hundreds of MB (a 3260 x 385 x 60 CFloat32 strip
     is 600 MB) and writes its products; a fresh numpy array is fresh
     anonymous memory, faulted in page by page on first touch, and that is
-    slow in a virtual machine (about 1 GB/s per thread).  The buffer is an anonymous mapping advised for
-    transparent huge pages (512 times fewer faults the first time).  The
-    arrays are valid until the thread's next task asks for the same slot:
-    tasks of one thread run one after the other.  reserve: elements to map
-    at least (a batch's largest window), so that a worker maps each slot
-    once.  GG_DIST_REUSE_BUFFERS=0: plain numpy arrays (for comparison)."""
+    slow in a virtual machine (about 1 GB/s per thread).  With ``pin`` and
+    ``ctx`` on CUDA the buffer is page-locked (Context.host_buffer): the
+    device copies it without staging it through pinned slots, one copy of
+    every byte less for the host's memory, which the workers share; a
+    page-locked buffer a worker already holds is used by every later task
+    (GG_DIST_PINNED=1 or 0: always, never).  Else an anonymous mapping
+    advised for transparent huge pages (512 times fewer faults the first
+    time).  The arrays are valid until
+    the thread's next task asks for the same slot: tasks of one thread run
+    one after the other.  reserve: elements to map at least (a batch's
+    largest window), so that a worker maps each slot once.
+    GG_DIST_REUSE_BUFFERS=0: plain numpy arrays (for comparison)."""
     import numpy as np
     dtype = np.dtype(dtype)
     count = int(np.prod(shape, dtype=np.int64))
@@ -1078,18 +1090,29 @@ def _buffer(slot, shape, dtype, reserve=0):
     bufs = getattr(_local, "buffers", None)
     if bufs is None:
         bufs = _local.buffers = {}
+    env = os.environ.get("GG_DIST_PINNED", "")
+    cuda = ctx is not None and ctx.backend == "cuda"
+    pinned = cuda and (env == "1" or (pin and env != "0"))
     m = bufs.get(slot)
-    if m is None or len(m) < count * dtype.itemsize:
-        bufs.pop(slot, None)  # let the old one go before mapping the new one
+    keep = m is not None and len(m) >= count * dtype.itemsize and (
+        (isinstance(m, mmap.mmap) and not pinned) or (not isinstance(m, mmap.mmap) and env != "0"))
+    if not keep:
+        old = bufs.pop(slot, None)  # let the old one go before mapping the new one
+        if old is not None and not isinstance(old, mmap.mmap):
+            old.close()
         size = -(-nbytes // (2 << 20)) * (2 << 20)  # whole huge pages
-        m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-        if hasattr(mmap, "MADV_HUGEPAGE"):
-            try:
-                m.madvise(mmap.MADV_HUGEPAGE)
-            except OSError:
-                pass
+        if pinned:
+            m = ctx.host_buffer(size)
+        else:
+            m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            if hasattr(mmap, "MADV_HUGEPAGE"):
+                try:
+                    m.madvise(mmap.MADV_HUGEPAGE)
+                except OSError:
+                    pass
         bufs[slot] = m
-    return np.frombuffer(m, dtype=dtype, count=count).reshape(shape)
+    raw = m if isinstance(m, mmap.mmap) else m.array
+    return np.frombuffer(raw, dtype=dtype, count=count).reshape(shape)
 
 
 def _readers():
@@ -1126,7 +1149,8 @@ def _read_rows(path, x0, y0, w, h, buf_type, into):
         raise TaskError(f"cannot read '{path}': {_gdal().GetLastErrorMsg()}")
 
 
-def _read_window(sources, counts, complex_input, window, readers=None, reserve=0):
+def _read_window(sources, counts, complex_input, window, readers=None, reserve=0, ctx=None,
+                 pin=False):
     """Every band of every source over window (x0, y0, w, h), converted by
     GDAL to CFloat32 / Float32 exactly as the GG driver reads it.
 
@@ -1145,7 +1169,7 @@ def _read_window(sources, counts, complex_input, window, readers=None, reserve=0
     planes = []
     for k, (s, n) in enumerate(zip(sources, counts)):
         into = _buffer(f"in{k}", (n, h, w), "complex64" if complex_input else "float32",
-                       n * reserve)
+                       n * reserve, ctx, pin)
         if readers == 1:
             _read_rows(s, x0, y0, w, h, buf, into)
         else:
@@ -1196,19 +1220,20 @@ def _tile_task(spec):
     src = prep.source_window(x0, y0, w, h)
     t_read = time.time()
     reserve = spec.get("reserve") or [0, 0]  # the batch's largest source, output windows
-    planes = _read_window(spec["sources"], spec["counts"], spec["complex"], src,
-                          reserve=reserve[0])
     ctx = context_for(device)
+    planes = _read_window(spec["sources"], spec["counts"], spec["complex"], src,
+                          reserve=reserve[0], ctx=ctx, pin=spec.get("pinned", False))
     info = prep.info
     t_run = time.time()
     if prep.stack:
-        outs = [_buffer(f"out{b}", (h, w), _numpy_type(t), reserve[1])
+        outs = [_buffer(f"out{b}", (h, w), _numpy_type(t), reserve[1], ctx,
+                        spec.get("pinned", False))
                 for b, t in enumerate(info.types)]
         outs = prep.run_tile(ctx, planes, src, (x0, y0, w, h), out=outs)
     else:
         outs = [prep.run_band_tile(ctx, b, p, src, (x0, y0, w, h),
                                    out=_buffer(f"out{b}", (h, w), _numpy_type(info.types[b]),
-                                               reserve[1]))
+                                               reserve[1], ctx, spec.get("pinned", False)))
                 for b, p in enumerate(planes)]
     t_write = time.time()
     work = _workdir(outdir, name)
@@ -1388,6 +1413,10 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
                          {**base, "name": name, "window": [x0, y0, w, h], "signature": sig}))
     client, own = _local_client(client)
     try:
+        # page-locked buffers when each worker has enough tiles to repay them
+        n = max(1, len(client.scheduler_info().get("workers", {})))
+        for j in jobs:
+            j.spec["pinned"] = len(jobs) >= PIN_MIN_TASKS * n
         batch = _run_jobs(client, _tile_task, jobs, retries, progress)
     finally:
         if own is not None:
