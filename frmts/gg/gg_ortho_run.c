@@ -36,6 +36,7 @@
 #include "gdal_alg.h"
 #include "ogr_srs_api.h"
 
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -1410,13 +1411,17 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
             }
             o.g.has_tr = 1;
         } else if (EQUAL(a, "-ts") && need(run, argc, argv, i, 2)) {
-            o.g.ts[0] = atoi(argv[i + 1]);
-            o.g.ts[1] = atoi(argv[i + 2]);
+            double tw, th;
+            if (!number(run, "-ts", argv[i + 1], &tw) || !number(run, "-ts", argv[i + 2], &th))
+                goto end;
             i += 2;
-            if (o.g.ts[0] < 1 || o.g.ts[1] < 1) {
-                fail(run, NULL, "-ts: width and height must be positive");
+            if (!(tw >= 1 && th >= 1 && tw <= INT_MAX && th <= INT_MAX && tw == floor(tw) &&
+                  th == floor(th))) {
+                fail(run, NULL, "-ts: width and height must be positive whole numbers");
                 goto end;
             }
+            o.g.ts[0] = (int)tw;
+            o.g.ts[1] = (int)th;
             o.g.has_ts = 1;
         } else if (EQUAL(a, "-te") && need(run, argc, argv, i, 4)) {
             for (int k = 0; k < 4; k++)

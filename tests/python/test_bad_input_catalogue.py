@@ -295,6 +295,8 @@ ABSURD = {
     "ortho-tr-zero": ("gdal_ortho", ["-tr", 0, 0], ["-tr"]),
     "ortho-ts-negative": ("gdal_ortho", ["-ts", -5, 10], ["-ts"]),
     "ortho-ts-huge": ("gdal_ortho", ["-ts", 2000000000, 2000000000], ["too large"]),
+    "ortho-ts-not-a-number": ("gdal_ortho", ["-ts", "640px", 480], ["-ts", "not a number"]),
+    "ortho-ts-fraction": ("gdal_ortho", ["-ts", 640.5, 480], ["-ts", "whole numbers"]),
     # grids past 1e9 pixels a side (found by fuzz_rpc as an int overflow)
     "ortho-tr-tiny": ("gdal_ortho", ["-tr", 1e-12, 1e-12], ["too large"]),
     "ortho-te-huge": ("gdal_ortho", ["-te", -1e300, -1e300, 1e300, 1e300], ["too large"]),
