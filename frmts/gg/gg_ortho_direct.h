@@ -40,7 +40,8 @@ int ggo_direct_eligible(const char *format, char **co, const char *path, int has
 /* Opens the layout of the (closed, empty) file GDAL created at path:
  * strip offsets, interleave and byte order; checks size, bands and type.
  * *out NULL and 1 with the reason when the layout is not one this writer
- * handles (the caller then writes through GDAL). */
+ * handles (the caller then writes through GDAL).  nthreads: writer threads,
+ * < 1 to choose from the layout (one unless rows are converted). */
 int ggo_direct_open(const char *path, int width, int height, int nbands, GDALDataType type,
                     int nthreads, ggo_direct **out, char *why, size_t whylen);
 

@@ -893,16 +893,14 @@ static GDALDatasetH create_output(orun *run, scene *sc, GDALDriverH drv, const c
     return out;
 }
 
-/* Threads of the direct writer: GG_ORTHO_WRITERS, else 4 (2 on a machine
- * of fewer than 8 processors).  Buffered writes into one file are largely
- * serialised by the kernel; several threads still overlap the system calls
- * with the copies (interleaving, byte swapping) and page allocation. */
+/* Threads of the direct writer: GG_ORTHO_WRITERS, else 0 (the writer
+ * chooses from the file's layout: one unless it converts rows). */
 static int writer_threads(void)
 {
     const char *env = getenv("GG_ORTHO_WRITERS");
     if (env && atoi(env) > 0)
         return atoi(env) > 32 ? 32 : atoi(env);
-    return sysconf(_SC_NPROCESSORS_ONLN) < 8 ? 2 : 4;
+    return 0;
 }
 
 /* The scene's output under a temporary name (*tmp): *out, a GDAL dataset,
