@@ -214,6 +214,12 @@ typedef struct pipe {
     double t_readers;           /* summed busy seconds of the readers */
     ggo_direct *direct;         /* uncompressed GeoTIFF: pixels by pwrite, else NULL */
     size_t dst_bytes;           /* one output block, all bands */
+    /* called once the device has run the last block (the writer may still
+     * be writing): the next scene of a batch may then take the device */
+    void (*device_done)(struct pipe *p);
+    struct scene_job *job;
+    double t_up, t_kernel, t_down; /* the session's times, kept when it goes early */
+    long long t_px;
 } pipe_t;
 
 /* ------------------------------------------- output block buffers
@@ -389,7 +395,9 @@ static void *writer_loop(pipe_t *p)
         p->write_done = k + 1;
         pthread_cond_broadcast(&p->cv);
         pthread_mutex_unlock(&p->mu);
-        if (!sc->o->quiet)
+        /* the resident pipeline counts device blocks instead: its device
+         * goes to the next scene of a batch before this writer is done */
+        if (!sc->o->quiet && !p->resident)
             GDALTermProgress((double)(k + 1) / p->nblocks, NULL, NULL);
     }
     return NULL;
@@ -775,11 +783,15 @@ static int run_resident(pipe_t *p)
         p->run_done = k + 1;
         pthread_cond_broadcast(&p->cv);
         pthread_mutex_unlock(&p->mu);
+        if (!p->sc->o->quiet)
+            GDALTermProgress((double)(k + 1) / p->nblocks, NULL, NULL);
     }
     pthread_mutex_lock(&p->mu);
     p->finished = 1;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
+    if (p->device_done) /* no more uploads or kernels: the device can go */
+        p->device_done(p);
     for (int i = 0; i < nr; i++)
         pthread_join(tr[i], NULL);
     if (have_tg)
@@ -1027,6 +1039,19 @@ static void pass_turn(scene_job *j, int stop)
     pthread_mutex_unlock(&j->t->mu);
 }
 
+/* The scene's device part is over (pipe_t.device_done): its session goes,
+ * keeping its times, and the next scene takes the device while this one's
+ * writer drains its last blocks. */
+static void release_device(pipe_t *p)
+{
+    if (p->sess) {
+        gg_ortho_session_times(p->sess, &p->t_up, &p->t_kernel, &p->t_down, &p->t_px);
+        gg_ortho_session_destroy(p->sess);
+        p->sess = NULL;
+    }
+    pass_turn(p->job, 0);
+}
+
 static int process_scene(scene_job *job)
 {
     orun *run = &job->run;
@@ -1150,6 +1175,8 @@ static int process_scene(scene_job *job)
     p.sess = sess;
     p.wds = out;
     p.lon_ref = sc.rpc.long_off;
+    p.job = job;
+    p.device_done = release_device;
     rds = GDALOpen(src_name, GA_ReadOnly);
     p.rds = rds ? rds : sc.src;
     p.blocks = calloc((size_t)p.nblocks, sizeof(block));
@@ -1172,10 +1199,13 @@ static int process_scene(scene_job *job)
         run_resident(&p);
     else
         run_windowed(&p);
+    if (!p.sess) /* released by the pipeline (release_device) */
+        sess = NULL;
     if (getenv("GG_ORTHO_TIMING")) {
-        double up, ke, dn;
-        long long px;
-        gg_ortho_session_times(sess, &up, &ke, &dn, &px);
+        double up = p.t_up, ke = p.t_kernel, dn = p.t_down;
+        long long px = p.t_px;
+        if (sess)
+            gg_ortho_session_times(sess, &up, &ke, &dn, &px);
         fprintf(stderr,
                 "%s: timing: %d blocks, upload %.3f s, kernel %.4f s (%.2f Gpix/s), "
                 "download %.3f s, %lld pixels x %d bands\n",
