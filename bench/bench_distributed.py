@@ -7,7 +7,7 @@ single-process ones.
 
     /usr/bin/python3 bench/bench_distributed.py --build build --work /tmp/bd \\
         [--devices cuda|cpu] [--workers 1,2,4] [--threads N] \\
-        [--scenes 16] [--scene-size 4096[,16384]] \\
+        [--scenes 16[,112]] [--scene-size 4096[,16384]] \\
         [--ptsel-size 3260x2680] [--bands 60] [--window 51] [--grid 4x4] \\
         [--per-task 1,auto] [--ortho-runner in-process[,subprocess]] \\
         [--variants 'NAME:K=V,K=V;...' [--variants-on S,S]] \\
@@ -98,7 +98,8 @@ def main():
                     help="default: cuda when a CUDA GPU is seen, else cpu")
     ap.add_argument("--workers", default="1,2,4")
     ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--scenes", type=int, default=16)
+    ap.add_argument("--scenes", default="16",
+                    help="scenes in the ortho batch; several: 16,112 (one batch each)")
     ap.add_argument("--scene-size", default="4096",
                     help="scene width = height; several: 8192,16384 (one batch each)")
     ap.add_argument("--ptsel-size", default="3260x2680")
@@ -161,6 +162,7 @@ def main():
     results = {}
 
     scenes_of, args_of = {}, {}
+    counts_of_scenes = [int(v) for v in str(a.scenes).split(",")]
     if not a.skip_ortho:
         for s in (int(v) for v in a.scene_size.split(",")):
             od = work / f"ortho{s}"
@@ -172,30 +174,34 @@ def main():
                 run("gdal_translate", "-q", od / "dem.vrt", od / "dem.tif")
                 (od / "scene.raw").unlink(missing_ok=True)
             scenes = [scene0]
-            for i in range(1, a.scenes):
+            for i in range(1, max(counts_of_scenes)):
                 p = od / f"s{i:02d}.tif"
                 if not p.exists():
                     shutil.copyfile(scene0, p)
                 scenes.append(p)
             args = ["-r", "cubic", "-t_srs", "EPSG:32632", "-dem", str(od / "dem.tif")]
-            ref = od / "ref"
-            shutil.rmtree(ref, ignore_errors=True)
-            ref.mkdir()
-            t1 = run(build / "bin" / "gdal_ortho", "-q", "-device", one_dev, *args, "-outdir",
-                     ref, *scenes, env=env1)
-            one = ref / "one"
+            one = od / "one"
+            shutil.rmtree(one, ignore_errors=True)
             one.mkdir()
             t1one = run(build / "bin" / "gdal_ortho", "-q", "-device", one_dev, *args, scene0,
                         one / scene0.name, env=env1)
-            print(f"ortho: {a.scenes} scenes {s}x{s}, single process ({one_dev}): {t1:.2f} s "
-                  f"({a.scenes / t1:.2f} scenes/s); one scene alone: {t1one:.2f} s", flush=True)
-            for pt in a.per_task.split(","):
-                pt = pt if pt == "auto" else int(pt)
-                for rn in runners:
-                    key = f"ortho {s}² per_task={pt} {rn}"
-                    scenes_of[key], args_of[key] = scenes, args
-                    results[key] = {"single": t1, "runs": {}, "per_task": pt, "units": a.scenes,
-                                    "one_scene": t1one, "dir": str(od), "runner": rn}
+            for ns in counts_of_scenes:
+                ref = od / f"ref{ns}"
+                shutil.rmtree(ref, ignore_errors=True)
+                ref.mkdir()
+                t1 = run(build / "bin" / "gdal_ortho", "-q", "-device", one_dev, *args,
+                         "-outdir", ref, *scenes[:ns], env=env1)
+                print(f"ortho: {ns} scenes {s}x{s}, single process ({one_dev}): {t1:.2f} s "
+                      f"({ns / t1:.2f} scenes/s); one scene alone: {t1one:.2f} s", flush=True)
+                for pt in a.per_task.split(","):
+                    pt = pt if pt == "auto" else int(pt)
+                    for rn in runners:
+                        key = (f"ortho {s}²" + (f" x{ns}" if len(counts_of_scenes) > 1 else "")
+                               + f" per_task={pt} {rn}")
+                        scenes_of[key], args_of[key] = scenes[:ns], args
+                        results[key] = {"single": t1, "runs": {}, "per_task": pt, "units": ns,
+                                        "one_scene": t1one, "dir": str(od), "ref": str(ref),
+                                        "runner": rn}
 
     if not a.skip_ptsel:
         pd = work / "ptsel"
@@ -263,7 +269,7 @@ def main():
                                            per_task=r["per_task"],
                                            in_process=r["runner"] == "in-process")
                         b.raise_for_failures()
-                        ok = all(same_file(out / p.name, Path(r["dir"]) / "ref" / p.name)
+                        ok = all(same_file(out / p.name, Path(r["ref"]) / p.name)
                                  for p in scenes_of[key0])
                         shutil.rmtree(out, ignore_errors=True)
                     else:

@@ -179,6 +179,27 @@ typedef ggo_block block;
 
 #define QDEPTH 3
 
+/* Scenes of a batch whose device part is over and whose writer still
+ * drains their queued blocks, beside the ones setting up and the one on the
+ * device (each holds at most its queue; see queue_bytes). */
+#define DRAINING_MAX 2
+
+/* Output bytes a resident-source scene may queue for its writer
+ * (GG_ORTHO_QUEUE_MB, default 256; 0: QDEPTH blocks).  The device is
+ * handed to the next scene once the last block has run, so with room for
+ * most of a scene's output the writer (one file, one thread: about 2.5 GB/s
+ * into the page cache) no longer holds the device: the next scene reads
+ * and computes while this one's blocks are written. */
+static size_t queue_bytes(void)
+{
+    const char *env = getenv("GG_ORTHO_QUEUE_MB");
+    if (env && *env) {
+        const long mb = atol(env);
+        return mb <= 0 ? 0 : (size_t)(mb > 65536 ? 65536 : mb) << 20;
+    }
+    return (size_t)256 << 20;
+}
+
 static double wall(void)
 {
     struct timespec ts;
@@ -193,6 +214,7 @@ typedef struct pipe {
     gg_ortho_session *sess;
     GDALDatasetH rds, wds;   /* reader's own source handle; the output */
     int nblocks, rows;
+    int qdepth;              /* blocks run and not yet written, at most */
     block *blocks;
     int read_done, run_done, write_done; /* counts */
     int error;
@@ -218,63 +240,76 @@ typedef struct pipe {
      * be writing): the next scene of a batch may then take the device */
     void (*device_done)(struct pipe *p);
     struct scene_job *job;
+    int left_at_release;     /* blocks still to write when the device went on */
+    long write_delay_us;
     double t_up, t_kernel, t_down; /* the session's times, kept when it goes early */
     long long t_px;
 } pipe_t;
 
-/* ------------------------------------------- output block buffers
+/* ------------------------------------------------- host block buffers
  *
- * The device thread downloads each block into a host buffer that the writer
- * frees after writing.  Fresh buffers of tens of MB come from mmap and are
- * page-faulted in on the download, 1.27 GB of faults per ZY-3 scene; so the
- * buffers are kept (a few, the pipeline holds at most QDEPTH + 1) and reused
- * by the next blocks, and by the next scenes of a batch. */
+ * Output blocks (the device thread downloads into them, the writer frees
+ * them) and the readers' source strips are host buffers of a few MB.
+ * Fresh buffers that size come from mmap and are page-faulted in on first
+ * touch, 1.27 GB of faults per ZY-3 scene; so they are kept and reused by
+ * the next blocks and by the next scenes of a batch, up to what the scenes
+ * in flight hold at most (keep_bytes).  A request takes a kept buffer of
+ * its size up to 5/4 of it, never a much larger one. */
 
-#define DST_KEEP 6
-static pthread_mutex_t dst_mu = PTHREAD_MUTEX_INITIALIZER;
-static void *dst_buf[DST_KEEP];
-static size_t dst_size[DST_KEEP];
-static int dst_n;
+#define KEEP_MAX 512
+static pthread_mutex_t keep_mu = PTHREAD_MUTEX_INITIALIZER;
+static void *keep_buf[KEEP_MAX];
+static size_t keep_size[KEEP_MAX];
+static size_t keep_total;
+static int keep_n;
 
-/* A buffer of at least bytes (kept one, else new); NULL out of memory. */
-static void *dst_get(size_t bytes)
+static size_t keep_bytes(void)
 {
-    pthread_mutex_lock(&dst_mu);
-    for (int i = dst_n - 1; i >= 0; i--)
-        if (dst_size[i] >= bytes) {
-            void *b = dst_buf[i];
-            dst_buf[i] = dst_buf[dst_n - 1];
-            dst_size[i] = dst_size[dst_n - 1];
-            dst_n--;
-            pthread_mutex_unlock(&dst_mu);
+    return queue_bytes() * (1 + DRAINING_MAX) + ((size_t)256 << 20);
+}
+
+/* A buffer of at least bytes (a kept one, else new); NULL out of memory. */
+static void *buf_get(size_t bytes)
+{
+    pthread_mutex_lock(&keep_mu);
+    for (int i = keep_n - 1; i >= 0; i--)
+        if (keep_size[i] >= bytes && keep_size[i] - bytes <= bytes / 4) {
+            void *b = keep_buf[i];
+            keep_total -= keep_size[i];
+            keep_buf[i] = keep_buf[keep_n - 1];
+            keep_size[i] = keep_size[keep_n - 1];
+            keep_n--;
+            pthread_mutex_unlock(&keep_mu);
             return b;
         }
-    pthread_mutex_unlock(&dst_mu);
+    pthread_mutex_unlock(&keep_mu);
     return malloc(bytes ? bytes : 1);
 }
 
-/* Gives a buffer of `bytes` back (kept, or freed when enough are kept). */
-static void dst_put(void *b, size_t bytes)
+/* Gives back a buffer got for `bytes` (kept, or freed when enough are). */
+static void buf_put(void *b, size_t bytes)
 {
     if (!b)
         return;
-    pthread_mutex_lock(&dst_mu);
-    if (dst_n < DST_KEEP) {
-        dst_buf[dst_n] = b;
-        dst_size[dst_n++] = bytes;
+    pthread_mutex_lock(&keep_mu);
+    if (keep_n < KEEP_MAX && keep_total + bytes <= keep_bytes()) {
+        keep_buf[keep_n] = b;
+        keep_size[keep_n++] = bytes;
+        keep_total += bytes;
         b = NULL;
     }
-    pthread_mutex_unlock(&dst_mu);
+    pthread_mutex_unlock(&keep_mu);
     free(b);
 }
 
-static void dst_free_all(void)
+static void buf_free_all(void)
 {
-    pthread_mutex_lock(&dst_mu);
-    for (int i = 0; i < dst_n; i++)
-        free(dst_buf[i]);
-    dst_n = 0;
-    pthread_mutex_unlock(&dst_mu);
+    pthread_mutex_lock(&keep_mu);
+    for (int i = 0; i < keep_n; i++)
+        free(keep_buf[i]);
+    keep_n = 0;
+    keep_total = 0;
+    pthread_mutex_unlock(&keep_mu);
 }
 
 static void pipe_fail(pipe_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -321,7 +356,7 @@ static void *reader(void *arg)
 static void *reader_loop(pipe_t *p, scene *sc)
 {
     for (int k = 0; k < p->nblocks; k++) {
-        if (!wait_for(p, &p->write_done, k - QDEPTH + 1))
+        if (!wait_for(p, &p->write_done, k - p->qdepth + 1))
             return NULL;
         block *b = &p->blocks[k];
         const double t0 = wall();
@@ -365,6 +400,8 @@ static void *writer_loop(pipe_t *p)
         block *b = &p->blocks[k];
         const size_t plane = (size_t)sc->out_w * b->rows;
         const double t0 = wall();
+        if (p->write_delay_us > 0) /* GG_ORTHO_WRITE_DELAY_MS (tests: a slow disk) */
+            usleep((useconds_t)p->write_delay_us);
         ggo_fill_outside(sc, b->y0, b->rows, b->dst);
         if (gg_fault_point("write")) { /* GG_FAULT=write:N (tests) */
             pipe_fail(p, "writing %s failed: injected fault (GG_FAULT)", sc->dst_name);
@@ -386,7 +423,7 @@ static void *writer_loop(pipe_t *p)
                 }
         }
         p->t_write += wall() - t0;
-        dst_put(b->dst, p->dst_bytes);
+        buf_put(b->dst, p->dst_bytes);
         free(b->src);
         free(b->nodes);
         b->dst = b->src = NULL;
@@ -409,7 +446,7 @@ static void *writer_loop(pipe_t *p)
 static int run_block(pipe_t *p, block *b)
 {
     if (!b->dst)
-        b->dst = dst_get(p->dst_bytes);
+        b->dst = buf_get(p->dst_bytes);
     if (ggo_run_block(p->sc, p->sess, p->ctx, p->sc->src, b, NULL)) {
         pipe_fail(p, "%s", p->sc->err);
         return 0;
@@ -481,8 +518,9 @@ static int resident_source(const scene *sc, gg_context *ctx)
  *                   runs block k once its rows are on the device, downloads;
  *   writer thread   writes finished blocks in order.
  *
- * Host memory: the staging pool, GRID_AHEAD grids and QDEPTH output blocks,
- * whatever the image size.  The kernel reports any tap outside the rows it
+ * Host memory: the staging pool, GRID_AHEAD grids and the output blocks
+ * queued for the writer (queue_bytes, at least QDEPTH), whatever the image
+ * size.  The kernel reports any tap outside the rows it
  * was given, so the result never depends on the planning: a block that
  * missed is run again with more rows (finally all of them). */
 
@@ -669,7 +707,7 @@ static int run_block_resident(pipe_t *p, block *b)
     scene *sc = p->sc;
     const size_t ds = ggo_tsize(sc->dst_t);
     const size_t plane = (size_t)sc->out_w * b->rows;
-    b->dst = dst_get(p->dst_bytes);
+    b->dst = buf_get(p->dst_bytes);
     if (!b->dst) {
         pipe_fail(p, "out of memory");
         return 0;
@@ -745,7 +783,7 @@ static int run_resident(pipe_t *p)
         p->strips[i].rows = i * srows + srows <= sc->height ? srows : sc->height - i * srows;
     }
     for (int i = 0; ok && i < nbuf; i++) {
-        p->pool[i] = malloc(row_bytes * (size_t)srows);
+        p->pool[i] = buf_get(row_bytes * (size_t)srows);
         ok = p->pool[i] != NULL;
         p->npool += ok;
     }
@@ -770,7 +808,7 @@ static int run_resident(pipe_t *p)
         pthread_mutex_lock(&p->mu);
         for (;;) {
             upload_ready(p);
-            if (p->error || (p->grid_done > k && k - p->write_done < QDEPTH))
+            if (p->error || (p->grid_done > k && k - p->write_done < p->qdepth))
                 break;
             if (p->nready == 0)
                 pthread_cond_wait(&p->cv, &p->mu);
@@ -802,7 +840,7 @@ static int run_resident(pipe_t *p)
         if (p->strips[i].buf)
             p->pool[p->npool++] = p->strips[i].buf;
     for (int i = 0; i < p->npool; i++)
-        free(p->pool[i]);
+        buf_put(p->pool[i], row_bytes * (size_t)srows);
     free(p->strips);
     free(p->queue);
     free(p->ready);
@@ -1044,6 +1082,9 @@ static void pass_turn(scene_job *j, int stop)
  * writer drains its last blocks. */
 static void release_device(pipe_t *p)
 {
+    pthread_mutex_lock(&p->mu);
+    p->left_at_release = p->nblocks - p->write_done;
+    pthread_mutex_unlock(&p->mu);
     if (p->sess) {
         gg_ortho_session_times(p->sess, &p->t_up, &p->t_kernel, &p->t_down, &p->t_px);
         gg_ortho_session_destroy(p->sess);
@@ -1177,6 +1218,9 @@ static int process_scene(scene_job *job)
     p.lon_ref = sc.rpc.long_off;
     p.job = job;
     p.device_done = release_device;
+    p.left_at_release = -1;
+    if (getenv("GG_ORTHO_WRITE_DELAY_MS"))
+        p.write_delay_us = 1000L * atoi(getenv("GG_ORTHO_WRITE_DELAY_MS"));
     rds = GDALOpen(src_name, GA_ReadOnly);
     p.rds = rds ? rds : sc.src;
     p.blocks = calloc((size_t)p.nblocks, sizeof(block));
@@ -1189,9 +1233,16 @@ static int process_scene(scene_job *job)
     if (p.resident &&
         gg_ortho_session_set_source(sess, sc.src_t, sc.width, sc.height, sc.nbands) != GG_OK)
         p.resident = 0; /* refused after all: the windowed pipeline */
+    p.qdepth = QDEPTH;
+    if (p.resident && p.dst_bytes > 0) {
+        const size_t q = queue_bytes() / p.dst_bytes;
+        if (q > (size_t)p.qdepth)
+            p.qdepth = q < (size_t)p.nblocks ? (int)q : p.nblocks;
+    }
     if (o->g.verbose)
-        fprintf(stderr, "%s: %s: %d blocks of %d rows, source %s\n", PROG, src_name, p.nblocks,
-                p.rows, p.resident ? "resident on the device" : "read per block window");
+        fprintf(stderr, "%s: %s: %d blocks of %d rows, source %s, up to %d blocks queued for "
+                "the writer\n", PROG, src_name, p.nblocks, p.rows,
+                p.resident ? "resident on the device" : "read per block window", p.qdepth);
     if (!o->g.quiet)
         GDALTermProgress(0.0, NULL, NULL);
     const double t_pipe = wall();
@@ -1215,9 +1266,10 @@ static int process_scene(scene_job *job)
             fprintf(stderr,
                     "%s: timing: resident source, %d strips of %d rows; grid thread %.3f s, "
                     "readers %.3f s (summed), device thread: uploads %.3f s, idle %.3f s; "
-                    "writer %.3f s; pipeline wall %.3f s\n",
+                    "writer %.3f s; pipeline wall %.3f s; device handed on with %d of %d "
+                    "blocks to write (queue %d)\n",
                     PROG, p.nstrips, p.strip_rows, p.t_grid, p.t_readers, p.t_put, p.t_wait,
-                    p.t_write, wall() - t_pipe);
+                    p.t_write, wall() - t_pipe, p.left_at_release, p.nblocks, p.qdepth);
         else
             fprintf(stderr,
                     "%s: timing: host grid+windows %.3f s, GDAL reads %.3f s, GDAL writes %.3f s; "
@@ -1547,8 +1599,14 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
             failed++;
             continue;
         }
-        /* at most `ahead` scenes setting up beside the one on the device */
-        while (joined < started - ahead)
+        /* at most `ahead` scenes setting up beside the one that has the
+         * device or waits for it (the turns before t.next are passed), and
+         * DRAINING_MAX more whose writers drain; ahead 0: one at a time */
+        pthread_mutex_lock(&t.mu);
+        while (ahead > 0 && started - t.next > ahead && !t.stop)
+            pthread_cond_wait(&t.cv, &t.mu);
+        pthread_mutex_unlock(&t.mu);
+        while (joined < started - (ahead > 0 ? ahead + DRAINING_MAX : 0))
             join_scene(&jobs[joined++], &failed, &stopped);
         if (stopped)
             break;
@@ -1587,7 +1645,7 @@ end:
     CSLDestroy(o.co);
     CSLDestroy(argv);
     if (!given)
-        dst_free_all(); /* a caller with its own context runs again: keep them */
+        buf_free_all(); /* a caller with its own context runs again: keep them */
     return rc;
 }
 
@@ -1611,5 +1669,5 @@ int gg_ortho_run(int argc, char **argv, gg_context *ctx, char *err, size_t errle
 
 void gg_ortho_run_release(void)
 {
-    dst_free_all();
+    buf_free_all();
 }

@@ -8,6 +8,7 @@ agree; bad inputs fail with one clear line and leave no output.
 """
 import ctypes
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -499,6 +500,84 @@ def test_batch_scenes_overlap(gg, synth, tmp_path, ahead):
             ortho(gg, "-device", "cpu", "-dem", synth["dem4326"], "-t_srs", "EPSG:32632", src,
                   ref)
         assert (out / name).read_bytes() == ref.read_bytes(), name
+
+
+def _four_scenes(tmp_path, synth):
+    d = tmp_path / "in4"
+    d.mkdir()
+    srcs = []
+    for i, t in enumerate(["UInt16", "Float32", "UInt16", "Float32"]):
+        srcs.append(d / f"s{i}_{t}.tif")
+        shutil.copyfile(synth[t], srcs[-1])
+    return srcs
+
+
+def _handed_on(stderr):
+    """(blocks left to write, blocks, queue) of each scene's timing line."""
+    pat = re.compile(r"device handed on with (-?\d+) of (\d+) blocks to write \(queue (\d+)\)")
+    return [tuple(int(v) for v in m.groups()) for m in pat.finditer(stderr)]
+
+
+@pytest.mark.parametrize("queue", ["0", "default"])
+def test_batch_writers_drain_beside_the_device(gg, synth, tmp_path, queue):
+    """A slow writer (GG_ORTHO_WRITE_DELAY_MS: a slow disk) does not hold the
+    device: with the default queue a scene hands the device on while most
+    of its blocks are still to write, and the next scenes run beside its
+    writer; GG_ORTHO_QUEUE_MB=0 keeps at most 3 blocks queued.  Either way
+    the files equal those of scenes run one at a time."""
+    srcs = _four_scenes(tmp_path, synth)
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {"GG_ORTHO_WRITE_DELAY_MS": "25", "GG_ORTHO_BLOCK_ROWS": "16", "GG_ORTHO_TIMING": "1"}
+    if queue != "default":
+        env["GG_ORTHO_QUEUE_MB"] = queue
+    args = ["-device", "cpu", "-dem", synth["dem4326"], "-t_srs", "EPSG:32632", "-tr", "10", "10"]
+    p = gg.run("gdal_ortho", "-q", *args, "-outdir", out, *srcs, env=env)
+    handed = _handed_on(p.stderr)
+    assert len(handed) == 4, p.stderr
+    for left, blocks, q in handed:
+        assert blocks > 8 and 0 <= left <= blocks, handed
+        if queue == "0":
+            assert q == 3 and left <= 3, handed
+        else:
+            assert q == blocks, handed
+    if queue == "default":
+        # the first blocks' writes take 25 ms each, the device's part of a
+        # block a fraction of that: the device goes on long before the writer
+        assert max(left for left, _, _ in handed) > 3, handed
+    for s in srcs:
+        ref = tmp_path / f"ref_{s.name}"
+        gg.run("gdal_ortho", "-q", *args, s, ref,
+               env={"GG_ORTHO_AHEAD": "0", "GG_ORTHO_QUEUE_MB": "0"})
+        assert (out / s.name).read_bytes() == ref.read_bytes(), s.name
+
+
+def test_batch_write_failure_while_the_next_scene_runs(gg, synth, tmp_path):
+    """A write that fails in a scene whose writer drains beside the next
+    scenes (GG_FAULT=write:N): one error, against the scene that owned the
+    write; that scene leaves no file, the others are complete and equal to
+    the scenes run one at a time."""
+    srcs = _four_scenes(tmp_path, synth)
+    out = tmp_path / "out"
+    out.mkdir()
+    args = ["-device", "cpu", "-dem", synth["dem4326"], "-t_srs", "EPSG:32632", "-tr", "10", "10"]
+    p = gg.run("gdal_ortho", "-q", *args, "-outdir", out, *srcs, check=False,
+               env={"GG_ORTHO_WRITE_DELAY_MS": "20", "GG_ORTHO_BLOCK_ROWS": "16",
+                    "GG_FAULT": "write:12"})
+    assert p.returncode == 1
+    errors = [line for line in p.stderr.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1 and "injected fault" in errors[0], p.stderr
+    assert "1 of 4 scenes failed" in p.stderr
+    failed = [s for s in srcs if str(s) in errors[0]]
+    assert len(failed) == 1, errors
+    assert sorted(x.name for x in out.iterdir()) == sorted(s.name for s in srcs
+                                                           if s != failed[0])
+    for s in srcs:
+        if s != failed[0]:
+            ref = tmp_path / f"ref_{s.name}"
+            gg.run("gdal_ortho", "-q", *args, s, ref,
+                   env={"GG_ORTHO_AHEAD": "0", "GG_ORTHO_QUEUE_MB": "0"})
+            assert (out / s.name).read_bytes() == ref.read_bytes(), s.name
 
 
 def test_batch_no_device_stops_every_scene(gg, synth, tmp_path):
