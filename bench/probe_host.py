@@ -4,7 +4,7 @@ down with?  The host side of geogpu.distributed's tasks, taken apart: first
 touch of fresh anonymous memory (4 KiB pages, MAP_POPULATE, transparent huge
 pages), copies in memory already touched, page-cache reads and writes
 (tmpfs, the disk's filesystem, /dev/null), GDAL window reads of a
-pixel-interleaved stack, and gdal_ortho itself (its GG_ORTHO_TIMING split)
+pixel-interleaved stack, arithmetic alone (spin: the cores' clock), and gdal_ortho itself (its GG_ORTHO_TIMING split)
 plain, with staggered starts, pinned to disjoint processors (taskset), with
 2 CUDA staging-copy threads, and with Dask's MALLOC_TRIM_THRESHOLD_=65536.  Each test runs in 1,
 2, 4 ... processes at once (released together by a barrier); it prints each
@@ -63,6 +63,14 @@ def _memset_threads(m, nthreads, value=1):
 
 def _test(name, nbytes, rank, opts):
     """One test in one process; returns its seconds (the timed part only)."""
+    if name == "spin":
+        # a fixed amount of arithmetic touching no memory: its time follows
+        # the core's clock (turbo falls as more cores are busy)
+        t = time.perf_counter()
+        x = 0
+        for i in range(3_000_000):
+            x = (x + i * 7) & 0xFFFF
+        return time.perf_counter() - t
     if name == "touch_fresh_4k":
         m = _anon(nbytes)
         t = time.perf_counter()
@@ -162,6 +170,8 @@ def concurrent(name, nprocs, nbytes, opts):
     if errs:
         return f"{name:22s} N={nprocs}: error {errs[0]}"
     secs = sorted(s for _, s, _ in out)
+    if name == "spin":
+        return f"{name:22s} N={nprocs}: per process {secs[0]:.3f}-{secs[-1]:.3f} s"
     gb = nbytes / 1e9
     return (f"{name:22s} N={nprocs}: per process {secs[0]:.3f}-{secs[-1]:.3f} s "
             f"({gb / secs[-1]:.2f}-{gb / secs[0]:.2f} GB/s each, "
@@ -256,7 +266,7 @@ def main():
     opts = {"dirs": dirs, "stack": a.stack, "rows": a.rows}
     procs = [int(v) for v in a.procs.split(",")]
     nbytes = a.mib << 20
-    tests = ["touch_fresh_4k", "touch_fresh_4k_8thr", "touch_fresh_thp", "map_populate",
+    tests = ["spin", "touch_fresh_4k", "touch_fresh_4k_8thr", "touch_fresh_thp", "map_populate",
              "memset_touched", "copy_touched"]
     tests += [f"{k}_{d}" for d in dirs if d != "null" for k in ("read", "write", "rewrite")]
     tests += ["write_null"]

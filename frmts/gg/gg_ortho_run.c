@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include "geogpu.h"
+#include "gg_ortho_buffers.h"
 #include "gg_ortho_direct.h"
 #include "gg_ortho_run.h"
 #include "gg_ortho_scene.h"
@@ -55,6 +56,7 @@ typedef struct options {
     ggo_options g;     /* what the scene needs (shared with GG:ortho:) */
     const char *format, *outdir, *device;
     char **co;
+    int pinned;        /* pipeline host buffers page-locked (gg_ortho_buffers.h) */
 } options;
 
 /* One call's state.  GDAL errors reach keep_error through the error
@@ -211,6 +213,7 @@ typedef struct pipe {
     scene *sc;
     orun *run;
     gg_context *ctx;
+    gg_context *pin;         /* host buffers page-locked through it; NULL: pageable */
     gg_ortho_session *sess;
     GDALDatasetH rds, wds;   /* reader's own source handle; the output */
     int nblocks, rows;
@@ -246,70 +249,11 @@ typedef struct pipe {
     long long t_px;
 } pipe_t;
 
-/* ------------------------------------------------- host block buffers
- *
- * Output blocks (the device thread downloads into them, the writer frees
- * them) and the readers' source strips are host buffers of a few MB.
- * Fresh buffers that size come from mmap and are page-faulted in on first
- * touch, 1.27 GB of faults per ZY-3 scene; so they are kept and reused by
- * the next blocks and by the next scenes of a batch, up to what the scenes
- * in flight hold at most (keep_bytes).  A request takes a kept buffer of
- * its size up to 5/4 of it, never a much larger one. */
-
-#define KEEP_MAX 512
-static pthread_mutex_t keep_mu = PTHREAD_MUTEX_INITIALIZER;
-static void *keep_buf[KEEP_MAX];
-static size_t keep_size[KEEP_MAX];
-static size_t keep_total;
-static int keep_n;
-
+/* Host buffers (gg_ortho_buffers.h) kept: at most what the scenes in
+ * flight hold (their queues and strips). */
 static size_t keep_bytes(void)
 {
     return queue_bytes() * (1 + DRAINING_MAX) + ((size_t)256 << 20);
-}
-
-/* A buffer of at least bytes (a kept one, else new); NULL out of memory. */
-static void *buf_get(size_t bytes)
-{
-    pthread_mutex_lock(&keep_mu);
-    for (int i = keep_n - 1; i >= 0; i--)
-        if (keep_size[i] >= bytes && keep_size[i] - bytes <= bytes / 4) {
-            void *b = keep_buf[i];
-            keep_total -= keep_size[i];
-            keep_buf[i] = keep_buf[keep_n - 1];
-            keep_size[i] = keep_size[keep_n - 1];
-            keep_n--;
-            pthread_mutex_unlock(&keep_mu);
-            return b;
-        }
-    pthread_mutex_unlock(&keep_mu);
-    return malloc(bytes ? bytes : 1);
-}
-
-/* Gives back a buffer got for `bytes` (kept, or freed when enough are). */
-static void buf_put(void *b, size_t bytes)
-{
-    if (!b)
-        return;
-    pthread_mutex_lock(&keep_mu);
-    if (keep_n < KEEP_MAX && keep_total + bytes <= keep_bytes()) {
-        keep_buf[keep_n] = b;
-        keep_size[keep_n++] = bytes;
-        keep_total += bytes;
-        b = NULL;
-    }
-    pthread_mutex_unlock(&keep_mu);
-    free(b);
-}
-
-static void buf_free_all(void)
-{
-    pthread_mutex_lock(&keep_mu);
-    for (int i = 0; i < keep_n; i++)
-        free(keep_buf[i]);
-    keep_n = 0;
-    keep_total = 0;
-    pthread_mutex_unlock(&keep_mu);
 }
 
 static void pipe_fail(pipe_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -423,7 +367,7 @@ static void *writer_loop(pipe_t *p)
                 }
         }
         p->t_write += wall() - t0;
-        buf_put(b->dst, p->dst_bytes);
+        ggo_buffer_put(b->dst);
         free(b->src);
         free(b->nodes);
         b->dst = b->src = NULL;
@@ -446,7 +390,7 @@ static void *writer_loop(pipe_t *p)
 static int run_block(pipe_t *p, block *b)
 {
     if (!b->dst)
-        b->dst = buf_get(p->dst_bytes);
+        b->dst = ggo_buffer_get(p->pin, p->dst_bytes);
     if (ggo_run_block(p->sc, p->sess, p->ctx, p->sc->src, b, NULL)) {
         pipe_fail(p, "%s", p->sc->err);
         return 0;
@@ -707,7 +651,7 @@ static int run_block_resident(pipe_t *p, block *b)
     scene *sc = p->sc;
     const size_t ds = ggo_tsize(sc->dst_t);
     const size_t plane = (size_t)sc->out_w * b->rows;
-    b->dst = buf_get(p->dst_bytes);
+    b->dst = ggo_buffer_get(p->pin, p->dst_bytes);
     if (!b->dst) {
         pipe_fail(p, "out of memory");
         return 0;
@@ -783,7 +727,7 @@ static int run_resident(pipe_t *p)
         p->strips[i].rows = i * srows + srows <= sc->height ? srows : sc->height - i * srows;
     }
     for (int i = 0; ok && i < nbuf; i++) {
-        p->pool[i] = buf_get(row_bytes * (size_t)srows);
+        p->pool[i] = ggo_buffer_get(p->pin, row_bytes * (size_t)srows);
         ok = p->pool[i] != NULL;
         p->npool += ok;
     }
@@ -840,7 +784,7 @@ static int run_resident(pipe_t *p)
         if (p->strips[i].buf)
             p->pool[p->npool++] = p->strips[i].buf;
     for (int i = 0; i < p->npool; i++)
-        buf_put(p->pool[i], row_bytes * (size_t)srows);
+        ggo_buffer_put(p->pool[i]);
     free(p->strips);
     free(p->queue);
     free(p->ready);
@@ -1213,6 +1157,7 @@ static int process_scene(scene_job *job)
     p.sc = &sc;
     p.run = run;
     p.ctx = ctx;
+    p.pin = o->pinned ? ctx : NULL;
     p.sess = sess;
     p.wds = out;
     p.lon_ref = sc.rpc.long_off;
@@ -1279,7 +1224,7 @@ static int process_scene(scene_job *job)
     for (int k = 0; k < p.nblocks; k++) {
         free(p.blocks[k].nodes);
         free(p.blocks[k].src);
-        free(p.blocks[k].dst);
+        ggo_buffer_put(p.blocks[k].dst);
     }
     free(p.blocks);
     p.blocks = NULL;
@@ -1575,6 +1520,11 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     int failed = 0, stopped = 0;
     const int nsrc = o.outdir ? npos : 1;
     const int ahead = scenes_ahead();
+    /* page-locked buffers pay when they outlive the call: a caller's own
+     * context, run again and again (GG_ORTHO_PINNED=1/0 forces either way) */
+    const char *pinned = getenv("GG_ORTHO_PINNED");
+    o.pinned = pinned && *pinned ? atoi(pinned) != 0 : given != NULL;
+    ggo_buffers_keep(keep_bytes());
     turns t;
     memset(&t, 0, sizeof t);
     pthread_mutex_init(&t.mu, NULL);
@@ -1637,6 +1587,10 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
         fprintf(stderr, "%s: %d of %d scenes failed\n", PROG, failed, nsrc);
     rc = failed || no_device ? 1 : 0;
 end:
+    /* the buffers page-locked through our own context go before it; a
+     * caller's context runs again: its buffers are kept */
+    if (!given)
+        ggo_buffers_release(want_device ? device_wait(&dev) : NULL);
     if (want_device && !given && device_wait(&dev))
         gg_context_destroy(dev.ctx);
     if (cache_before >= 0)
@@ -1644,8 +1598,6 @@ end:
     CSLDestroy(pos);
     CSLDestroy(o.co);
     CSLDestroy(argv);
-    if (!given)
-        buf_free_all(); /* a caller with its own context runs again: keep them */
     return rc;
 }
 
@@ -1669,5 +1621,5 @@ int gg_ortho_run(int argc, char **argv, gg_context *ctx, char *err, size_t errle
 
 void gg_ortho_run_release(void)
 {
-    buf_free_all();
+    ggo_buffers_release_all();
 }

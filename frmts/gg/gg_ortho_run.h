@@ -12,9 +12,11 @@
  *
  * Reentrancy: no process-wide state survives a call except GDAL's driver
  * registration (GDALAllRegister), what GDAL's generic options given in argv
- * set (--config K V: keep them out of a library call), and a small pool of
- * output block buffers (at most 6, mutex-protected; gg_ortho_run_release
- * frees it).  No exit(), no signal handler.  Each thread of a call that does
+ * set (--config K V: keep them out of a library call), and the pipelines'
+ * kept host buffers (gg_ortho_buffers.h: up to about 1 GB, mutex-protected;
+ * with a caller's context, page-locked through it unless GG_ORTHO_PINNED=0;
+ * gg_ortho_run_release frees them, and must run before that context is
+ * destroyed).  No exit(), no signal handler.  Each thread of a call that does
  * GDAL work pushes its own error handler (CPLPushErrorHandlerEx, the call's
  * state as user data) and pops it before it ends.  GDAL's block cache size,
  * set to 256 MB for the call unless GDAL_CACHEMAX is configured, is put back
@@ -54,8 +56,10 @@ extern "C" {
 GG_ORTHO_RUN_API int gg_ortho_run(int argc, char **argv, gg_context *ctx, char *err,
                                   size_t errlen);
 
-/* Frees the output block buffers kept for the next call (runs that create
- * their own context free them before returning). */
+/* Frees the host buffers kept for the next call, the page-locked ones
+ * through the contexts they were allocated on: call it before destroying a
+ * context given to gg_ortho_run (runs that create their own context free
+ * theirs before returning). */
 GG_ORTHO_RUN_API void gg_ortho_run_release(void);
 
 #ifdef __cplusplus

@@ -760,6 +760,9 @@ def test_ortho_entry_point_twice_one_context(data, ortho_ref, tmp_path):
     rc, err = call(ctx, *data["ortho_args"], data["scenes"][0], out / name0)
     assert rc == 0 and (out / name0).read_bytes() == (ortho_ref / name0).read_bytes()
     assert ctx.backend == "cpu" and ctx.memory()[1] > 0  # the context lives on
+    # the pipelines' buffers kept for the next call were allocated on this
+    # context: they go before it does (gg_ortho_run.h)
+    ctypes.CDLL(entry[1]).gg_ortho_run_release()
     ctx.close()
 
 

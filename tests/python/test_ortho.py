@@ -518,18 +518,21 @@ def _handed_on(stderr):
     return [tuple(int(v) for v in m.groups()) for m in pat.finditer(stderr)]
 
 
-@pytest.mark.parametrize("queue", ["0", "default"])
+@pytest.mark.parametrize("queue", ["0", "default", "pinned"])
 def test_batch_writers_drain_beside_the_device(gg, synth, tmp_path, queue):
     """A slow writer (GG_ORTHO_WRITE_DELAY_MS: a slow disk) does not hold the
     device: with the default queue a scene hands the device on while most
     of its blocks are still to write, and the next scenes run beside its
-    writer; GG_ORTHO_QUEUE_MB=0 keeps at most 3 blocks queued.  Either way
-    the files equal those of scenes run one at a time."""
+    writer; GG_ORTHO_QUEUE_MB=0 keeps at most 3 blocks queued.  Either way,
+    and with the host buffers from the context (GG_ORTHO_PINNED=1), the
+    files equal those of scenes run one at a time."""
     srcs = _four_scenes(tmp_path, synth)
     out = tmp_path / "out"
     out.mkdir()
     env = {"GG_ORTHO_WRITE_DELAY_MS": "25", "GG_ORTHO_BLOCK_ROWS": "16", "GG_ORTHO_TIMING": "1"}
-    if queue != "default":
+    if queue == "pinned":
+        env["GG_ORTHO_PINNED"] = "1"
+    elif queue != "default":
         env["GG_ORTHO_QUEUE_MB"] = queue
     args = ["-device", "cpu", "-dem", synth["dem4326"], "-t_srs", "EPSG:32632", "-tr", "10", "10"]
     p = gg.run("gdal_ortho", "-q", *args, "-outdir", out, *srcs, env=env)
@@ -541,7 +544,7 @@ def test_batch_writers_drain_beside_the_device(gg, synth, tmp_path, queue):
             assert q == 3 and left <= 3, handed
         else:
             assert q == blocks, handed
-    if queue == "default":
+    if queue != "0":
         # the first blocks' writes take 25 ms each, the device's part of a
         # block a fraction of that: the device goes on long before the writer
         assert max(left for left, _, _ in handed) > 3, handed
