@@ -512,9 +512,13 @@ double gg_op_band_nodata(const gg_op *op, int band)
     return op ? op->dst_nodata : 0;
 }
 
-gg_status gg_op_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc, gg_tile *dst,
-                          int ndst)
+/* What both stack entry points check of the call and the output tiles.
+ * Returns GG_OK with *need the source window, or with *done set when the
+ * outputs are complete already (empty, or all nodata). */
+static gg_status stack_call_checks(gg_context *ctx, gg_op *op, int nsrc, gg_tile *dst, int ndst,
+                                   gg_window *need, int *done)
 {
+    *done = 0;
     if (!ctx || !op || !dst || ndst < 1)
         return GG_ERR_ARGUMENT;
     if (!op->cls->stack)
@@ -536,21 +540,98 @@ gg_status gg_op_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, int ns
                                "%s: output tile %d does not fit the output raster", op->cls->name, b);
     }
     op->err[0] = 0;
-    if (d0->width == 0 || d0->height == 0)
+    if (d0->width == 0 || d0->height == 0) {
+        *done = 1;
         return GG_OK;
-    gg_window dw = {d0->x0, d0->y0, d0->width, d0->height}, need;
-    gg_op_source_window(op, &dw, &need);
-    if (need.width == 0) {
+    }
+    gg_window dw = {d0->x0, d0->y0, d0->width, d0->height};
+    gg_op_source_window(op, &dw, need);
+    if (need->width == 0) {
         for (int b = 0; b < ndst; b++)
             gg_tile_fill(&dst[b], gg_op_band_nodata(op, b));
-        return GG_OK;
+        *done = 1;
     }
-    for (int b = 0; b < nsrc; b++) {
-        gg_status s = gg_op_check_source(op, &src[b], &need);
-        if (s != GG_OK)
+    return GG_OK;
+}
+
+gg_status gg_op_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc, gg_tile *dst,
+                          int ndst)
+{
+    gg_window need;
+    int done;
+    gg_status s = stack_call_checks(ctx, op, nsrc, dst, ndst, &need, &done);
+    if (s != GG_OK || done)
+        return s;
+    if (!src)
+        return GG_ERR_ARGUMENT;
+    for (int b = 0; b < nsrc; b++)
+        if ((s = gg_op_check_source(op, &src[b], &need)) != GG_OK)
             return s;
-    }
     return relay(op, ctx, op->cls->run_stack(ctx, op, src, nsrc, dst, ndst));
+}
+
+gg_tile gg_op_interleaved_view(const gg_op *op, const gg_tile *src, int n, const gg_tile *dst)
+{
+    gg_window dw = {dst->x0, dst->y0, dst->width, dst->height}, need;
+    gg_op_source_window(op, &dw, &need);
+    gg_tile v = *src;
+    const size_t es = gg_type_size(src->type);
+    v.data = (unsigned char *)src->data +
+             ((size_t)(need.y0 - src->y0) * src->stride + (size_t)(need.x0 - src->x0)) * n * es;
+    v.x0 = need.x0;
+    v.y0 = need.y0;
+    v.width = need.width * n;
+    v.height = need.height;
+    v.stride = src->stride * (size_t)n;
+    return v;
+}
+
+/* Ops without their own interleaved path: the window's bands sorted into
+ * planes on the host, then run_stack. */
+static gg_status run_sorted_on_host(gg_context *ctx, gg_op *op, const gg_tile *src, int n,
+                                    gg_tile *dst, int ndst)
+{
+    const gg_tile v = gg_op_interleaved_view(op, src, n, &dst[0]);
+    const int w = v.width / n, h = v.height;
+    const size_t es = gg_type_size(v.type), plane = (size_t)w * (size_t)h;
+    unsigned char *buf = malloc(plane * (size_t)n * es);
+    gg_tile *t = malloc((size_t)n * sizeof *t);
+    if (!buf || !t) {
+        free(buf);
+        free(t);
+        return gg_op_error(op, GG_ERR_NOMEM, "%s: no host memory to sort %d interleaved bands "
+                           "of %d x %d pixels", op->cls->name, n, w, h);
+    }
+    for (int y = 0; y < h; y++) {
+        const unsigned char *row = (const unsigned char *)v.data + (size_t)y * v.stride * es;
+        for (int x = 0; x < w; x++)
+            for (int b = 0; b < n; b++)
+                memcpy(buf + ((size_t)b * plane + (size_t)y * w + x) * es,
+                       row + ((size_t)x * n + b) * es, es);
+    }
+    for (int b = 0; b < n; b++)
+        t[b] = (gg_tile){buf + (size_t)b * plane * es, v.type, w, h, (size_t)w, v.x0, v.y0};
+    const gg_status s = op->cls->run_stack(ctx, op, t, n, dst, ndst);
+    free(t);
+    free(buf);
+    return s;
+}
+
+gg_status gg_op_run_stack_interleaved(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
+                                      gg_tile *dst, int ndst)
+{
+    gg_window need;
+    int done;
+    gg_status s = stack_call_checks(ctx, op, nsrc, dst, ndst, &need, &done);
+    if (s != GG_OK || done)
+        return s;
+    if ((s = gg_op_check_source(op, src, &need)) != GG_OK)
+        return s;
+    if (op->cls->run_stack_interleaved)
+        s = op->cls->run_stack_interleaved(ctx, op, src, nsrc, dst, ndst);
+    else
+        s = run_sorted_on_host(ctx, op, src, nsrc, dst, ndst);
+    return relay(op, ctx, s);
 }
 
 double gg_op_bytes_per_pixel(const gg_op *op)

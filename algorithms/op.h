@@ -38,6 +38,10 @@ typedef struct gg_op_class {
     int stack;
     gg_status (*run_stack)(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
                            gg_tile *dst, int ndst);
+    /* optional: run_stack from one pixel-interleaved tile (see
+     * gg_op_run_stack_interleaved); NULL: op.c sorts the bands on the host */
+    gg_status (*run_stack_interleaved)(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
+                                       gg_tile *dst, int ndst);
     gg_type (*band_type)(const gg_op *op, int band);      /* NULL: out.type */
     const char *(*band_name)(const gg_op *op, int band);  /* NULL: "" */
     double (*band_nodata)(const gg_op *op, int band);     /* NULL: dst_nodata */
@@ -78,6 +82,10 @@ gg_status gg_op_check_tiles(gg_op *op, const gg_tile *src, const gg_tile *dst);
 /* The part of src that the output tile dst needs (gg_op_source_window),
  * as a view into src's memory.  Valid only after gg_op_check_tiles. */
 gg_tile gg_op_source_view(const gg_op *op, const gg_tile *src, const gg_tile *dst);
+/* The same for a pixel-interleaved tile of n samples a pixel, returned as
+ * a plain tile of samples (width and stride in samples, x0 in pixels),
+ * ready for gg_rt_write_tile. */
+gg_tile gg_op_interleaved_view(const gg_op *op, const gg_tile *src, int n, const gg_tile *dst);
 /* The device part of a one-input, one-output tile op: uploads the source
  * view (scratch slot 0), launches `kernel` over dst's grid with the
  * buffers (source, output) (output in slot 1) and downloads dst. */

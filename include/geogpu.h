@@ -258,6 +258,15 @@ GG_API double gg_op_band_nodata(const gg_op *op, int band);
  * dst: ndst tiles (one per output band, all the same window). */
 GG_API gg_status gg_op_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
                                  gg_tile *dst, int ndst);
+/* The same from one pixel-interleaved tile of every input band (a GeoTIFF
+ * stack's own layout, INTERLEAVE=PIXEL, read as it lies in the file): each
+ * pixel of src holds nsrc consecutive samples of src->type, band 1 first;
+ * src->stride counts pixels (of nsrc samples) between rows.  Ops that can
+ * take the layout on the device (ptsel) copy it to the device as it is and
+ * sort the bands out there; the others are given band planes sorted on the
+ * host.  The outputs are those of gg_op_run_stack. */
+GG_API gg_status gg_op_run_stack_interleaved(gg_context *ctx, gg_op *op, const gg_tile *src,
+                                             int nsrc, gg_tile *dst, int ndst);
 
 /* Device bytes an op needs per output pixel (for gg_plan_rows). */
 GG_API double gg_op_bytes_per_pixel(const gg_op *op);

@@ -351,8 +351,9 @@ static int filter_group(int nbands, int rows)
     return per < nbands ? per : nbands;
 }
 
-static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
-                              gg_tile *dst, int ndst)
+/* src: nsrc band tiles, or (interleaved) one tile of nsrc samples a pixel. */
+static gg_status ps_run(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc, int interleaved,
+                        gg_tile *dst, int ndst)
 {
     const ps_state *s = op->state;
     const gg_tile *d0 = &dst[0];
@@ -381,10 +382,19 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
         if (pf.on)
             pf.t0 = pf.last = prof_now();
     }
-    /* every epoch's window into one buffer, band-sequential planes */
-    gg_buffer *bz, *bflags, *bout, *bmask, *bfilt = NULL;
+    /* every epoch's window into one buffer, band-sequential planes; an
+     * interleaved window goes to the device as it is (in the arc planes'
+     * slot, free until the arcs) and is sorted into the planes there */
+    gg_buffer *bz, *bflags, *bout, *bmask, *bfilt = NULL, *bil = NULL;
     gg_status st = gg_rt_scratch(ctx, 0, (size_t)nsrc * plane * 8, &bz);
-    for (int b = 0; b < nsrc && st == GG_OK; b++) {
+    if (interleaved) {
+        const gg_tile v = gg_op_interleaved_view(op, src, nsrc, d0);
+        if (st == GG_OK)
+            st = gg_rt_scratch(ctx, 6, (size_t)nsrc * plane * 8, &bil);
+        if (st == GG_OK)
+            st = gg_rt_write_tile(ctx, bil, 0, 0, &v);
+    }
+    for (int b = 0; b < nsrc && st == GG_OK && !interleaved; b++) {
         const gg_tile v = gg_op_source_view(op, &src[b], d0);
         st = gg_rt_write_tile(ctx, bz, (size_t)b * plane * 8, 0, &v);
     }
@@ -398,8 +408,11 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
     gg_ptsel_norm_params pn = {.nbands = nsrc,
                                .has_nodata = op->src_has_nodata,
                                .nodata = (float)op->src_nodata};
-    gg_buffer *nb[2] = {bflags, bz};
-    st = gg_rt_launch(ctx, GG_K_PTSEL_NORM, need.width, need.height, &pn, sizeof pn, nb, 2);
+    gg_buffer *nb[2] = {bflags, bz}, *nbi[3] = {bflags, bil, bz};
+    st = interleaved ? gg_rt_launch(ctx, GG_K_PTSEL_NORM_IL, need.width, need.height, &pn,
+                                    sizeof pn, nbi, 3)
+                     : gg_rt_launch(ctx, GG_K_PTSEL_NORM, need.width, need.height, &pn, sizeof pn,
+                                    nb, 2);
     prof_mark(ctx, &pf, 1);
 
     /* planes of the tau window: tau_max, [best_dx, best_dy], [weights] */
@@ -530,12 +543,25 @@ static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, in
     return st;
 }
 
+static gg_status ps_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
+                              gg_tile *dst, int ndst)
+{
+    return ps_run(ctx, op, src, nsrc, 0, dst, ndst);
+}
+
+static gg_status ps_run_stack_interleaved(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
+                                          gg_tile *dst, int ndst)
+{
+    return ps_run(ctx, op, src, nsrc, 1, dst, ndst);
+}
+
 /* An output pixel needs n complex samples, grown by the halo: strips are
  * full width (no growth in x) and taken as at least 64 rows (or the image)
  * high, so a halo of g rows on each side adds 2g/64; plus the output
  * planes (with the filter: the tau planes and weights on the window grown
  * by r/2, there too 3 row-sum floats per band, and n complex filtered
- * planes) and the arc planes of the half-window passes. */
+ * planes) and the arc planes of the half-window passes (at least as large
+ * as the stack: an interleaved window is sorted from there). */
 static double ps_bytes_per_pixel(const gg_op *op)
 {
     const ps_state *s = op->state;
@@ -547,7 +573,9 @@ static double ps_bytes_per_pixel(const gg_op *op)
      * centres grown by r/2 above the tau window), and 2 best-so-far planes */
     const double rowsk = h + 1 < 4 ? h + 1 : 4;
     const double arcs = 4.0 * rowsk * s->window * (1.0 + h / rows) * tgrow;
-    return (double)op->in.bands * 8.0 * grow + arcs +
+    /* the arc planes' slot first holds an interleaved window as it came */
+    const double stack = (double)op->in.bands * 8.0 * grow;
+    return stack + (arcs > stack ? arcs : stack) +
            tgrow * (4.0 * ((s->offsets ? 3 : 1) + s->filter + 2) + (s->mask ? 1 : 0)) +
            (s->filter ? (double)op->in.bands * (8.0 + 12.0 * tgrow) : 0.0);
 }
@@ -579,6 +607,7 @@ const gg_op_class gg_op_ptsel = {
     .bytes_per_pixel = ps_bytes_per_pixel,
     .stack = 1,
     .run_stack = ps_run_stack,
+    .run_stack_interleaved = ps_run_stack_interleaved,
     .band_type = ps_band_type,
     .band_name = ps_band_name,
     .band_nodata = ps_band_nodata,

@@ -23,22 +23,26 @@ GG_DEVICE_FN float gg_ptsel_rsqrt(float v)
 #endif
 }
 
-/* u = z/|z| for every epoch of a pixel, in place (one work item per pixel,
- * the epochs looped, each step a coalesced read of one plane).  conj[b]
- * conjugates epoch b first.  Invalid samples (zero, NaN/Inf, real part ==
- * nodata) become u = 0, so every product they enter vanishes by itself.
- * z is scaled by max(|re|, |im|) before squaring: neither huge values
- * (|z|^2 overflowing) nor tiny ones (underflowing to 0) are lost. */
-GG_STREAM_KERNEL2(gg_k_ptsel_norm, gg_ptsel_norm_params, p, const int, conj, float, z)
+/* u = z/|z| for every epoch of a pixel (one work item per pixel, the
+ * epochs looped) into the band-sequential planes z.  The samples are read
+ * from in[at + b * step]: from z itself (in place, each step a coalesced
+ * read of one plane) or from the stack as it lies in a pixel-interleaved
+ * file (step 2: the pixel's epochs side by side).  conj[b] conjugates epoch
+ * b first.  Invalid samples (zero, NaN/Inf, real part == nodata) become
+ * u = 0, so every product they enter vanishes by itself.  z is scaled by
+ * max(|re|, |im|) before squaring: neither huge values (|z|^2 overflowing)
+ * nor tiny ones (underflowing to 0) are lost. */
+GG_DEVICE_FN void gg_ptsel_unit_pixel(int x, int y, int gg_nx, int gg_ny, gg_ptsel_norm_params p,
+                                      GG_GLOBAL const int *conj, GG_GLOBAL const float *in,
+                                      size_t at, size_t step, GG_GLOBAL float *z)
 {
-    const int x = GG_X, y = GG_Y;
     if (x >= gg_nx || y >= gg_ny)
         return;
-    const size_t step = 2 * (size_t)gg_nx * (size_t)gg_ny;
+    const size_t zstep = 2 * (size_t)gg_nx * (size_t)gg_ny;
     size_t e = 2 * ((size_t)y * (size_t)gg_nx + (size_t)x);
-    for (int b = 0; b < p.nbands; b++, e += step) {
-        const float re = z[e];
-        const float im = conj[b] ? -z[e + 1] : z[e + 1];
+    for (int b = 0; b < p.nbands; b++, e += zstep, at += step) {
+        const float re = in[at];
+        const float im = conj[b] ? -in[at + 1] : in[at + 1];
         const float s = fmax(fabs(re), fabs(im));
         float ur = 0.0f, ui = 0.0f;
         if (gg_cvalid(re, im, p.has_nodata, p.nodata) && s > 0.0f) {
@@ -50,6 +54,24 @@ GG_STREAM_KERNEL2(gg_k_ptsel_norm, gg_ptsel_norm_params, p, const int, conj, flo
         z[e] = ur;
         z[e + 1] = ui;
     }
+}
+
+GG_STREAM_KERNEL2(gg_k_ptsel_norm, gg_ptsel_norm_params, p, const int, conj, float, z)
+{
+    const int x = GG_X, y = GG_Y;
+    gg_ptsel_unit_pixel(x, y, gg_nx, gg_ny, p, conj, z,
+                        2 * ((size_t)y * (size_t)gg_nx + (size_t)x),
+                        2 * (size_t)gg_nx * (size_t)gg_ny, z);
+}
+
+/* The same from the pixel-interleaved window il (nx x ny pixels of nbands
+ * complex samples, packed) into the planes z. */
+GG_STREAM_KERNEL3(gg_k_ptsel_norm_il, gg_ptsel_norm_params, p, const int, conj, const float, il,
+                  float, z)
+{
+    const int x = GG_X, y = GG_Y;
+    gg_ptsel_unit_pixel(x, y, gg_nx, gg_ny, p, conj, il,
+                        2 * ((size_t)y * (size_t)gg_nx + (size_t)x) * (size_t)p.nbands, 2, z);
 }
 
 /* Half-window symmetry: tau(C,N) = tau(N,C) (the arc phasors from the other

@@ -143,15 +143,31 @@ static int prod_of(const char *name)
 
 /* Runs a case in tiles of tw x th output pixels through the public API,
  * as the GDAL driver does: one source window for both bands, one call per
- * tile writing every band.  Returns 0 on failure (recorded). */
+ * tile writing every band; `interleaved`: from one pixel-interleaved copy
+ * of both bands (gg_op_run_stack_interleaved, which coherence serves by
+ * sorting the bands on the host).  Returns 0 on failure (recorded). */
 static int run_case(const char *dev, const coh_case *c, const float *s1, const float *s2, int tw,
-                    int th, coh_result *r)
+                    int th, int interleaved, coh_result *r)
 {
     memset(r, 0, sizeof *r);
+    float *il = NULL;
+    if (interleaved) {
+        const size_t n = (size_t)c->W * c->H;
+        il = malloc(n * 16);
+        for (size_t k = 0; il && k < n; k++) {
+            memcpy(il + 4 * k, s1 + 2 * k, 8);
+            memcpy(il + 4 * k + 2, s2 + 2 * k, 8);
+        }
+        if (!il) {
+            CHECK(0, "out of memory");
+            return 0;
+        }
+    }
     gg_context *ctx = NULL;
     char err[512];
     if (gg_context_create(dev, &ctx, err, sizeof err) != GG_OK) {
         CHECK(0, "%s: %s", dev, err);
+        free(il);
         return 0;
     }
     gg_op *op = NULL;
@@ -194,12 +210,17 @@ static int run_case(const char *dev, const coh_case *c, const float *s1, const f
                 dst[b] = (gg_tile){r->out[r->prod[b]] + ((size_t)y * oi.width + x) * nc,
                                    gg_op_band_type(op, b), dw.width, dw.height, (size_t)oi.width, x, y};
             }
+            if (il)
+                src[0] = (gg_tile){(void *)(il + 2 * so), GG_CFLOAT32, sw.width, sw.height,
+                                   (size_t)c->W, sw.x0, sw.y0};
             if (s == GG_OK)
-                s = gg_op_run_stack(ctx, op, src, 2, dst, oi.bands);
+                s = il ? gg_op_run_stack_interleaved(ctx, op, src, 2, dst, oi.bands)
+                       : gg_op_run_stack(ctx, op, src, 2, dst, oi.bands);
         }
     CHECK(s == GG_OK, "%s: %s", dev, gg_op_last_error(op));
     ok = s == GG_OK;
 done:
+    free(il);
     gg_op_free(op);
     gg_context_destroy(ctx);
     return ok;
@@ -281,11 +302,21 @@ static void test_cases(char devs[][32], int nd)
         for (int d = 0; d < nd; d++) {
             coh_result whole, tiled;
             /* whole image in one tile, then small uneven tiles */
-            if (!run_case(devs[d], c, s1, s2, 1 << 20, 1 << 20, &whole))
+            if (!run_case(devs[d], c, s1, s2, 1 << 20, 1 << 20, 0, &whole))
                 continue;
-            if (!run_case(devs[d], c, s1, s2, 7, 5, &tiled)) {
+            if (!run_case(devs[d], c, s1, s2, 7, 5, 0, &tiled)) {
                 result_free(&whole);
                 continue;
+            }
+            coh_result il;
+            if (run_case(devs[d], c, s1, s2, 7, 5, 1, &il)) {
+                for (int p = 0; p < 3; p++)
+                    if (whole.out[p])
+                        CHECK(il.out[p] && !memcmp(whole.out[p], il.out[p],
+                                                   no * (p == P_IFG ? 8 : 4)),
+                              "%s case %zu: product %d from the pixel-interleaved bands differs",
+                              devs[d], ci, p);
+                result_free(&il);
             }
             CHECK(whole.Wo == Wo && whole.Ho == Ho, "case %zu: output %dx%d, expected %dx%d", ci, whole.Wo,
                   whole.Ho, Wo, Ho);

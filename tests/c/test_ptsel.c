@@ -47,13 +47,31 @@ static double now_s(void)
 
 /* ------------------------------------------------------------ reference */
 
-/* A stack: n band-sequential planes of W x H interleaved complex floats. */
+/* A stack: n band-sequential planes of W x H interleaved complex floats;
+ * with `interleaved`, W x H pixels of n complex samples each (a
+ * pixel-interleaved GeoTIFF's layout), run through
+ * gg_op_run_stack_interleaved. */
 typedef struct {
     int W, H, n;
     const float *z;
     int has_nodata;
     double nodata;
+    int interleaved;
 } stack;
+
+/* The pixel-interleaved copy of a band-sequential stack. */
+static stack interleave(const stack *s)
+{
+    const size_t np = (size_t)s->W * s->H;
+    float *z = malloc(np * s->n * 8);
+    for (size_t k = 0; z && k < np; k++)
+        for (int b = 0; b < s->n; b++)
+            memcpy(z + 2 * (k * s->n + b), s->z + 2 * ((size_t)b * np + k), 8);
+    stack t = *s;
+    t.z = z;
+    t.interleaved = 1;
+    return t;
+}
 
 typedef struct {
     int window, slc;
@@ -258,15 +276,20 @@ static gg_status run_ptsel(gg_context *ctx, const stack *s, const char *const *o
         for (int x = 0; x < s->W && st == GG_OK; x += tw) {
             gg_window dw = {x, y, x + tw > s->W ? s->W - x : tw, y + th > s->H ? s->H - y : th}, sw;
             gg_op_source_window(op, &dw, &sw);
-            for (int b = 0; b < s->n; b++)
-                src[b] = (gg_tile){(void *)(s->z + 2 * ((size_t)b * np + (size_t)sw.y0 * s->W + sw.x0)),
+            for (int b = 0; b < (s->interleaved ? 1 : s->n); b++)
+                src[b] = (gg_tile){(void *)(s->z + (s->interleaved
+                                                        ? 2 * ((size_t)sw.y0 * s->W + sw.x0) * s->n
+                                                        : 2 * ((size_t)b * np +
+                                                               (size_t)sw.y0 * s->W + sw.x0))),
                                    GG_CFLOAT32, sw.width, sw.height, (size_t)s->W, sw.x0, sw.y0};
             for (int b = 0; b < oi.bands; b++) {
                 const gg_type t = gg_op_band_type(op, b);
                 dst[b] = (gg_tile){(char *)planes[b] + ((size_t)y * s->W + x) * gg_type_size(t), t,
                                    dw.width, dw.height, (size_t)s->W, x, y};
             }
-            if ((st = gg_op_run_stack(ctx, op, src, s->n, dst, oi.bands)) != GG_OK)
+            st = s->interleaved ? gg_op_run_stack_interleaved(ctx, op, src, s->n, dst, oi.bands)
+                                : gg_op_run_stack(ctx, op, src, s->n, dst, oi.bands);
+            if (st != GG_OK)
                 snprintf(err, errlen, "%s", gg_op_last_error(op));
         }
     gg_op_free(op);
@@ -459,7 +482,7 @@ static void test_cases(gg_context **ctx, char devs[][32], int nd)
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const pcase *c = &cases[ci];
         float *z = make_stack(c->W, c->H, c->n, c->has_nodata, c->nodata);
-        const stack s = {c->W, c->H, c->n, z, c->has_nodata, c->nodata};
+        const stack s = {c->W, c->H, c->n, z, c->has_nodata, c->nodata, 0};
         const size_t np = (size_t)c->W * c->H;
         ref_opts o;
         fill_ref_opts(c->opts, c->n, &o);
@@ -503,6 +526,18 @@ static void test_cases(gg_context **ctx, char devs[][32], int nd)
                   "whole run %s", what, err);
             result_free(&tiled);
             result_free(&tiled2);
+            /* the same stack pixel-interleaved: sorted on the device, the
+             * same bits */
+            const stack si = interleave(&s);
+            st = run_ptsel(ctx[d], &si, c->opts, 1 << 20, 1 << 20, &tiled, err, sizeof err);
+            CHECK(st == GG_OK && same_result(&whole, &tiled, np), "%s: the pixel-interleaved "
+                  "stack gives other results %s", what, err);
+            st = run_ptsel(ctx[d], &si, c->opts, 7, 5, &tiled2, err, sizeof err);
+            CHECK(st == GG_OK && same_result(&whole, &tiled2, np), "%s: the pixel-interleaved "
+                  "stack in 7x5 tiles gives other results %s", what, err);
+            result_free(&tiled);
+            result_free(&tiled2);
+            free((void *)si.z);
             if (!first.tau) {
                 first = whole;
                 continue;
@@ -575,7 +610,7 @@ static void test_filter(gg_context **ctx, char devs[][32], int nd)
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const pcase *c = &cases[ci];
         float *z = make_stack(c->W, c->H, c->n, c->has_nodata, c->nodata);
-        const stack s = {c->W, c->H, c->n, z, c->has_nodata, c->nodata};
+        const stack s = {c->W, c->H, c->n, z, c->has_nodata, c->nodata, 0};
         const size_t np = (size_t)c->W * c->H;
         ref_opts o;
         fill_ref_opts(c->opts, c->n, &o);
@@ -655,6 +690,13 @@ static void test_filter(gg_context **ctx, char devs[][32], int nd)
                       !memcmp(tiled2.filt, whole.filt, np * 8 * (size_t)c->n),
                   "%s: 10x3 tiles differ from the whole run %s", what, err);
             result_free(&tiled);
+            const stack si = interleave(&s);
+            st = run_ptsel(ctx[d], &si, c->opts, 10, 3, &tiled, err, sizeof err);
+            CHECK(st == GG_OK && same_bands(&tiled, &nofilt, np) && tiled.filt &&
+                      !memcmp(tiled.filt, whole.filt, np * 8 * (size_t)c->n),
+                  "%s: the pixel-interleaved stack in 10x3 tiles differs %s", what, err);
+            free((void *)si.z);
+            result_free(&tiled);
             result_free(&tiled2);
             result_free(&nofilt);
             if (!first.filt) {
@@ -681,7 +723,7 @@ static void test_conj_identity(gg_context **ctx, char devs[][32], int nd)
 {
     const int W = 23, H = 17, n = 6;
     float *z = make_stack(W, H, n, 0, 0);
-    const stack s = {W, H, n, z, 0, 0};
+    const stack s = {W, H, n, z, 0, 0, 0};
     const size_t np = (size_t)W * H;
     for (int d = 0; d < nd; d++)
         for (int slc = 0; slc < 2; slc++) {
@@ -841,7 +883,7 @@ static void test_split_contexts(gg_context **ctx, char devs[][32], int nd)
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
             const pcase *c = &cases[ci];
             float *z = make_stack(c->W, c->H, c->n, c->has_nodata, c->nodata);
-            const stack s = {c->W, c->H, c->n, z, c->has_nodata, c->nodata};
+            const stack s = {c->W, c->H, c->n, z, c->has_nodata, c->nodata, 0};
             const size_t np = (size_t)c->W * c->H;
             result whole, split;
             gg_status st = run_ptsel(ctx[d], &s, c->opts, 1 << 20, 1 << 20, &whole, err, sizeof err);
@@ -896,8 +938,8 @@ static void test_pinned_source(gg_context **ctx, char devs[][32], int nd)
         if (st != GG_OK || !pz)
             continue;
         memcpy(pz, z, bytes);
-        const stack a = {c.W, c.H, c.n, z, c.has_nodata, c.nodata};
-        const stack b = {c.W, c.H, c.n, pz, c.has_nodata, c.nodata};
+        const stack a = {c.W, c.H, c.n, z, c.has_nodata, c.nodata, 0};
+        const stack b = {c.W, c.H, c.n, pz, c.has_nodata, c.nodata, 0};
         result ra, rb;
         st = run_ptsel(ctx[d], &a, c.opts, 1 << 20, 1 << 20, &ra, err, sizeof err);
         CHECK(st == GG_OK, "%s pinned: ordinary-memory run: %s", devs[d], err);
@@ -919,13 +961,64 @@ static void test_pinned_source(gg_context **ctx, char devs[][32], int nd)
     free(z);
 }
 
+/* gg_op_run_stack_interleaved refuses what it cannot read, with the
+ * reason, and writes nothing. */
+static void test_interleaved_bad_calls(gg_context *ctx)
+{
+    gg_op *op = NULL;
+    char err[512];
+    if (gg_op_new("ptsel", &op, err, sizeof err) != GG_OK || gg_op_set(op, "window", "3") != GG_OK) {
+        CHECK(0, "ptsel: %s", err);
+        gg_op_free(op);
+        return;
+    }
+    gg_raster_info ii = {12, 10, 4, GG_CFLOAT32, {0, 1, 0, 0, 0, 1}, 0, 0, 0}, oi;
+    CHECK(gg_op_prepare(op, &ii, &oi) == GG_OK, "prepare: %s", gg_op_last_error(op));
+    float *z = calloc((size_t)12 * 10 * 4 * 2, sizeof *z), tau[120];
+    for (int i = 0; i < 12 * 10 * 4 * 2; i++)
+        z[i] = (float)((i * 37) % 11) - 5.0f;
+    for (int i = 0; i < 120; i++)
+        tau[i] = 42.0f;
+    gg_tile src = {z, GG_CFLOAT32, 12, 10, 12, 0, 0}, dst = {tau, GG_FLOAT32, 12, 10, 12, 0, 0};
+    gg_tile bad = src;
+    CHECK(gg_op_run_stack_interleaved(ctx, op, &src, 3, &dst, 1) == GG_ERR_ARGUMENT &&
+              strstr(gg_op_last_error(op), "3 input and 1 output tiles given, the op takes 4"),
+          "interleaved, 3 bands for 4: '%s'", gg_op_last_error(op));
+    bad.stride = 11;
+    CHECK(gg_op_run_stack_interleaved(ctx, op, &bad, 4, &dst, 1) == GG_ERR_ARGUMENT &&
+              strstr(gg_op_last_error(op), "source tile does not cover"),
+          "interleaved, stride < width: '%s'", gg_op_last_error(op));
+    bad = src;
+    bad.height = 9;
+    CHECK(gg_op_run_stack_interleaved(ctx, op, &bad, 4, &dst, 1) == GG_ERR_ARGUMENT,
+          "interleaved, a window short of a row accepted");
+    bad = src;
+    bad.type = GG_FLOAT32;
+    CHECK(gg_op_run_stack_interleaved(ctx, op, &bad, 4, &dst, 1) == GG_ERR_ARGUMENT,
+          "interleaved, Float32 samples accepted");
+    CHECK(gg_op_run_stack_interleaved(ctx, op, NULL, 4, &dst, 1) == GG_ERR_ARGUMENT,
+          "interleaved, no source accepted");
+    int untouched = 1;
+    for (int i = 0; i < 120; i++)
+        untouched &= tau[i] == 42.0f;
+    CHECK(untouched, "a refused interleaved call wrote output");
+    CHECK(gg_op_run_stack_interleaved(ctx, op, &src, 4, &dst, 1) == GG_OK, "interleaved: %s",
+          gg_op_last_error(op));
+    size_t valid = 0;
+    for (int i = 0; i < 120; i++)
+        valid += tau[i] >= 0.0f && tau[i] <= 1.0f;
+    CHECK(valid == 120, "interleaved: %zu of 120 tau_max in [0, 1]", valid);
+    free(z);
+    gg_op_free(op);
+}
+
 /* method=pairs (the paper's O(n^2) pair loop, same kernel) and the prefix
  * form are the same function: they agree to float rounding. */
 static void test_pairs_method(gg_context **ctx, char devs[][32], int nd)
 {
     const int W = 19, H = 13, n = 11;
     float *z = make_stack(W, H, n, 0, 0);
-    const stack s = {W, H, n, z, 0, 0};
+    const stack s = {W, H, n, z, 0, 0, 0};
     const size_t np = (size_t)W * H;
     for (int d = 0; d < nd; d++)
         for (int slc = 0; slc < 2; slc++) {
@@ -1175,7 +1268,7 @@ static void test_psps(gg_context **ctx, char devs[][32], int nd)
         for (int y = 0; y < CW; y++)
             memcpy(cz + 2 * ((size_t)b * cnp + (size_t)y * CW),
                    z + 2 * ((size_t)b * np + (size_t)(C0 + y) * W + C0), (size_t)CW * 8);
-    const stack crop = {CW, CW, n, cz, 0, 0};
+    const stack crop = {CW, CW, n, cz, 0, 0, 0};
     ref_opts o;
     fill_ref_opts(opts, n, &o);
     double t0 = now_s();
@@ -1234,7 +1327,7 @@ static void test_psps(gg_context **ctx, char devs[][32], int nd)
     free(u);
 
     /* the whole 200x200 stack on each device (the CPU's answer reported) */
-    const stack full = {W, H, n, z, 0, 0};
+    const stack full = {W, H, n, z, 0, 0, 0};
     result base = {0};
     for (int d = 0; d < nd; d++) {
         result r;
@@ -1295,6 +1388,8 @@ int main(void)
     test_pinned_source(ctx, okdevs, nok);
     test_filter(ctx, okdevs, nok);
     test_bad_options();
+    if (nok)
+        test_interleaved_bad_calls(ctx[0]);
     test_psps(ctx, okdevs, nok);
     for (int d = 0; d < nok; d++)
         gg_context_destroy(ctx[d]);

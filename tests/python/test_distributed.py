@@ -419,6 +419,76 @@ def test_read_window_threads(data):
     assert not np.all(np.isnan(ref)) and np.nanmax(np.abs(ref)) > 0
 
 
+def test_file_rows_read_as_gdal_reads(data, tmp_path):
+    """A pixel-interleaved, uncompressed GeoTIFF stack read as it lies in
+    the file (_file_rows, _read_file_rows): every window, full width or
+    not, by 1 to 8 threads, is GDAL's own read of it, bit for bit, in the
+    (rows, columns, bands) layout."""
+    stack = str(data["stack"])
+    ds = gdal.Open(stack)
+    n, W, H = ds.RasterCount, ds.RasterXSize, ds.RasterYSize
+    layout = gd._file_rows(stack, True)
+    assert layout and layout["bands"] == n and layout["row"] == W * n * 8
+    assert layout["offset"] == int(ds.GetRasterBand(1).GetMetadataItem("BLOCK_OFFSET_0_0", "TIFF"))
+    for readers in (1, 3, 8):
+        for win in [(0, 0, W, H), (0, 7, W, 50), (3, 5, 120, 100), (17, 40, 31, 9),
+                    (W - 1, H - 1, 1, 1)]:
+            ref = ds.ReadAsArray(*win, buf_type=gdal.GDT_CFloat32)
+            got = np.full((win[3], win[2], n), np.nan + 1j, np.complex64)
+            gd._read_file_rows(stack, layout, win, got, readers=readers)
+            assert got.transpose(2, 0, 1).tobytes() == ref.tobytes(), (readers, win)
+    assert np.nanmax(np.abs(ref)) > 0
+    # a layout past the file's end (the file cut short since) is an error,
+    # not zeros
+    with pytest.raises(gd.TaskError, match="file ends at byte"):
+        gd._read_file_rows(stack, {**layout, "offset": os.path.getsize(stack) - layout["row"]},
+                           (0, 0, W, 2), np.empty((2, W, n), np.complex64))
+
+
+@pytest.mark.parametrize("why, options, dtype", [
+    ("band-interleaved", ["INTERLEAVE=BAND"], "CFloat32"),
+    ("compressed", ["COMPRESS=DEFLATE"], "CFloat32"),
+    ("tiled", ["TILED=YES", "BLOCKXSIZE=64", "BLOCKYSIZE=64"], "CFloat32"),
+    ("big-endian", ["ENDIANNESS=BIG"], "CFloat32"),
+    ("complex integers", [], "CInt16"),
+    ("a VRT", None, "CFloat32"),
+])
+def test_file_rows_only_where_gdal_would_read_the_same(data, tmp_path, why, options, dtype):
+    """Every layout whose bytes are not GDAL's CFloat32 pixels, row after
+    row, is read through GDAL: _file_rows says None."""
+    src = gdal.Open(str(data["stack"]))
+    path = tmp_path / ("s.vrt" if options is None else "s.tif")
+    if options is None:
+        gdal.Translate(str(path), src, format="VRT")
+    else:
+        gdal.Translate(str(path), src, creationOptions=options,
+                       outputType=gdal.GetDataTypeByName(dtype))
+    assert gd._file_rows(str(path), True) is None, why
+    assert gd._file_rows(str(data["stack"]), False) is None  # Float32 wanted, CFloat32 there
+
+
+def test_tiled_ptsel_file_rows_and_gdal_reads_identical(client, data, ptsel_ref, tmp_path,
+                                                        monkeypatch):
+    """The tile tasks read the stack as it lies in the file and sort its
+    bands on the device; with GG_DIST_RAW=0 they read through GDAL; a
+    band-interleaved copy of the stack goes through GDAL by itself.  The
+    three mosaics are gdal_ptsel's output."""
+    runs = {}
+    band_stack = tmp_path / "band.tif"
+    gdal.Translate(str(band_stack), str(data["stack"]), creationOptions=["INTERLEAVE=BAND"])
+    for label, stack, env in [("rows", data["stack"], "1"), ("gdal", data["stack"], "0"),
+                              ("band", band_stack, "1")]:
+        monkeypatch.setenv("GG_DIST_RAW", env)
+        out = tmp_path / label
+        out.mkdir()
+        b = gd.tile_batch(client, "ptsel", [stack], out / "ps.vrt", tile=(64, 50), **PTSEL_OPTS)
+        assert b.ok and len(b.done) == 3 * 3, b.failed
+        runs[label] = {r.reader for r in b.done}
+        for n in PTSEL_BANDS:
+            assert_same_raster(out / f"ps_{n}.vrt", ptsel_ref / f"ps_{n}.tif", f"{label} {n}")
+    assert runs == {"rows": {"file rows"}, "gdal": {"gdal"}, "band": {"gdal"}}
+
+
 # ------------------------------------------------------------ scene batches
 
 def test_ortho_batch_identical(client, data, ortho_ref):

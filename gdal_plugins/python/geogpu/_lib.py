@@ -190,6 +190,8 @@ _PROTOTYPES = {
     "gg_op_band_name": (_cp, [_vp, _int]),
     "gg_op_band_nodata": (_dbl, [_vp, _int]),
     "gg_op_run_stack": (_int, [_vp, _vp, _c.POINTER(GGTile), _int, _c.POINTER(GGTile), _int]),
+    "gg_op_run_stack_interleaved": (_int, [_vp, _vp, _c.POINTER(GGTile), _int,
+                                           _c.POINTER(GGTile), _int]),
     "gg_op_bytes_per_pixel": (_dbl, [_vp]),
 }
 

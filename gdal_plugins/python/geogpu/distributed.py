@@ -716,12 +716,14 @@ def _absolute_args(args, cwd):
 # ========================================================================= batch
 
 TaskRecord = namedtuple("TaskRecord", "name status worker device seconds files error phases "
-                        "runner", defaults=(None, None))
+                        "runner reader", defaults=(None, None, None))
 TaskRecord.__doc__ = """One output of a batch: status "done" (computed now), "skipped"
 (complete from an earlier run) or "failed" (error: the cause); phases: where
 a tile task's seconds went ({"setup", "read", "run", "write"}), else None;
 runner: how a scene or pair task ran its utility, "in-process" (gdal_ortho's
-entry point in the worker) or "subprocess", else None."""
+entry point in the worker) or "subprocess", else None; reader: how a tile
+task read its window, "file rows" (as it lies in the file, _file_rows) or
+"gdal", else None."""
 
 
 class Batch:
@@ -818,7 +820,7 @@ def _run_jobs(client, fn, jobs, retries, progress):
                     records[j.name] = TaskRecord(j.name, r["status"], r.get("worker", ""),
                                                  r.get("device", ""), float(r.get("seconds", 0.0)),
                                                  r.get("files", []), "", r.get("phases"),
-                                                 r.get("runner"))
+                                                 r.get("runner"), r.get("reader"))
                 for it in r.get("items", []):
                     records[it["name"]] = TaskRecord(it["name"], it["status"], r.get("worker", ""),
                                                      r.get("device", ""), float(it["seconds"]),
@@ -1182,6 +1184,107 @@ def _read_window(sources, counts, complex_input, window, readers=None, reserve=0
     return planes
 
 
+def _raw_reads():
+    return os.environ.get("GG_DIST_RAW", "1") != "0"
+
+
+def _file_rows(path, complex_input):
+    """Where a stack's rows lie in its file, when they lie there exactly as
+    GDAL would return them: an uncompressed, pixel-interleaved GeoTIFF
+    (GDAL's default for a multi-band GTiff) of CFloat32 (complex_input) or
+    Float32 bands in this machine's byte order, cut in full-width strips
+    that follow each other.  Returns {"offset": file offset of row 0,
+    "row": bytes a row, "bands": n}, else None (the window is then read
+    through GDAL).
+
+    Why: a tile task of a paper-size PtSel reads 600 MB; through GDAL that
+    is a copy into the block cache and a de-interleaving pass per band,
+    CPU and host-memory work that four workers on one host contend for
+    (bench/RESULTS.md).  Read as it lies, it is one copy from the page
+    cache, and the device sorts the bands (gg_op_run_stack_interleaved)."""
+    gdal = _gdal()
+    path = str(path)
+    if not os.path.isfile(path):
+        return None
+    try:
+        ds = _open_raster(path)
+    except TaskError:
+        return None
+    want = gdal.GDT_CFloat32 if complex_input else gdal.GDT_Float32
+    n, W, H = ds.RasterCount, ds.RasterXSize, ds.RasterYSize
+    if ds.GetDriver().ShortName != "GTiff" or n < 1:
+        return None
+    structure = ds.GetMetadata("IMAGE_STRUCTURE") or {}
+    if "COMPRESSION" in structure or (n > 1 and structure.get("INTERLEAVE") != "PIXEL"):
+        return None
+    b1 = ds.GetRasterBand(1)
+    if any(ds.GetRasterBand(b).DataType != want or
+           "NBITS" in (ds.GetRasterBand(b).GetMetadata("IMAGE_STRUCTURE") or {})
+           for b in range(1, n + 1)):
+        return None
+    bw, rows = b1.GetBlockSize()
+    if bw != W:
+        return None
+    with open(path, "rb") as f:
+        order = f.read(2)
+    if order != (b"II" if sys.byteorder == "little" else b"MM"):
+        return None
+    row = W * n * gdal.GetDataTypeSize(want) // 8
+    offset = None
+    for k in range(-(-H // rows)):
+        o = b1.GetMetadataItem(f"BLOCK_OFFSET_0_{k}", "TIFF")
+        size = b1.GetMetadataItem(f"BLOCK_SIZE_0_{k}", "TIFF")
+        if not o or not size or int(o) == 0:
+            return None  # a sparse or unreadable strip
+        if offset is None:
+            offset = int(o)
+        if int(o) != offset + k * rows * row or int(size) != min(rows, H - k * rows) * row:
+            return None
+    if os.path.getsize(path) < offset + H * row:
+        return None
+    return {"offset": offset, "row": row, "bands": n}
+
+
+def _read_file_rows(path, layout, window, into, readers=None):
+    """Window (x0, y0, w, h) of a stack laid out as _file_rows says, read
+    as it lies into ``into`` (h x w x bands, C-contiguous): one read of the
+    whole range when the window is full width, else a read per row, cut
+    among ``readers`` threads (os.preadv drops Python's lock)."""
+    from concurrent.futures import ThreadPoolExecutor
+    x0, y0, w, h = window
+    n, row = layout["bands"], layout["row"]
+    es = into.itemsize
+    span = w * n * es  # bytes of one window row
+    base = layout["offset"] + y0 * row + x0 * n * es
+    flat = memoryview(into.reshape(-1).view("u1"))
+    full = span == row
+    readers = max(1, min(readers or _readers(), h))
+    cuts = [h * i // readers for i in range(readers + 1)]
+
+    def read(a, b):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            pieces = [(a, b)] if full else [(r, r + 1) for r in range(a, b)]
+            for r0, r1 in pieces:
+                want, done = (r1 - r0) * span, 0
+                while done < want:  # preadv may return less than asked
+                    k = os.preadv(fd, [flat[r0 * span + done:r1 * span]],
+                                  base + r0 * row + done)
+                    if k <= 0:
+                        raise TaskError(f"cannot read '{path}': file ends at byte "
+                                        f"{base + r0 * row + done}")
+                    done += k
+        finally:
+            os.close(fd)
+
+    if readers == 1:
+        read(0, h)
+        return
+    with ThreadPoolExecutor(readers) as pool:
+        for j in [pool.submit(read, a, b) for a, b in zip(cuts, cuts[1:]) if b > a]:
+            j.result()  # the first failure, if any
+
+
 def _band_groups(types, names):
     """How output bands go to files, as the utilities write them: all in one
     file when they share a type, else one file per band named after it."""
@@ -1221,15 +1324,25 @@ def _tile_task(spec):
     t_read = time.time()
     reserve = spec.get("reserve") or [0, 0]  # the batch's largest source, output windows
     ctx = context_for(device)
-    planes = _read_window(spec["sources"], spec["counts"], spec["complex"], src,
-                          reserve=reserve[0], ctx=ctx, pin=spec.get("pinned", False))
+    raw = spec.get("rows") if prep.stack else None
+    if raw:
+        n = raw["bands"]
+        stack = _buffer("in0", (src[3], src[2], n), "complex64" if spec["complex"] else "float32",
+                        n * reserve[0], ctx, spec.get("pinned", False))
+        _read_file_rows(spec["sources"][0], raw, src, stack)
+    else:
+        planes = _read_window(spec["sources"], spec["counts"], spec["complex"], src,
+                              reserve=reserve[0], ctx=ctx, pin=spec.get("pinned", False))
     info = prep.info
     t_run = time.time()
     if prep.stack:
         outs = [_buffer(f"out{b}", (h, w), _numpy_type(t), reserve[1], ctx,
                         spec.get("pinned", False))
                 for b, t in enumerate(info.types)]
-        outs = prep.run_tile(ctx, planes, src, (x0, y0, w, h), out=outs)
+        if raw:
+            outs = prep.run_tile_interleaved(ctx, stack, src, (x0, y0, w, h), out=outs)
+        else:
+            outs = prep.run_tile(ctx, planes, src, (x0, y0, w, h), out=outs)
     else:
         outs = [prep.run_band_tile(ctx, b, p, src, (x0, y0, w, h),
                                    out=_buffer(f"out{b}", (h, w), _numpy_type(info.types[b]),
@@ -1273,7 +1386,8 @@ def _tile_task(spec):
     phases = {"setup": t_read - t0, "read": t_run - t_read, "run": t_write - t_run,
               "write": t_end - t_write}
     return {"name": name, "status": "done", "worker": wname, "device": device,
-            "seconds": t_end - t0, "files": files, "phases": phases}
+            "seconds": t_end - t0, "files": files, "phases": phases,
+            "reader": "file rows" if raw else "gdal"}
 
 
 def _numpy_type(gdal_type_name):
@@ -1397,6 +1511,9 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
     base = {"op": opobj.name, "options": opobj.options, "sources": sources, "counts": counts,
             "complex": is_complex, "nodata": nodata, "geotransform": gt, "size": [W, H],
             "wkt": wkt, "groups": groups, "co": co, "device": device, "outdir": str(tiles_dir)}
+    # a stack read as it lies in its file (GG_DIST_RAW=0: through GDAL)
+    base["rows"] = (_file_rows(sources[0], is_complex)
+                    if prep.stack and len(sources) == 1 and _raw_reads() else None)
     state = _inputs_state(sources)
     grid = tile_grid(info.width, info.height, tile)
     # the largest input and output windows, in pixels: each worker then maps

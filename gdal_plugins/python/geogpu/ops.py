@@ -265,6 +265,28 @@ class Prepared:
                                 len(out)), ctx), out, x0, y0, w, h)
         return out
 
+    def run_tile_interleaved(self, ctx, stack, src_window, dst_window, out=None):
+        """run_tile from one pixel-interleaved array ``stack`` (rows x
+        columns x bands over src_window, C-contiguous), the layout of a
+        pixel-interleaved GeoTIFF read as it lies in the file: ops that can
+        sort the bands on the device (ptsel) copy it there as it is."""
+        if not self.stack:
+            raise ArgumentError(f"{self.op.name}: not a stack op; use run_band_tile", 1)
+        x0, y0, w, h = dst_window
+        sx, sy, sw, sh = src_window
+        n = self.sin.bands
+        stack = np.ascontiguousarray(stack, dtype=_NUMPY_OF[self.input_type])
+        if stack.ndim != 3 or stack.shape[0] < sh or stack.shape[1] < sw or stack.shape[2] != n:
+            raise ArgumentError(f"{self.op.name}: interleaved stack of shape {stack.shape}, "
+                                f"expected ({sh}, {sw}, {n})", 1)
+        if out is None:
+            out = [np.empty((h, w), _NUMPY_OF[t]) for t in self.band_types]
+        src = GGTile(stack.ctypes.data, self.input_type, sw, sh, stack.shape[1], sx, sy)
+        self._run_passes(ctx, lambda rows_done, k, dst_tiles: self._n.check(
+            lib.gg_op_run_stack_interleaved(ctx.handle, self._n.h, ctypes.byref(src), n,
+                                            dst_tiles, len(out)), ctx), out, x0, y0, w, h)
+        return out
+
     def run_band_tile(self, ctx, band, plane, src_window, dst_window, out=None):
         """Non-stack ops: output window of one band from that band's input
         plane over src_window."""
