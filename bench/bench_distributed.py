@@ -246,6 +246,10 @@ def main():
     for n in counts:
         for label, venv in variants:
             t0 = time.time()
+            # a variant's settings hold in this process too (the client
+            # decides some, e.g. GG_DIST_RAW); restored after the variant
+            saved = {k: os.environ.get(k) for k in venv["env"]}
+            os.environ.update(venv["env"])
             with gd.open_client(devices=devices_for(n), threads=threads_for(n),
                                 env=venv["env"] or None, pin=venv["pin"],
                                 local_directory=work / "scratch") as client:
@@ -280,7 +284,8 @@ def main():
                         b.raise_for_failures()
                         ok = same_pixels(dst, work / "ptsel" / "ref.tif")
                     secs = sorted(x.seconds for x in b.records)
-                    ran = sorted({x.runner for x in b.records if x.runner})
+                    ran = sorted({x.runner or x.reader for x in b.records
+                                  if x.runner or x.reader})
                     run_r = r["runs"][n] = {"seconds": b.seconds, "identical": ok,
                                             "task_sum": sum(secs), "task_median": secs[len(secs) // 2],
                                             "task_max": secs[-1],
@@ -307,6 +312,11 @@ def main():
                           flush=True)
             print(f"  (cluster of {n}{' [' + label + ']' if label else ''}: started in "
                   f"{start:.1f} s)", flush=True)
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
     print("\n| batch | single process | " + " | ".join(f"{n} worker{'s' * (n > 1)}" for n in counts)
           + " | efficiency vs 1 worker | vs the single process |")
