@@ -15,9 +15,10 @@ single-process ones.
 
 --devices cuda: N workers on the first N CUDA GPUs (one each); cpu: N CPU
 workers with --threads OpenMP threads each (default: cores / N).  The single
-process runs with the threads of one worker.  --per-task: the ortho batch
-once per value (scenes per task: 1, N, or auto = scenes / workers); --grid
-takes several grids too (4x4,1x8).  --ortho-runner: how each ortho task
+process runs with the threads of one worker.  --per-task: each batch
+once per value (scenes or tiles per task: 1, N, or auto = scenes or tiles
+/ workers; a task of several tiles reads the next window while the device
+computes); --grid takes several grids too (4x4,1x8).  --ortho-runner: how each ortho task
 runs gdal_ortho, one batch per value: in-process (gg_ortho_run in the
 worker, on the device context the worker keeps: the default of
 geogpu.distributed) or subprocess (a gdal_ortho process, and a CUDA
@@ -31,7 +32,8 @@ then `. <out>/env.sh` and --build $GGRT, see docs/distributed.md).  Every
 worker's device is started before timing (gd.warm_up); the JSON holds each
 batch's wall time and its tasks' summed, median and longest durations, and
 for tile batches the median split of a task (setup, read, run, write).
---variants: the same batches again on clusters whose workers get more
+--variants: the same batches again on clusters whose workers (and this
+process, where tile_batch decides how tiles are read) get more
 environment variables, or ``pin`` (start_cluster(pin=True)): A/B of a
 worker setting, e.g. 'pinned:pin', or Dask's own
 MALLOC_TRIM_THRESHOLD_=65536 and GG_DIST_REUSE_BUFFERS=0: geogpu.distributed
@@ -108,7 +110,8 @@ def main():
     ap.add_argument("--grid", default="4x4",
                     help="PtSel tiles across x down (same for every N); several: 4x4,1x8")
     ap.add_argument("--per-task", default="1,auto",
-                    help="ortho scenes per task, one batch per value (1, N or auto)")
+                    help="ortho scenes and PtSel tiles per task, one batch per value "
+                    "(1, N or auto)")
     ap.add_argument("--ortho-runner", default="in-process",
                     help="how ortho tasks run gdal_ortho, one batch per value: in-process, "
                          "subprocess, or both (in-process,subprocess)")
@@ -217,8 +220,11 @@ def main():
         for grid in a.grid.split(","):
             gx, gy = (int(v) for v in grid.split("x"))
             tile = (-(-W // gx), -(-H // gy))
-            results[f"ptsel {grid}"] = {"single": t1, "runs": {}, "tile": tile, "units": gx * gy,
-                                        "grid": grid}
+            for pt in a.per_task.split(","):
+                pt = pt if pt == "auto" else int(pt)
+                results[f"ptsel {grid} per_task={pt}"] = {
+                    "single": t1, "runs": {}, "tile": tile, "units": gx * gy, "grid": grid,
+                    "per_task": pt}
             print(f"ptsel: {W}x{H}, n={a.bands}, window {a.window}, grid {grid}: tiles "
                   f"{tile[0]}x{tile[1]} ({gx * gy}), single process ({one_dev}): {t1:.2f} s")
 
@@ -280,7 +286,7 @@ def main():
                         dst = work / "ptsel" / f"run{n}.vrt"
                         shutil.rmtree(work / "ptsel" / f"run{n}.vrt.tiles", ignore_errors=True)
                         b = gd.tile_batch(client, "ptsel", [stack], dst, tile=r["tile"],
-                                          retries=0, window=a.window)
+                                          retries=0, window=a.window, per_task=r["per_task"])
                         b.raise_for_failures()
                         ok = same_pixels(dst, work / "ptsel" / "ref.tif")
                     secs = sorted(x.seconds for x in b.records)

@@ -919,6 +919,57 @@ def test_tiled_ptsel_worker_killed(client, data, ptsel_ref, tmp_path):
     assert not leftovers(out / "ps.vrt.tiles")
 
 
+@pytest.mark.parametrize("per_task, raw", [("auto", "1"), (3, "1"), (4, "0")])
+def test_tiled_ptsel_several_tiles_per_task(client, data, ptsel_ref, tmp_path, monkeypatch,
+                                           per_task, raw):
+    """Tasks of several tiles, each reading the next window on a reader
+    thread while the current one computes (two buffer slots, whichever way
+    the window is read): gdal_ptsel's output; every tile has its own record
+    and phases; a re-run skips them all."""
+    monkeypatch.setenv("GG_DIST_RAW", raw)
+    out = tmp_path / "grouped"
+    out.mkdir()
+    b = gd.tile_batch(client, "ptsel", [data["stack"]], out / "ps.vrt", tile=(40, 30),
+                      per_task=per_task, **PTSEL_OPTS)
+    assert b.ok and len(b.done) == 4 * 5, b.failed  # 150x130 in 40x30 tiles
+    assert {r.reader for r in b.done} == {"file rows" if raw == "1" else "gdal"}
+    assert all(r.phases and r.phases["read_s"] > 0 and r.phases["run"] > 0 for r in b.done)
+    for n in PTSEL_BANDS:
+        assert_same_raster(out / f"ps_{n}.vrt", ptsel_ref / f"ps_{n}.tif", f"{per_task} {n}")
+    assert not leftovers(out / "ps.vrt.tiles")
+    b = gd.tile_batch(client, "ptsel", [data["stack"]], out / "ps.vrt", tile=(40, 30),
+                      per_task=per_task, **PTSEL_OPTS)
+    assert len(b.skipped) == 20 and not b.done
+
+
+def test_tiled_ptsel_worker_killed_mid_group(client, data, ptsel_ref, tmp_path):
+    """A worker killed inside a task of five tiles: the retry redoes the
+    group's missing tiles and the mosaic is still gdal_ptsel's output."""
+    out = tmp_path / "killed"
+    out.mkdir()
+    marker = tmp_path / "killed-marker"
+    kill_once(client, marker, "g0001_", delay=0.02)
+    try:
+        b = gd.tile_batch(client, "ptsel", [data["stack"]], out / "ps.vrt", tile=(40, 30),
+                          per_task=5, **PTSEL_OPTS)
+    finally:
+        restore(client, "kill-g0001_")
+    assert_killed(client, marker)
+    assert b.ok, b.failed
+    assert len(b.done) == 20
+    for n in PTSEL_BANDS:
+        assert_same_raster(out / f"ps_{n}.vrt", ptsel_ref / f"ps_{n}.tif", n)
+    assert not leftovers(out / "ps.vrt.tiles")
+
+
+def test_tile_batch_per_task_refused(client, data, tmp_path):
+    for bad in (0, -2, "most", 1.5):
+        with pytest.raises(ValueError, match="per_task is a positive integer or 'auto'"):
+            gd.tile_batch(client, "ptsel", [data["stack"]], tmp_path / "p.vrt", per_task=bad,
+                          window=7)
+    assert not list(tmp_path.iterdir())
+
+
 def test_tiled_coherence_with_looks(client, data, gg, tmp_path):
     """A two-input op whose output grid is decimated (looks) and whose
     products mix types (one mosaic per product)."""
@@ -1082,8 +1133,9 @@ def test_cli(client, data, ortho_ref, ptsel_ref, tmp_path):
         assert json.loads((out / gd.STATE_DIR / f"{name}.done").read_text())["runner"] == \
             "in-process"
 
-    p = cli("ptsel", "--scheduler", addr, "-q", "--tile", "50x70", data["stack"], tmp_path / "ps.vrt",
-            "--", "-window", 7, "-conj", "2,5", "-mask", "-offsets")
+    p = cli("ptsel", "--scheduler", addr, "-q", "--tile", "50x70", "--per-task", "auto",
+            data["stack"], tmp_path / "ps.vrt", "--", "-window", 7, "-conj", "2,5", "-mask",
+            "-offsets")
     assert p.returncode == 0, p.stderr
     for n in PTSEL_BANDS:
         assert_same_raster(tmp_path / f"ps_{n}.vrt", ptsel_ref / f"ps_{n}.tif", f"cli {n}")

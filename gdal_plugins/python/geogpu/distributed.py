@@ -824,8 +824,8 @@ def _run_jobs(client, fn, jobs, retries, progress):
                 for it in r.get("items", []):
                     records[it["name"]] = TaskRecord(it["name"], it["status"], r.get("worker", ""),
                                                      r.get("device", ""), float(it["seconds"]),
-                                                     it.get("files", []), "", None,
-                                                     r.get("runner"))
+                                                     it.get("files", []), "", it.get("phases"),
+                                                     r.get("runner"), it.get("reader"))
                 for name, outdir, sig in units:  # done by a duplicate attempt
                     if name not in records:
                         m = _complete(outdir, name, sig)
@@ -969,10 +969,16 @@ def _batch_of_commands(client, items, outdir, args, device, retries, program, ex
             own.close()
 
 
-def _group_jobs(client, jobs, per_task):
-    """Jobs of one scene each gathered into jobs of ``per_task`` scenes (the
-    last one fewer), in order; "auto": as many groups as workers (GPU
-    workers where there are some), as even as they come."""
+SCENE_ITEM = ("name", "signature", "inputs", "output")
+TILE_ITEM = ("name", "signature", "window")
+
+
+def _group_jobs(client, jobs, per_task, item_keys=SCENE_ITEM):
+    """Jobs of one scene (or tile) each gathered into jobs of ``per_task``
+    (the last one fewer), in order; "auto": as many groups as workers (GPU
+    workers where there are some), as even as they come.  A group's spec is
+    its first job's without the keys of one item, plus "items" (those keys
+    of each job)."""
     if per_task == "auto":
         info = client.scheduler_info()["workers"].values()
         gpus = sum(1 for w in info if (w.get("resources") or {}).get("GPU"))
@@ -982,10 +988,8 @@ def _group_jobs(client, jobs, per_task):
         part = jobs[k:k + per_task]
         first = part[0].spec
         name = f"g{k // per_task:04d}_{first['name']}"
-        spec = {key: first[key] for key in ("program", "args", "outdir", "device", "cwd",
-                                            "in_process")}
-        spec.update(name=name, items=[{key: j.spec[key] for key in
-                                       ("name", "signature", "inputs", "output")} for j in part])
+        spec = {key: v for key, v in first.items() if key not in item_keys}
+        spec.update(name=name, items=[{key: j.spec[key] for key in item_keys} for j in part])
         out.append(_Job(name, first["outdir"], "", spec))
     return out
 
@@ -1064,7 +1068,15 @@ def _reuse_buffers():
 PIN_MIN_TASKS = 16
 
 
-def _buffer(slot, shape, dtype, reserve=0, ctx=None, pin=False):
+def _buffers():
+    """This thread's reusable host buffers, by slot name (see _buffer)."""
+    bufs = getattr(_local, "buffers", None)
+    if bufs is None:
+        bufs = _local.buffers = {}
+    return bufs
+
+
+def _buffer(slot, shape, dtype, reserve=0, ctx=None, pin=False, store=None):
     """A numpy array (shape, dtype) over this thread's reusable host buffer
     ``slot``, kept from task to task of a worker (grown when too small).
 
@@ -1081,7 +1093,9 @@ def _buffer(slot, shape, dtype, reserve=0, ctx=None, pin=False):
     time).  The arrays are valid until
     the thread's next task asks for the same slot: tasks of one thread run
     one after the other.  reserve: elements to map at least (a batch's
-    largest window), so that a worker maps each slot once.
+    largest window), so that a worker maps each slot once.  store: the
+    buffers of the task thread when a helper thread reads for it
+    (_buffers() of that thread; default this thread's).
     GG_DIST_REUSE_BUFFERS=0: plain numpy arrays (for comparison)."""
     import numpy as np
     dtype = np.dtype(dtype)
@@ -1089,9 +1103,7 @@ def _buffer(slot, shape, dtype, reserve=0, ctx=None, pin=False):
     if not _reuse_buffers():
         return np.empty(shape, dtype)
     nbytes = max(1, max(count, int(reserve)) * dtype.itemsize)
-    bufs = getattr(_local, "buffers", None)
-    if bufs is None:
-        bufs = _local.buffers = {}
+    bufs = _buffers() if store is None else store
     env = os.environ.get("GG_DIST_PINNED", "")
     cuda = ctx is not None and ctx.backend == "cuda"
     pinned = cuda and (env == "1" or (pin and env != "0"))
@@ -1152,7 +1164,7 @@ def _read_rows(path, x0, y0, w, h, buf_type, into):
 
 
 def _read_window(sources, counts, complex_input, window, readers=None, reserve=0, ctx=None,
-                 pin=False):
+                 pin=False, slot="in", store=None):
     """Every band of every source over window (x0, y0, w, h), converted by
     GDAL to CFloat32 / Float32 exactly as the GG driver reads it.
 
@@ -1170,8 +1182,8 @@ def _read_window(sources, counts, complex_input, window, readers=None, reserve=0
     cuts = [h * i // readers for i in range(readers + 1)]
     planes = []
     for k, (s, n) in enumerate(zip(sources, counts)):
-        into = _buffer(f"in{k}", (n, h, w), "complex64" if complex_input else "float32",
-                       n * reserve, ctx, pin)
+        into = _buffer(f"{slot}{k}", (n, h, w), "complex64" if complex_input else "float32",
+                       n * reserve, ctx, pin, store)
         if readers == 1:
             _read_rows(s, x0, y0, w, h, buf, into)
         else:
@@ -1302,53 +1314,130 @@ def _tile_gt(gt, x0, y0):
 
 
 def _tile_task(spec):
-    """One output tile: reads its input window (halo included), computes it
-    with libgeogpu on the worker's device, writes the tile's own pixels (one
-    file per band group) and commits them.  Runs on a worker."""
+    """One output tile (a job of tile_batch with per_task=1): see _run_tiles.
+    Runs on a worker."""
+    r = _run_tiles(spec, [{key: spec[key] for key in ("name", "signature", "window")}])
+    if r["status"] == "skipped":
+        return {"name": spec["name"], "status": "skipped", "worker": r["worker"]}
+    it = r["items"][0]
+    return {**it, "worker": r["worker"], "device": r["device"]}
+
+
+def _tile_group_task(spec):
+    """Several output tiles in one task (tile_batch with per_task > 1): the
+    next tile's window is read while the device computes this one, so a
+    worker's reads hide behind its device time but the first.  Each tile
+    is committed under its own marker, so a retry redoes only the tiles
+    still missing.  Runs on a worker."""
+    r = _run_tiles(spec, spec["items"])
+    return {"name": spec["name"], **r}
+
+
+def _read_tile(spec, prep, ctx, window, slot, store):
+    """The source window of one tile into the buffers of ``slot`` (of the
+    task thread's ``store``: the read may run on a reader thread): as it
+    lies in the file (spec["rows"]) or through GDAL.  Returns (what to give
+    the op, seconds)."""
+    t = time.time()
+    reserve = spec.get("reserve") or [0, 0]  # the batch's largest source, output windows
+    raw = spec.get("rows") if prep.stack else None
+    pin = spec.get("pinned", False)
+    if raw:
+        n = raw["bands"]
+        data = _buffer(f"in{slot}0", (window[3], window[2], n),
+                       "complex64" if spec["complex"] else "float32", n * reserve[0], ctx, pin,
+                       store=store)
+        _read_file_rows(spec["sources"][0], raw, window, data)
+    else:
+        data = _read_window(spec["sources"], spec["counts"], spec["complex"], window,
+                            reserve=reserve[0], ctx=ctx, pin=pin, slot=f"in{slot}", store=store)
+    return data, time.time() - t
+
+
+def _run_tiles(spec, items):
+    """The tiles ``items`` ({name, signature, window}) of a tile batch, in
+    order: each reads its input window (halo included), computes it with
+    libgeogpu on the worker's device, writes the tile's own pixels (one file
+    per band group) and commits them.  The read of tile k + 1 runs on a
+    reader thread while tile k computes and writes (two buffer slots)."""
     t0 = time.time()
     _pin()
-    outdir, name, sig = spec["outdir"], spec["name"], spec["signature"]
+    outdir = spec["outdir"]
     wname, _ = _worker_identity()
-    if _complete(outdir, name, sig):
-        return {"name": name, "status": "skipped", "worker": wname}
+    todo = [it for it in items if not _complete(outdir, it["name"], it["signature"])]
+    if not todo:
+        return {"status": "skipped", "worker": wname, "items": []}
+    from concurrent.futures import ThreadPoolExecutor
     from .device import context_for
     from .ops import Op
-    gdal = _gdal()
     device = _device(spec["device"])
     op = Op(spec["op"], **spec["options"])
     W, H = spec["size"]
     prep = op.prepare((H, W), complex_input=spec["complex"], bands=sum(spec["counts"]),
                       nodata=spec["nodata"], geotransform=spec["geotransform"])
-    x0, y0, w, h = spec["window"]
-    src = prep.source_window(x0, y0, w, h)
-    t_read = time.time()
-    reserve = spec.get("reserve") or [0, 0]  # the batch's largest source, output windows
     ctx = context_for(device)
-    raw = spec.get("rows") if prep.stack else None
-    if raw:
-        n = raw["bands"]
-        stack = _buffer("in0", (src[3], src[2], n), "complex64" if spec["complex"] else "float32",
-                        n * reserve[0], ctx, spec.get("pinned", False))
-        _read_file_rows(spec["sources"][0], raw, src, stack)
-    else:
-        planes = _read_window(spec["sources"], spec["counts"], spec["complex"], src,
-                              reserve=reserve[0], ctx=ctx, pin=spec.get("pinned", False))
+    store = _buffers()
+    srcs = [prep.source_window(*it["window"]) for it in todo]
+    done = []
+    reader = ThreadPoolExecutor(1) if len(todo) > 1 else None
+    try:
+        pending = None
+        for k, it in enumerate(todo):
+            t_read = time.time()
+            if pending is None:
+                data, read_s = _read_tile(spec, prep, ctx, srcs[k], k % 2, store)
+            else:
+                data, read_s = pending.result()
+            pending = (reader.submit(_read_tile, spec, prep, ctx, srcs[k + 1], (k + 1) % 2, store)
+                       if k + 1 < len(todo) else None)
+            t_run = time.time()
+            outs = _compute_tile(spec, prep, ctx, data, srcs[k], it["window"])
+            t_write = time.time()
+            files = _write_tile(spec, prep.info, it, srcs[k], outs, wname, device,
+                                t_write - (t0 if k == 0 else t_read))
+            t_end = time.time()
+            # where a tile's time goes (bench_distributed prints it): opening
+            # and planning, waiting for its window (the read itself, on the
+            # reader thread but for the first tile: read_s), the device run,
+            # writing and committing
+            phases = {"setup": (t_read - t0) if k == 0 else 0.0, "read": t_run - t_read,
+                      "run": t_write - t_run, "write": t_end - t_write, "read_s": read_s}
+            done.append({"name": it["name"], "status": "done", "files": files, "phases": phases,
+                         "seconds": (t_end - t0) if k == 0 else (t_end - t_read),
+                         "reader": "file rows" if spec.get("rows") and prep.stack else "gdal"})
+    finally:
+        if reader is not None:
+            reader.shutdown(wait=True)  # a read in flight ends before its buffer is reused
+    return {"status": "done", "worker": wname, "device": device, "seconds": time.time() - t0,
+            "items": done}
+
+
+def _compute_tile(spec, prep, ctx, data, src, window):
+    """The op over one tile on the device, into the reused output buffers."""
+    x0, y0, w, h = window
     info = prep.info
-    t_run = time.time()
+    reserve = spec.get("reserve") or [0, 0]
+    pin = spec.get("pinned", False)
     if prep.stack:
-        outs = [_buffer(f"out{b}", (h, w), _numpy_type(t), reserve[1], ctx,
-                        spec.get("pinned", False))
+        outs = [_buffer(f"out{b}", (h, w), _numpy_type(t), reserve[1], ctx, pin)
                 for b, t in enumerate(info.types)]
-        if raw:
-            outs = prep.run_tile_interleaved(ctx, stack, src, (x0, y0, w, h), out=outs)
-        else:
-            outs = prep.run_tile(ctx, planes, src, (x0, y0, w, h), out=outs)
-    else:
-        outs = [prep.run_band_tile(ctx, b, p, src, (x0, y0, w, h),
-                                   out=_buffer(f"out{b}", (h, w), _numpy_type(info.types[b]),
-                                               reserve[1], ctx, spec.get("pinned", False)))
-                for b, p in enumerate(planes)]
-    t_write = time.time()
+        if isinstance(data, list):
+            return prep.run_tile(ctx, data, src, window, out=outs)
+        return prep.run_tile_interleaved(ctx, data, src, window, out=outs)
+    return [prep.run_band_tile(ctx, b, p, src, window,
+                               out=_buffer(f"out{b}", (h, w), _numpy_type(info.types[b]),
+                                           reserve[1], ctx, pin))
+            for b, p in enumerate(data)]
+
+
+def _write_tile(spec, info, item, src, outs, wname, device, seconds):
+    """A tile's output bands into its files (one per band group), committed
+    under the tile's marker (src: the source window it read).  Returns the
+    committed files."""
+    gdal = _gdal()
+    name, sig = item["name"], item["signature"]
+    x0, y0, w, h = item["window"]
+    outdir = spec["outdir"]
     work = _workdir(outdir, name)
     try:
         drv = gdal.GetDriverByName("GTiff")
@@ -1374,20 +1463,12 @@ def _tile_task(spec):
             blocks[g["suffix"]] = list(ds.GetRasterBand(1).GetBlockSize())
             ds.FlushCache()
             ds = None
-        files = _commit(work, outdir, name, sig, {"worker": wname, "device": device,
-                                                  "seconds": round(time.time() - t0, 3),
-                                                  "window": [x0, y0, w, h], "source": list(src),
-                                                  "blocks": blocks})
+        return _commit(work, outdir, name, sig, {"worker": wname, "device": device,
+                                                 "seconds": round(seconds, 3),
+                                                 "window": [x0, y0, w, h], "source": list(src),
+                                                 "blocks": blocks})
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    t_end = time.time()
-    # where a task's time goes (bench_distributed prints it): opening and
-    # planning, reading the window, the device run, writing and committing
-    phases = {"setup": t_read - t0, "read": t_run - t_read, "run": t_write - t_run,
-              "write": t_end - t_write}
-    return {"name": name, "status": "done", "worker": wname, "device": device,
-            "seconds": t_end - t0, "files": files, "phases": phases,
-            "reader": "file rows" if raw else "gdal"}
 
 
 def _numpy_type(gdal_type_name):
@@ -1469,7 +1550,7 @@ def _write_if_changed(path, text):
 
 
 def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(), of=None,
-               dst_co=(), progress=None, **options):
+               dst_co=(), progress=None, per_task=1, **options):
     """Computes a geogpu op tile by tile, one task per output tile, and
     mosaics the tiles.
 
@@ -1486,8 +1567,13 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
     coherence's complex interferogram beside real bands), every band goes to
     its own mosaic ``<dst stem>_<band name><ext>``, as the utilities write it.
     Each tile equals the same window of the whole-image result, bit for bit.
+    per_task: tiles per task (default 1), or "auto" (the tiles shared evenly
+    among the workers, in grid order): a task of several tiles reads the
+    next tile's window while the device computes the current one.
     Returns a Batch (``outputs``: the mosaics written; none when a tile failed)."""
     from .ops import Op
+    if per_task != "auto" and (not isinstance(per_task, int) or per_task < 1):
+        raise ValueError(f"per_task is a positive integer or 'auto', not {per_task!r}")
     sources = [str(Path(s).resolve()) if os.path.exists(s) else str(s) for s in sources]
     if not sources:
         raise ValueError("no input raster")
@@ -1534,7 +1620,11 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
         n = max(1, len(client.scheduler_info().get("workers", {})))
         for j in jobs:
             j.spec["pinned"] = len(jobs) >= PIN_MIN_TASKS * n
-        batch = _run_jobs(client, _tile_task, jobs, retries, progress)
+        if per_task == 1:
+            batch = _run_jobs(client, _tile_task, jobs, retries, progress)
+        else:
+            batch = _run_jobs(client, _tile_group_task,
+                              _group_jobs(client, jobs, per_task, TILE_ITEM), retries, progress)
     finally:
         if own is not None:
             own.close()
@@ -1764,6 +1854,10 @@ def _parser():
         t.add_argument("-of", "--of", help="mosaic format (default: VRT for a .vrt dst, else GTiff)")
         t.add_argument("-co", "--co", action="append", default=[],
                        help="creation option of the tile files and of a non-VRT mosaic")
+        t.add_argument("--per-task", default="1", metavar="N|auto",
+                       help="tiles per task (default 1; auto: the tiles shared evenly among "
+                       "the workers); a task of several tiles reads the next window while "
+                       "the device computes")
         t.add_argument("inputs", nargs="+", help="input rasters, then the destination")
 
     w = sub.add_parser("workers", parents=[common],
@@ -1817,7 +1911,7 @@ def main(argv=None):
                 raise ValueError("give the input rasters, then the destination")
             tile = _tile_size(args.tile)
             options = _op_flags(args.op, extra)
-        if args.command == "ortho":
+        if args.command in ("ortho", "ptsel", "tiles"):
             per_task = args.per_task if args.per_task == "auto" else _positive(args.per_task,
                                                                                 "--per-task")
         cluster_kw = {} if args.scheduler else {
@@ -1835,7 +1929,8 @@ def main(argv=None):
             else:
                 b = tile_batch(client, args.op, args.inputs[:-1], args.inputs[-1], tile=tile,
                                device=args.device, retries=args.retries, co=args.co,
-                               of=args.of, dst_co=args.co, progress=progress, **options)
+                               of=args.of, dst_co=args.co, progress=progress,
+                               per_task=per_task, **options)
         for r in b.failed:
             print(f"ERROR 1: {r.error}", file=sys.stderr)
         if not args.quiet:
