@@ -1336,8 +1336,8 @@ def _tile_group_task(spec):
 def _read_tile(spec, prep, ctx, window, slot, store):
     """The source window of one tile into the buffers of ``slot`` (of the
     task thread's ``store``: the read may run on a reader thread): as it
-    lies in the file (spec["rows"]) or through GDAL.  Returns (what to give
-    the op, seconds)."""
+    lies in the file (spec["rows"]: one (rows, columns, bands) array) or
+    through GDAL (a list of band planes).  Returns (that, seconds)."""
     t = time.time()
     reserve = spec.get("reserve") or [0, 0]  # the batch's largest source, output windows
     raw = spec.get("rows") if prep.stack else None
@@ -1404,7 +1404,7 @@ def _run_tiles(spec, items):
                       "run": t_write - t_run, "write": t_end - t_write, "read_s": read_s}
             done.append({"name": it["name"], "status": "done", "files": files, "phases": phases,
                          "seconds": (t_end - t0) if k == 0 else (t_end - t_read),
-                         "reader": "file rows" if spec.get("rows") and prep.stack else "gdal"})
+                         "reader": "gdal" if isinstance(data, list) else "file rows"})
     finally:
         if reader is not None:
             reader.shutdown(wait=True)  # a read in flight ends before its buffer is reused
