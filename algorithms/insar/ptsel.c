@@ -393,10 +393,11 @@ static gg_status ps_run(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc
             st = gg_rt_scratch(ctx, 6, (size_t)nsrc * plane * 8, &bil);
         if (st == GG_OK)
             st = gg_rt_write_tile(ctx, bil, 0, 0, &v);
-    }
-    for (int b = 0; b < nsrc && st == GG_OK && !interleaved; b++) {
-        const gg_tile v = gg_op_source_view(op, &src[b], d0);
-        st = gg_rt_write_tile(ctx, bz, (size_t)b * plane * 8, 0, &v);
+    } else {
+        for (int b = 0; b < nsrc && st == GG_OK; b++) {
+            const gg_tile v = gg_op_source_view(op, &src[b], d0);
+            st = gg_rt_write_tile(ctx, bz, (size_t)b * plane * 8, 0, &v);
+        }
     }
     if (st == GG_OK)
         st = gg_rt_scratch(ctx, 1, (size_t)nsrc * sizeof(int), &bflags);
