@@ -962,6 +962,58 @@ def test_tiled_ptsel_worker_killed_mid_group(client, data, ptsel_ref, tmp_path):
     assert not leftovers(out / "ps.vrt.tiles")
 
 
+def test_pieces_cover_the_first_tile(data):
+    """A task's first tile is computed in three row pieces (1/6, 1/3, the
+    rest) that cover it exactly, each with the source window its rows need;
+    later tiles, and a first tile too short to cut, stay whole."""
+    from geogpu.ops import Op
+    prep = Op("ptsel", window=7).prepare((130, 150), complex_input=True, bands=10)
+    todo = [{"window": [0, 0, 75, 100]}, {"window": [75, 0, 75, 100]}]
+    got = gd._pieces(prep, todo)
+    assert [(k, w) for k, w, _ in got] == [(0, (0, 0, 75, 16)), (0, (0, 16, 75, 33)),
+                                           (0, (0, 49, 75, 51)), (1, (75, 0, 75, 100))]
+    assert all(src == prep.source_window(*w) for _, w, src in got)
+    assert got[0][2] == (0, 0, 78, 19)  # halo of 3 rows and columns, clipped at the edges
+    short = gd._pieces(prep, [{"window": [0, 100, 75, 30]}])
+    assert [w for _, w, _ in short] == [(0, 100, 75, 30)]
+
+
+@pytest.mark.parametrize("per_task, raw", [(1, "1"), ("auto", "1"), ("auto", "0")])
+def test_tiled_ptsel_first_tile_in_pieces(client, data, ptsel_ref, tmp_path, monkeypatch,
+                                          per_task, raw):
+    """Tiles of 100 rows: each task computes its first tile in three pieces
+    (the next piece read while one computes) and writes each tile on a
+    writer thread while the next computes.  The mosaic is gdal_ptsel's."""
+    monkeypatch.setenv("GG_DIST_RAW", raw)
+    b = gd.tile_batch(client, "ptsel", [data["stack"]], tmp_path / "ps.vrt", tile=(75, 100),
+                      per_task=per_task, **PTSEL_OPTS)
+    assert b.ok and len(b.done) == 2 * 2, b.failed
+    assert all(r.phases["run"] > 0 and r.phases["write_s"] > 0 for r in b.done)
+    for n in PTSEL_BANDS:
+        assert_same_raster(tmp_path / f"ps_{n}.vrt", ptsel_ref / f"ps_{n}.tif", f"{per_task} {n}")
+    assert not leftovers(tmp_path / "ps.vrt.tiles")
+
+
+def test_tiled_coherence_and_rotate_first_tile_in_pieces(client, data, gg, tmp_path):
+    """Pieces of a two-input op read through GDAL (coherence: complex and
+    real products in their own mosaics) and of a band op (rotate): the
+    utilities' output."""
+    s1, s2 = data["slcs"][:2]
+    gg.run("gdal_insar", "-q", "-device", "cpu", "-window", 5, 3, s1, s2, tmp_path / "ref.tif")
+    b = gd.tile_batch(client, "coherence", [s1, s2], tmp_path / "coh.vrt", tile=(110, 96),
+                      per_task="auto", window=(5, 3))
+    assert b.ok and len(b.done) == 1, b.failed
+    for n in ("interferogram", "coherence", "amplitude"):
+        assert_same_raster(tmp_path / f"coh_{n}.vrt", tmp_path / f"ref_{n}.tif", n)
+    scene = data["scenes"][0]
+    gg.run("gdal_rotate", "-q", "-device", "cpu", "-angle", 30, scene, tmp_path / "rot_ref.tif")
+    b = gd.tile_batch(client, "rotate", [scene], tmp_path / "rot.vrt", tile=(120, 100),
+                      angle=30)
+    assert b.ok and len(b.done) > 1, b.failed
+    assert_same_raster(tmp_path / "rot.vrt", tmp_path / "rot_ref.tif", "rotate")
+    assert_not_trivial(tmp_path / "rot_ref.tif")
+
+
 def test_tile_batch_per_task_refused(client, data, tmp_path):
     for bad in (0, -2, "most", 1.5):
         with pytest.raises(ValueError, match="per_task is a positive integer or 'auto'"):

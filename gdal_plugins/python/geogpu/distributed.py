@@ -772,6 +772,16 @@ def _units(j):
     return [(it["name"], j.outdir, it["signature"]) for it in items]
 
 
+def _submit(client, fn, specs, keys, retries, resources):
+    """One task per spec, in one message to the scheduler.
+
+    Why a function of its own: each submission makes the client read the
+    source of the function that submits (dask's record of computations for
+    its dashboard); 4 client.submit calls from _run_jobs cost 13 ms of
+    tokenizing on the client, a serial cost in every batch."""
+    return client.map(fn, specs, key=keys, pure=False, retries=retries, resources=resources)
+
+
 def _run_jobs(client, fn, jobs, retries, progress):
     """Submits the jobs that are not complete yet, one task each, and
     collects a TaskRecord per output (in the order of jobs and their items)."""
@@ -802,20 +812,21 @@ def _run_jobs(client, fn, jobs, retries, progress):
     if progress is not None:
         progress(finished, total)
     if todo:
-        resources = _task_resources(client)
-        futures = {}
-        for j in todo:
-            # a fresh key per submission: the scheduler may still hold the
-            # erred task of a previous batch under the old one
-            key = f"geogpu-{j.name}-{uuid.uuid4().hex[:12]}"
-            f = client.submit(fn, j.spec, key=key, pure=False, retries=retries,
-                              resources=resources)
-            futures[f] = j
-        for f in as_completed(list(futures)):
+        # a fresh key per submission: the scheduler may still hold the
+        # erred task of a previous batch under the old one
+        keys = [f"geogpu-{j.name}-{uuid.uuid4().hex[:12]}" for j in todo]
+        futures = dict(zip(_submit(client, fn, [j.spec for j in todo], keys, retries,
+                                   _task_resources(client)), todo))
+        # results fetched by the client's event loop as tasks end (one
+        # blocking round trip per task less)
+        for f, r in as_completed(list(futures), with_results=True, raise_errors=False):
             j = futures[f]
             units = [u for u in _units(j) if u[0] not in records]
             try:
-                r = f.result()
+                if f.status == "error":  # r: (type, exception, traceback)
+                    raise r[1]
+                if f.status == "cancelled":  # r: the CancelledError
+                    raise r
                 if "items" not in r:
                     records[j.name] = TaskRecord(j.name, r["status"], r.get("worker", ""),
                                                  r.get("device", ""), float(r.get("seconds", 0.0)),
@@ -1354,12 +1365,50 @@ def _read_tile(spec, prep, ctx, window, slot, store):
     return data, time.time() - t
 
 
+# a task's first tile is computed in row pieces of these shares of its rows
+# (the rest last) when each piece has at least FIRST_PIECE_MIN_ROWS rows
+FIRST_PIECES = (1 / 6, 1 / 3)
+FIRST_PIECE_MIN_ROWS = 16
+
+
+def _pieces(prep, todo):
+    """What a task computes, in order: (tile index, output window, source
+    window).  Every tile whole but the first, cut into row pieces of 1/6,
+    1/3 and 1/2 of its rows.
+
+    Why: the device waits for the first read of a task (every later read
+    runs on the reader thread while the previous piece computes), and on 4
+    GPUs that wait was 5 % of a PtSel batch.  A piece of 1/6 of the rows is
+    read in about a third of the time (its halo comes with it); the next
+    piece is read while it computes.  A piece equals the same window of the
+    whole-image result bit for bit, as a tile does."""
+    out = []
+    for k, it in enumerate(todo):
+        x0, y0, w, h = it["window"]
+        rows = [h]
+        if k == 0 and h * min(FIRST_PIECES) >= FIRST_PIECE_MIN_ROWS:
+            rows = [int(h * f) for f in FIRST_PIECES]
+            rows.append(h - sum(rows))
+        y = y0
+        for n in rows:
+            out.append((k, (x0, y, w, n), prep.source_window(x0, y, w, n)))
+            y += n
+    return out
+
+
 def _run_tiles(spec, items):
     """The tiles ``items`` ({name, signature, window}) of a tile batch, in
     order: each reads its input window (halo included), computes it with
     libgeogpu on the worker's device, writes the tile's own pixels (one file
-    per band group) and commits them.  The read of tile k + 1 runs on a
-    reader thread while tile k computes and writes (two buffer slots)."""
+    per band group) and commits them.
+
+    Three stages overlap: the reader thread reads piece p + 1 (_pieces)
+    while the device computes piece p, and the writer thread writes tile k
+    while the device computes tile k + 1 (two input and two output buffer
+    slots).  A tile's phases are the task thread's seconds: waiting for its
+    reads ("read"), computing ("run"), waiting for the previous tile's
+    write ("write"; the last tile waits for its own); "read_s" and
+    "write_s" are the reads and the write themselves, on their threads."""
     t0 = time.time()
     _pin()
     outdir = spec["outdir"]
@@ -1377,57 +1426,105 @@ def _run_tiles(spec, items):
                       nodata=spec["nodata"], geotransform=spec["geotransform"])
     ctx = context_for(device)
     store = _buffers()
+    pieces = _pieces(prep, todo)
+    phases = [{"setup": 0.0, "read": 0.0, "run": 0.0, "write": 0.0, "read_s": 0.0, "write_s": 0.0}
+              for _ in todo]
+    phases[0]["setup"] = time.time() - t0
+    started = [None] * len(todo)  # when the task thread began each tile
     srcs = [prep.source_window(*it["window"]) for it in todo]
     done = []
-    reader = ThreadPoolExecutor(1) if len(todo) > 1 else None
+    reader = ThreadPoolExecutor(1) if len(pieces) > 1 else None
+    writer = ThreadPoolExecutor(1) if len(todo) > 1 else None
+    writing = None  # (tile index, future of its write)
+
+    def finish_write():
+        """Waits for the write in flight and records its tile."""
+        k, f = writing
+        t = time.time()
+        files, write_s = f.result()
+        phases[k]["write"] += time.time() - t
+        phases[k]["write_s"] = write_s
+        done.append({"name": todo[k]["name"], "status": "done", "files": files,
+                     "phases": phases[k], "seconds": sum(v for key, v in phases[k].items()
+                                                         if not key.endswith("_s")),
+                     "reader": reader_kind})
+
+    def write(k, outs):
+        t = time.time()
+        files = _write_tile(spec, prep.info, todo[k], srcs[k], outs, wname, device,
+                            time.time() - (t0 if k == 0 else started[k]))
+        return files, time.time() - t
+
     try:
         pending = None
-        for k, it in enumerate(todo):
+        outs = None
+        for p, (k, window, src) in enumerate(pieces):
             t_read = time.time()
+            if started[k] is None:
+                started[k] = t_read
             if pending is None:
-                data, read_s = _read_tile(spec, prep, ctx, srcs[k], k % 2, store)
+                data, read_s = _read_tile(spec, prep, ctx, src, p % 2, store)
             else:
                 data, read_s = pending.result()
-            pending = (reader.submit(_read_tile, spec, prep, ctx, srcs[k + 1], (k + 1) % 2, store)
-                       if k + 1 < len(todo) else None)
+            reader_kind = "gdal" if isinstance(data, list) else "file rows"
+            pending = (reader.submit(_read_tile, spec, prep, ctx, pieces[p + 1][2], (p + 1) % 2,
+                                     store) if p + 1 < len(pieces) else None)
             t_run = time.time()
-            outs = _compute_tile(spec, prep, ctx, data, srcs[k], it["window"])
-            t_write = time.time()
-            files = _write_tile(spec, prep.info, it, srcs[k], outs, wname, device,
-                                t_write - (t0 if k == 0 else t_read))
+            if outs is None:
+                outs = _tile_outputs(spec, prep, ctx, todo[k]["window"], k % 2)
+            y = window[1] - todo[k]["window"][1]
+            _compute_tile(spec, prep, ctx, data, src, window, [o[y:y + window[3]] for o in outs])
             t_end = time.time()
-            # where a tile's time goes (bench_distributed prints it): opening
-            # and planning, waiting for its window (the read itself, on the
-            # reader thread but for the first tile: read_s), the device run,
-            # writing and committing
-            phases = {"setup": (t_read - t0) if k == 0 else 0.0, "read": t_run - t_read,
-                      "run": t_write - t_run, "write": t_end - t_write, "read_s": read_s}
-            done.append({"name": it["name"], "status": "done", "files": files, "phases": phases,
-                         "seconds": (t_end - t0) if k == 0 else (t_end - t_read),
-                         "reader": "gdal" if isinstance(data, list) else "file rows"})
+            phases[k]["read"] += t_run - t_read
+            phases[k]["read_s"] += read_s
+            phases[k]["run"] += t_end - t_run
+            if p + 1 == len(pieces) or pieces[p + 1][0] != k:  # the tile's last piece
+                if writing is not None:
+                    finish_write()  # frees the other output slot for tile k + 1
+                writing = (k, writer.submit(write, k, outs) if writer is not None
+                           else _done_future(write, k, outs))
+                outs = None
+        finish_write()
+        writing = None
     finally:
         if reader is not None:
             reader.shutdown(wait=True)  # a read in flight ends before its buffer is reused
+        if writer is not None:
+            writer.shutdown(wait=True)
     return {"status": "done", "worker": wname, "device": device, "seconds": time.time() - t0,
             "items": done}
 
 
-def _compute_tile(spec, prep, ctx, data, src, window):
-    """The op over one tile on the device, into the reused output buffers."""
-    x0, y0, w, h = window
-    info = prep.info
+def _done_future(fn, *args):
+    """fn(*args) run now, as a finished future (a task of one tile needs no
+    writer thread)."""
+    from concurrent.futures import Future
+    f = Future()
+    try:
+        f.set_result(fn(*args))
+    except BaseException as e:  # re-raised by f.result(), as a thread's would be
+        f.set_exception(e)
+    return f
+
+
+def _tile_outputs(spec, prep, ctx, window, slot):
+    """The output planes of one tile (h x w each), in the reused output
+    buffers of ``slot`` (0 or 1: one tile is written while the next
+    computes)."""
     reserve = spec.get("reserve") or [0, 0]
     pin = spec.get("pinned", False)
+    return [_buffer(f"out{slot}_{b}", (window[3], window[2]), _numpy_type(t), reserve[1], ctx, pin)
+            for b, t in enumerate(prep.info.types)]
+
+
+def _compute_tile(spec, prep, ctx, data, src, window, outs):
+    """The op over one output window on the device, into ``outs`` (its
+    output planes)."""
     if prep.stack:
-        outs = [_buffer(f"out{b}", (h, w), _numpy_type(t), reserve[1], ctx, pin)
-                for b, t in enumerate(info.types)]
         if isinstance(data, list):
             return prep.run_tile(ctx, data, src, window, out=outs)
         return prep.run_tile_interleaved(ctx, data, src, window, out=outs)
-    return [prep.run_band_tile(ctx, b, p, src, window,
-                               out=_buffer(f"out{b}", (h, w), _numpy_type(info.types[b]),
-                                           reserve[1], ctx, pin))
-            for b, p in enumerate(data)]
+    return [prep.run_band_tile(ctx, b, p, src, window, out=outs[b]) for b, p in enumerate(data)]
 
 
 def _write_tile(spec, info, item, src, outs, wname, device, seconds):
