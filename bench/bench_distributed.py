@@ -308,6 +308,12 @@ def main():
                         run_r["phases_median"] = med
                         phases = "; phases (median) " + ", ".join(f"{k} {v:.3f}"
                                                                    for k, v in med.items())
+                    if b.spans:  # Dask's share: before the first task starts, after the last ends
+                        run_r["dispatch"] = min(a for a, _ in b.spans)
+                        run_r["collect"] = b.seconds - max(e for _, e in b.spans)
+                        run_r["spans"] = [[round(a, 4), round(e, 4)] for a, e in b.spans]
+                        phases += (f"; dispatch {run_r['dispatch']:.3f} s, "
+                                   f"collect {run_r['collect']:.3f} s")
                     ran_s = f"; ran: {', '.join(ran)}" if ran else ""
                     if key0.startswith("ortho") and ran != [r["runner"]]:
                         ran_s += f" (asked for {r['runner']})"
