@@ -445,6 +445,44 @@ def test_file_rows_read_as_gdal_reads(data, tmp_path):
                            (0, 0, W, 2), np.empty((2, W, n), np.complex64))
 
 
+@pytest.mark.parametrize("options", [[], ["BIGTIFF=YES"], ["ENDIANNESS=BIG"],
+                                     ["BIGTIFF=YES", "ENDIANNESS=BIG"], ["BLOCKYSIZE=200"],
+                                     ["TILED=YES", "BLOCKXSIZE=64", "BLOCKYSIZE=64"]])
+def test_strip_offsets_are_gdals(data, tmp_path, options):
+    """The strip offsets read from the TIFF's own first IFD (classic or
+    BigTIFF, either byte order; one strip: the value inline) are GDAL's
+    BLOCK_OFFSET_0_k, every one; a tiled TIFF has none, nor a non-TIFF."""
+    path = tmp_path / "s.tif"
+    gdal.Translate(str(path), str(data["stack"]), creationOptions=options)
+    got = gd._strip_offsets(str(path))
+    ds = gdal.Open(str(path))
+    b = ds.GetRasterBand(1)
+    if "TILED=YES" in options:
+        assert got is None
+        return
+    offsets, per_strip = got
+    assert per_strip == (130 if "BLOCKYSIZE=200" in options else 1)  # GDAL writes min(200, H)
+    if per_strip == 1:
+        assert offsets.tolist() == [int(b.GetMetadataItem(f"BLOCK_OFFSET_0_{k}", "TIFF"))
+                                    for k in range(130)]
+    else:  # one strip in the file, which GDAL shows as blocks of one row
+        assert b.GetBlockSize() == [150, 1] and offsets.tolist() == [
+            int(b.GetMetadataItem("BLOCK_OFFSET_0_0", "TIFF"))]
+    layout = gd._file_rows(str(path), True)
+    if "ENDIANNESS=BIG" in options:
+        assert layout is None  # not this machine's byte order
+    else:
+        assert layout and layout["offset"] == int(offsets[0])
+        win = (3, 20, 100, 90)
+        got = np.empty((90, 100, 10), np.complex64)
+        gd._read_file_rows(str(path), layout, win, got)
+        assert got.transpose(2, 0, 1).tobytes() == ds.ReadAsArray(*win).tobytes()
+    assert gd._strip_offsets(str(data["dem"])) is not None  # a one-band TIFF
+    vrt = tmp_path / "s.vrt"
+    gdal.Translate(str(vrt), str(path), format="VRT")
+    assert gd._strip_offsets(str(vrt)) is None
+
+
 @pytest.mark.parametrize("why, options, dtype", [
     ("band-interleaved", ["INTERLEAVE=BAND"], "CFloat32"),
     ("compressed", ["COMPRESS=DEFLATE"], "CFloat32"),

@@ -315,13 +315,21 @@ def warm_up(client, device=None):
     return {a: f.result() for a, f in futures.items()}
 
 
-def _task_resources(client):
+_Shape = namedtuple("_Shape", "workers gpus")
+
+
+def _shape(client):
+    """How many workers the cluster has, and how many of them GPU workers
+    (resource GPU): one question to the scheduler per batch (each
+    scheduler_info() is a round trip in recent distributed)."""
+    info = client.scheduler_info()["workers"].values()
+    return _Shape(len(info), sum(1 for w in info if (w.get("resources") or {}).get("GPU")))
+
+
+def _task_resources(shape):
     """GPU=1 when the cluster has GPU workers (so tasks run only there, one
     at a time), nothing otherwise (CPU workers, or a plain dask cluster)."""
-    info = client.scheduler_info()["workers"]
-    if any((w.get("resources") or {}).get("GPU") for w in info.values()):
-        return {"GPU": 1}
-    return None
+    return {"GPU": 1} if shape.gpus else None
 
 
 def _serve_workers(scheduler, devices, n_workers, threads, host, memory_limit, silence_logs,
@@ -787,7 +795,7 @@ def _submit(client, fn, specs, keys, retries, resources):
     return client.map(fn, specs, key=keys, pure=False, retries=retries, resources=resources)
 
 
-def _run_jobs(client, fn, jobs, retries, progress):
+def _run_jobs(client, fn, jobs, retries, progress, shape):
     """Submits the jobs that are not complete yet, one task each, and
     collects a TaskRecord per output (in the order of jobs and their items)."""
     from distributed import as_completed
@@ -822,7 +830,7 @@ def _run_jobs(client, fn, jobs, retries, progress):
         # erred task of a previous batch under the old one
         keys = [f"geogpu-{j.name}-{uuid.uuid4().hex[:12]}" for j in todo]
         futures = dict(zip(_submit(client, fn, [j.spec for j in todo], keys, retries,
-                                   _task_resources(client)), todo))
+                                   _task_resources(shape)), todo))
         # results fetched by the client's event loop as tasks end (one
         # blocking round trip per task less)
         for f, r in as_completed(list(futures), with_results=True, raise_errors=False):
@@ -979,10 +987,11 @@ def _batch_of_commands(client, items, outdir, args, device, retries, program, ex
         jobs.append(_Job(output, str(outdir), sig, spec))
     client, own = _local_client(client)
     try:
+        shape = _shape(client)
         if per_task == 1:
-            return _run_jobs(client, _utility_task, jobs, retries, progress)
-        return _run_jobs(client, _group_task, _group_jobs(client, jobs, per_task), retries,
-                         progress)
+            return _run_jobs(client, _utility_task, jobs, retries, progress, shape)
+        return _run_jobs(client, _group_task, _group_jobs(jobs, per_task, shape), retries,
+                         progress, shape)
     finally:
         if own is not None:
             own.close()
@@ -992,7 +1001,7 @@ SCENE_ITEM = ("name", "signature", "inputs", "output")
 TILE_ITEM = ("name", "signature", "window")
 
 
-def _group_jobs(client, jobs, per_task, item_keys=SCENE_ITEM, costs=None):
+def _group_jobs(jobs, per_task, shape, item_keys=SCENE_ITEM, costs=None):
     """Jobs of one scene (or tile) each gathered into jobs of ``per_task``
     (the last one fewer), in order; "auto": as many groups as workers (GPU
     workers where there are some), as even as they come, or with ``costs``
@@ -1000,9 +1009,7 @@ def _group_jobs(client, jobs, per_task, item_keys=SCENE_ITEM, costs=None):
     group's spec is its first job's without the keys of one item, plus
     "items" (those keys of each job)."""
     if per_task == "auto":
-        info = client.scheduler_info()["workers"].values()
-        gpus = sum(1 for w in info if (w.get("resources") or {}).get("GPU"))
-        n = max(1, gpus or len(info))
+        n = max(1, shape.gpus or shape.workers)
         if costs is not None:
             parts = _balanced(costs, n)
         else:
@@ -1286,19 +1293,84 @@ def _file_rows(path, complex_input):
     if order != (b"II" if sys.byteorder == "little" else b"MM"):
         return None
     row = W * n * gdal.GetDataTypeSize(want) // 8
-    offset = None
-    for k in range(-(-H // rows)):
-        o = b1.GetMetadataItem(f"BLOCK_OFFSET_0_{k}", "TIFF")
-        size = b1.GetMetadataItem(f"BLOCK_SIZE_0_{k}", "TIFF")
-        if not o or not size or int(o) == 0:
-            return None  # a sparse or unreadable strip
-        if offset is None:
-            offset = int(o)
-        if int(o) != offset + k * rows * row or int(size) != min(rows, H - k * rows) * row:
-            return None
+    found = _strip_offsets(path)
+    if found is None:
+        return None
+    offsets, per_strip = found
+    per_strip = min(per_strip, H)
+    import numpy as np
+    offset = int(offsets[0])
+    # uncompressed strips that follow each other at a row pitch hold
+    # exactly their rows (none sparse: offset 0).  GDAL may show a file's
+    # one strip as blocks of a row: its first and last blocks must then be
+    # where these strips put them (the first IFD is the image GDAL reads)
+    last = -(-H // rows) - 1
+    if (offset == 0 or len(offsets) != -(-H // per_strip)
+            or not np.array_equal(offsets, offset + np.arange(len(offsets), dtype=np.uint64)
+                                  * np.uint64(per_strip * row))
+            or any((b1.GetMetadataItem(f"BLOCK_OFFSET_0_{k}", "TIFF") or "")
+                   != str(offset + k * rows * row) for k in (0, last))):
+        return None
     if os.path.getsize(path) < offset + H * row:
         return None
     return {"offset": offset, "row": row, "bands": n}
+
+
+# TIFF field types of strip offsets: SHORT, LONG, LONG8 (BigTIFF)
+_TIFF_INTS = {3: "u2", 4: "u4", 16: "u8"}
+
+
+def _strip_offsets(path):
+    """(StripOffsets as a uint64 array, RowsPerStrip) of a TIFF's first
+    image, from its header and first IFD (classic or BigTIFF, either byte
+    order); None when the file is not that (or is tiled).  Why not GDAL's BLOCK_OFFSET_0_k items:
+    one call per strip, 8 ms for the 2680 strips of a paper-size stack,
+    paid by the client in every batch."""
+    import numpy as np
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+            end = {b"II": "<", b"MM": ">"}.get(head[:2])
+            if end is None or len(head) < 8:
+                return None
+            version = int.from_bytes(head[2:4], "little" if end == "<" else "big")
+            big = version == 43
+            if version not in (42, 43) or (big and len(head) < 16):
+                return None
+            num = (lambda b: int.from_bytes(b, "little" if end == "<" else "big"))
+            ifd = num(head[8:16]) if big else num(head[4:8])
+            f.seek(ifd)
+            count = num(f.read(8 if big else 2))
+            esize = 20 if big else 12
+            entries = f.read(count * esize)
+            if len(entries) != count * esize:
+                return None
+            fields = {}
+            for i in range(count):
+                e = entries[i * esize:(i + 1) * esize]
+                tag = num(e[0:2])
+                if tag not in (273, 278):  # StripOffsets, RowsPerStrip
+                    continue
+                dtype = _TIFF_INTS.get(num(e[2:4]))
+                if dtype is None:
+                    return None
+                n = num(e[4:12]) if big else num(e[4:8])
+                field = e[12:20] if big else e[8:12]
+                nbytes = n * int(dtype[1])
+                if nbytes <= len(field):
+                    raw = field[:nbytes]
+                else:
+                    f.seek(num(field))
+                    raw = f.read(nbytes)
+                    if len(raw) != nbytes:
+                        return None
+                fields[tag] = np.frombuffer(raw, dtype=end + dtype).astype(np.uint64)
+    except (OSError, ValueError):
+        return None
+    if 273 not in fields or not len(fields[273]):
+        return None
+    per_strip = fields.get(278)  # absent: the whole image is one strip
+    return fields[273], int(per_strip[0]) if per_strip is not None and len(per_strip) else 2 ** 32 - 1
 
 
 def _read_file_rows(path, layout, window, into, readers=None):
@@ -1749,15 +1821,16 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
     client, own = _local_client(client)
     try:
         # page-locked buffers when each worker has enough tiles to repay them
-        n = max(1, len(client.scheduler_info().get("workers", {})))
+        shape = _shape(client)
+        n = max(1, shape.workers)
         for j in jobs:
             j.spec["pinned"] = len(jobs) >= PIN_MIN_TASKS * n
         if per_task == 1:
-            batch = _run_jobs(client, _tile_task, jobs, retries, progress)
+            batch = _run_jobs(client, _tile_task, jobs, retries, progress, shape)
         else:
             batch = _run_jobs(client, _tile_group_task,
-                              _group_jobs(client, jobs, per_task, TILE_ITEM,
-                                          src_pixels), retries, progress)
+                              _group_jobs(jobs, per_task, shape, TILE_ITEM, src_pixels), retries,
+                              progress, shape)
     finally:
         if own is not None:
             own.close()
