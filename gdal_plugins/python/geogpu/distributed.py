@@ -743,11 +743,14 @@ class Batch:
     what Dask's dispatch and collection cost is the batch's time outside
     them)."""
 
-    def __init__(self, records, seconds, outputs=(), spans=()):
+    def __init__(self, records, seconds, outputs=(), spans=(), details=None):
         self.records = records
         self.seconds = seconds
         self.outputs = list(outputs)
         self.spans = list(spans)
+        # name -> what the task returned for it, or its marker (skipped):
+        # tile_batch's mosaic reads the tiles' block sizes there
+        self._details = details or {}
 
     def _with(self, status):
         return [r for r in self.records if r.status == status]
@@ -803,6 +806,7 @@ def _run_jobs(client, fn, jobs, retries, progress, shape):
     t0 = time.time()
     records = {}
     spans = []
+    details = {}
 
     def from_marker(name, m, status):
         return TaskRecord(name, status, m.get("worker", ""), m.get("device", ""),
@@ -817,6 +821,7 @@ def _run_jobs(client, fn, jobs, retries, progress, shape):
             m = _complete(outdir, name, sig)
             if m:  # what the earlier run recorded
                 records[name] = from_marker(name, m, "skipped")
+                details[name] = m
             else:
                 left += 1
         if left:
@@ -844,11 +849,13 @@ def _run_jobs(client, fn, jobs, retries, progress, shape):
                 if "started" in r:
                     spans.append((r["started"] - t0, r["ended"] - t0))
                 if "items" not in r:
+                    details[j.name] = r
                     records[j.name] = TaskRecord(j.name, r["status"], r.get("worker", ""),
                                                  r.get("device", ""), float(r.get("seconds", 0.0)),
                                                  r.get("files", []), "", r.get("phases"),
                                                  r.get("runner"), r.get("reader"))
                 for it in r.get("items", []):
+                    details[it["name"]] = it
                     records[it["name"]] = TaskRecord(it["name"], it["status"], r.get("worker", ""),
                                                      r.get("device", ""), float(it["seconds"]),
                                                      it.get("files", []), "", it.get("phases"),
@@ -869,7 +876,8 @@ def _run_jobs(client, fn, jobs, retries, progress, shape):
                 progress(finished, total)
         _cleanup({j.outdir for j in todo}, [j.name for j in todo]
                  + [u[0] for j in todo for u in _units(j)])
-    return Batch([records[u[0]] for j in jobs for u in _units(j)], time.time() - t0, spans=spans)
+    return Batch([records[u[0]] for j in jobs for u in _units(j)], time.time() - t0, spans=spans,
+                 details=details)
 
 
 def _local_client(client):
@@ -1547,19 +1555,19 @@ def _run_tiles(spec, items):
         """Waits for the write in flight and records its tile."""
         k, f = writing
         t = time.time()
-        files, write_s = f.result()
+        (files, blocks), write_s = f.result()
         phases[k]["write"] += time.time() - t
         phases[k]["write_s"] = write_s
-        done.append({"name": todo[k]["name"], "status": "done", "files": files,
+        done.append({"name": todo[k]["name"], "status": "done", "files": files, "blocks": blocks,
                      "phases": phases[k], "seconds": sum(v for key, v in phases[k].items()
                                                          if not key.endswith("_s")),
                      "reader": reader_kind})
 
     def write(k, outs):
         t = time.time()
-        files = _write_tile(spec, prep.info, todo[k], srcs[k], outs, wname, device,
-                            time.time() - (t0 if k == 0 else started[k]))
-        return files, time.time() - t
+        written = _write_tile(spec, prep.info, todo[k], srcs[k], outs, wname, device,
+                              time.time() - (t0 if k == 0 else started[k]))
+        return written, time.time() - t
 
     try:
         pending = None
@@ -1635,8 +1643,8 @@ def _compute_tile(spec, prep, ctx, data, src, window, outs):
 
 def _write_tile(spec, info, item, src, outs, wname, device, seconds):
     """A tile's output bands into its files (one per band group), committed
-    under the tile's marker (src: the source window it read).  Returns the
-    committed files."""
+    under the tile's marker (src: the source window it read).  Returns (the
+    committed files, the block size of each band group's file)."""
     gdal = _gdal()
     name, sig = item["name"], item["signature"]
     x0, y0, w, h = item["window"]
@@ -1669,7 +1677,7 @@ def _write_tile(spec, info, item, src, outs, wname, device, seconds):
         return _commit(work, outdir, name, sig, {"worker": wname, "device": device,
                                                  "seconds": round(seconds, 3),
                                                  "window": [x0, y0, w, h], "source": list(src),
-                                                 "blocks": blocks})
+                                                 "blocks": blocks}), blocks
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -1837,7 +1845,10 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
     if not batch.ok:
         return batch
     md = {"GG_OPERATION": opobj.name, "GG_OPTIONS": opobj.options_string()}
-    markers = {j.name: _complete(j.outdir, j.name, j.signature) or {} for j in jobs}
+    # what each tile's task returned or its marker says (read again only
+    # for a tile done by a duplicate attempt)
+    markers = {j.name: batch._details.get(j.name) or _complete(j.outdir, j.name, j.signature)
+               or {} for j in jobs}
     for g in groups:
         bands = [(info.types[b], info.names[b], info.nodata[b], k)
                  for k, b in enumerate(g["bands"], 1)]
