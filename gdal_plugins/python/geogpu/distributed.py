@@ -727,7 +727,8 @@ TaskRecord = namedtuple("TaskRecord", "name status worker device seconds files e
                         "runner reader", defaults=(None, None, None))
 TaskRecord.__doc__ = """One output of a batch: status "done" (computed now), "skipped"
 (complete from an earlier run) or "failed" (error: the cause); phases: where
-a tile task's seconds went ({"setup", "read", "run", "write"}), else None;
+a tile task's seconds went ({"setup", "read", "run", "write"} on the task
+thread; "read_s", "write_s": the reads and the write on their threads), else None;
 runner: how a scene or pair task ran its utility, "in-process" (gdal_ortho's
 entry point in the worker) or "subprocess", else None; reader: how a tile
 task read its window, "file rows" (as it lies in the file, _file_rows) or
