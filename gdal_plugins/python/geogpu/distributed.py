@@ -2073,9 +2073,9 @@ def _parser():
         t.add_argument("-co", "--co", action="append", default=[],
                        help="creation option of the tile files and of a non-VRT mosaic")
         t.add_argument("--per-task", default="1", metavar="N|auto",
-                       help="tiles per task (default 1; auto: the tiles shared evenly among "
-                       "the workers); a task of several tiles reads the next window while "
-                       "the device computes")
+                       help="tiles per task (default 1; auto: one task per worker, the tiles "
+                       "shared by the pixels of their source windows); a task of several "
+                       "tiles reads the next window while the device computes")
         t.add_argument("inputs", nargs="+", help="input rasters, then the destination")
 
     w = sub.add_parser("workers", parents=[common],
