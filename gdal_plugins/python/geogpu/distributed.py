@@ -1600,7 +1600,6 @@ def _run_tiles(spec, items):
                            else _done_future(write, k, outs))
                 outs = None
         finish_write()
-        writing = None
     finally:
         if reader is not None:
             reader.shutdown(wait=True)  # a read in flight ends before its buffer is reused
