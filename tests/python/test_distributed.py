@@ -460,7 +460,8 @@ def test_strip_offsets_are_gdals(data, tmp_path, options):
     if "TILED=YES" in options:
         assert got is None
         return
-    offsets, per_strip = got
+    offsets, per_strip, order = got
+    assert order == (">" if "ENDIANNESS=BIG" in options else "<")
     assert per_strip == (130 if "BLOCKYSIZE=200" in options else 1)  # GDAL writes min(200, H)
     if per_strip == 1:
         assert offsets.tolist() == [int(b.GetMetadataItem(f"BLOCK_OFFSET_0_{k}", "TIFF"))

@@ -1017,14 +1017,13 @@ def _group_jobs(jobs, per_task, shape, item_keys=SCENE_ITEM, costs=None):
     (one number per job) as even in cost as _balanced makes them.  A
     group's spec is its first job's without the keys of one item, plus
     "items" (those keys of each job)."""
+    parts = None
     if per_task == "auto":
         n = max(1, shape.gpus or shape.workers)
         if costs is not None:
             parts = _balanced(costs, n)
-        else:
-            per_task = max(1, math.ceil(len(jobs) / n))
-            parts = [range(k, min(k + per_task, len(jobs))) for k in range(0, len(jobs), per_task)]
-    else:
+        per_task = max(1, math.ceil(len(jobs) / n))
+    if parts is None:
         parts = [range(k, min(k + per_task, len(jobs))) for k in range(0, len(jobs), per_task)]
     out = []
     for g, part in enumerate(parts):
@@ -1297,15 +1296,11 @@ def _file_rows(path, complex_input):
     bw, rows = b1.GetBlockSize()
     if bw != W:
         return None
-    with open(path, "rb") as f:
-        order = f.read(2)
-    if order != (b"II" if sys.byteorder == "little" else b"MM"):
-        return None
     row = W * n * gdal.GetDataTypeSize(want) // 8
     found = _strip_offsets(path)
-    if found is None:
-        return None
-    offsets, per_strip = found
+    if found is None or found[2] != ("<" if sys.byteorder == "little" else ">"):
+        return None  # not a strip TIFF, or not this machine's byte order
+    offsets, per_strip, _ = found
     per_strip = min(per_strip, H)
     import numpy as np
     offset = int(offsets[0])
@@ -1330,11 +1325,11 @@ _TIFF_INTS = {3: "u2", 4: "u4", 16: "u8"}
 
 
 def _strip_offsets(path):
-    """(StripOffsets as a uint64 array, RowsPerStrip) of a TIFF's first
-    image, from its header and first IFD (classic or BigTIFF, either byte
-    order); None when the file is not that (or is tiled).  Why not GDAL's BLOCK_OFFSET_0_k items:
-    one call per strip, 8 ms for the 2680 strips of a paper-size stack,
-    paid by the client in every batch."""
+    """(StripOffsets as a uint64 array, RowsPerStrip, byte order "<" or
+    ">") of a TIFF's first image, from its header and first IFD (classic
+    or BigTIFF); None when the file is not that (or is tiled).  Why not
+    GDAL's BLOCK_OFFSET_0_k items: one call per strip, 8 ms for the 2680
+    strips of a paper-size stack, paid by the client in every batch."""
     import numpy as np
     try:
         with open(path, "rb") as f:
@@ -1342,11 +1337,11 @@ def _strip_offsets(path):
             end = {b"II": "<", b"MM": ">"}.get(head[:2])
             if end is None or len(head) < 8:
                 return None
-            version = int.from_bytes(head[2:4], "little" if end == "<" else "big")
+            num = (lambda b: int.from_bytes(b, "little" if end == "<" else "big"))
+            version = num(head[2:4])
             big = version == 43
             if version not in (42, 43) or (big and len(head) < 16):
                 return None
-            num = (lambda b: int.from_bytes(b, "little" if end == "<" else "big"))
             ifd = num(head[8:16]) if big else num(head[4:8])
             f.seek(ifd)
             count = num(f.read(8 if big else 2))
@@ -1379,7 +1374,8 @@ def _strip_offsets(path):
     if 273 not in fields or not len(fields[273]):
         return None
     per_strip = fields.get(278)  # absent: the whole image is one strip
-    return fields[273], int(per_strip[0]) if per_strip is not None and len(per_strip) else 2 ** 32 - 1
+    return (fields[273], int(per_strip[0]) if per_strip is not None and len(per_strip)
+            else 2 ** 32 - 1, end)
 
 
 def _read_file_rows(path, layout, window, into, readers=None):
@@ -1546,10 +1542,11 @@ def _run_tiles(spec, items):
               for _ in todo]
     phases[0]["setup"] = time.time() - t0
     started = [None] * len(todo)  # when the task thread began each tile
+    kinds = [None] * len(todo)  # how each tile's window was read
     srcs = [prep.source_window(*it["window"]) for it in todo]
     done = []
     reader = ThreadPoolExecutor(1) if len(pieces) > 1 else None
-    writer = ThreadPoolExecutor(1) if len(todo) > 1 else None
+    writer = ThreadPoolExecutor(1)
     writing = None  # (tile index, future of its write)
 
     def finish_write():
@@ -1562,7 +1559,7 @@ def _run_tiles(spec, items):
         done.append({"name": todo[k]["name"], "status": "done", "files": files, "blocks": blocks,
                      "phases": phases[k], "seconds": sum(v for key, v in phases[k].items()
                                                          if not key.endswith("_s")),
-                     "reader": reader_kind})
+                     "reader": kinds[k]})
 
     def write(k, outs):
         t = time.time()
@@ -1581,7 +1578,7 @@ def _run_tiles(spec, items):
                 data, read_s = _read_tile(spec, prep, ctx, src, p % 2, store)
             else:
                 data, read_s = pending.result()
-            reader_kind = "gdal" if isinstance(data, list) else "file rows"
+            kinds[k] = "gdal" if isinstance(data, list) else "file rows"
             pending = (reader.submit(_read_tile, spec, prep, ctx, pieces[p + 1][2], (p + 1) % 2,
                                      store) if p + 1 < len(pieces) else None)
             t_run = time.time()
@@ -1596,29 +1593,15 @@ def _run_tiles(spec, items):
             if p + 1 == len(pieces) or pieces[p + 1][0] != k:  # the tile's last piece
                 if writing is not None:
                     finish_write()  # frees the other output slot for tile k + 1
-                writing = (k, writer.submit(write, k, outs) if writer is not None
-                           else _done_future(write, k, outs))
+                writing = (k, writer.submit(write, k, outs))
                 outs = None
         finish_write()
     finally:
         if reader is not None:
             reader.shutdown(wait=True)  # a read in flight ends before its buffer is reused
-        if writer is not None:
-            writer.shutdown(wait=True)
+        writer.shutdown(wait=True)
     return {"status": "done", "worker": wname, "device": device, "seconds": time.time() - t0,
             "items": done, "started": t0, "ended": time.time()}
-
-
-def _done_future(fn, *args):
-    """fn(*args) run now, as a finished future (a task of one tile needs no
-    writer thread)."""
-    from concurrent.futures import Future
-    f = Future()
-    try:
-        f.set_result(fn(*args))
-    except BaseException as e:  # re-raised by f.result(), as a thread's would be
-        f.set_exception(e)
-    return f
 
 
 def _tile_outputs(spec, prep, ctx, window, slot):
@@ -1845,15 +1828,18 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
     if not batch.ok:
         return batch
     md = {"GG_OPERATION": opobj.name, "GG_OPTIONS": opobj.options_string()}
-    # what each tile's task returned or its marker says (read again only
-    # for a tile done by a duplicate attempt)
-    markers = {j.name: batch._details.get(j.name) or _complete(j.outdir, j.name, j.signature)
-               or {} for j in jobs}
+    # each tile's block sizes, as its task returned them or its marker says
+    # (read again only where the batch has neither: a duplicate attempt's)
+    blocks = {}
+    for j in jobs:
+        b = (batch._details.get(j.name) or {}).get("blocks")
+        blocks[j.name] = b if b is not None else (
+            _complete(j.outdir, j.name, j.signature) or {}).get("blocks") or {}
     for g in groups:
         bands = [(info.types[b], info.names[b], info.nodata[b], k)
                  for k, b in enumerate(g["bands"], 1)]
         tiles = [(tiles_dir / f"{j.name}{g['suffix']}.tif", *j.spec["window"],
-                  (markers[j.name].get("blocks") or {}).get(g["suffix"])) for j in jobs]
+                  blocks[j.name].get(g["suffix"])) for j in jobs]
         if of.upper() == "VRT":
             vrt = dst.with_name(dst.stem + g["suffix"] + dst.suffix)
             _write_if_changed(vrt, _mosaic_xml(vrt, info.width, info.height, info.geotransform,
