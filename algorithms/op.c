@@ -96,10 +96,14 @@ gg_status gg_op_new(const char *name, gg_op **out, char *err, size_t errlen)
     return GG_OK;
 }
 
+static void pipeline_drop(gg_op *op);
+
 void gg_op_free(gg_op *op)
 {
     if (!op)
         return;
+    if (op->npending)
+        pipeline_drop(op);
     if (op->cls->cleanup)
         op->cls->cleanup(op);
     for (int i = 0; i < op->nopts; i++) {
@@ -268,6 +272,9 @@ gg_status gg_op_prepare(gg_op *op, const gg_raster_info *in, gg_raster_info *out
 {
     if (!op || !in || !out)
         return GG_ERR_ARGUMENT;
+    if (op->npending)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: runs in flight: gg_op_collect them first",
+                           op->cls->name);
     if (in->width < 1 || in->height < 1 || in->bands < 1)
         return gg_op_error(op, GG_ERR_ARGUMENT, "%s: input is empty (%dx%d, %d bands)",
                            op->cls->name, in->width, in->height, in->bands);
@@ -347,6 +354,18 @@ static gg_status check_band(gg_op *op, int band)
     return GG_OK;
 }
 
+/* Calls other than gg_op_submit_stack* and gg_op_collect are refused on a
+ * context with asynchronous runs in flight: they would share its buffers. */
+static gg_status check_idle(gg_context *ctx, gg_op *op)
+{
+    const gg_op *owner = gg_rt_pipeline_owner(ctx);
+    if (!owner)
+        return GG_OK;
+    return gg_op_error(op, GG_ERR_ARGUMENT,
+                       "%s: the device context has %s runs in flight: gg_op_collect them first",
+                       op->cls->name, owner == op ? "this op's" : "another op's");
+}
+
 /* Copies a context error into the op, so callers read one place. */
 static gg_status relay(gg_op *op, gg_context *ctx, gg_status s)
 {
@@ -367,6 +386,8 @@ gg_status gg_op_accumulate(gg_context *ctx, gg_op *op, int band, const gg_tile *
         src->y0 + src->height > op->in.height || src->stride < (size_t)src->width)
         return gg_op_error(op, GG_ERR_ARGUMENT, "%s: statistics tile does not fit the input",
                            op->cls->name);
+    if ((s = check_idle(ctx, op)) != GG_OK)
+        return s;
     op->err[0] = 0;
     return relay(op, ctx, op->cls->accumulate(ctx, op, band, src));
 }
@@ -387,6 +408,8 @@ gg_status gg_op_finish_stats(gg_context *ctx, gg_op *op, int band)
         return GG_ERR_ARGUMENT;
     gg_status s = check_band(op, band);
     if (s != GG_OK || !op->cls->finish_stats)
+        return s;
+    if ((s = check_idle(ctx, op)) != GG_OK)
         return s;
     op->err[0] = 0;
     return relay(op, ctx, op->cls->finish_stats(ctx, op, band));
@@ -475,6 +498,8 @@ gg_status gg_op_run(gg_context *ctx, gg_op *op, int band, const gg_tile *src, gg
     gg_status s = check_band(op, band);
     if (s == GG_OK)
         s = gg_op_check_tiles(op, src, dst);
+    if (s == GG_OK)
+        s = check_idle(ctx, op);
     if (s != GG_OK)
         return s;
     op->err[0] = 0;
@@ -554,19 +579,30 @@ static gg_status stack_call_checks(gg_context *ctx, gg_op *op, int nsrc, gg_tile
     return GG_OK;
 }
 
+/* The checks of a stack call's sources, after stack_call_checks. */
+static gg_status check_stack_sources(gg_op *op, const gg_tile *src, int nsrc, int interleaved,
+                                     const gg_window *need)
+{
+    if (!src)
+        return GG_ERR_ARGUMENT;
+    gg_status s = GG_OK;
+    for (int b = 0; b < (interleaved ? 1 : nsrc) && s == GG_OK; b++)
+        s = gg_op_check_source(op, &src[b], need);
+    return s;
+}
+
 gg_status gg_op_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc, gg_tile *dst,
                           int ndst)
 {
     gg_window need;
     int done;
     gg_status s = stack_call_checks(ctx, op, nsrc, dst, ndst, &need, &done);
+    if (s == GG_OK && !done)
+        s = check_stack_sources(op, src, nsrc, 0, &need);
+    if (s == GG_OK && !done)
+        s = check_idle(ctx, op);
     if (s != GG_OK || done)
         return s;
-    if (!src)
-        return GG_ERR_ARGUMENT;
-    for (int b = 0; b < nsrc; b++)
-        if ((s = gg_op_check_source(op, &src[b], &need)) != GG_OK)
-            return s;
     return relay(op, ctx, op->cls->run_stack(ctx, op, src, nsrc, dst, ndst));
 }
 
@@ -617,22 +653,130 @@ static gg_status run_sorted_on_host(gg_context *ctx, gg_op *op, const gg_tile *s
     return s;
 }
 
+static gg_status run_interleaved(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
+                                 gg_tile *dst, int ndst)
+{
+    if (op->cls->run_stack_interleaved)
+        return op->cls->run_stack_interleaved(ctx, op, src, nsrc, dst, ndst);
+    return run_sorted_on_host(ctx, op, src, nsrc, dst, ndst);
+}
+
 gg_status gg_op_run_stack_interleaved(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
                                       gg_tile *dst, int ndst)
 {
     gg_window need;
     int done;
     gg_status s = stack_call_checks(ctx, op, nsrc, dst, ndst, &need, &done);
+    if (s == GG_OK && !done)
+        s = check_stack_sources(op, src, nsrc, 1, &need);
+    if (s == GG_OK && !done)
+        s = check_idle(ctx, op);
     if (s != GG_OK || done)
         return s;
-    if ((s = gg_op_check_source(op, src, &need)) != GG_OK)
-        return s;
-    if (op->cls->run_stack_interleaved)
-        s = op->cls->run_stack_interleaved(ctx, op, src, nsrc, dst, ndst);
-    else
-        s = run_sorted_on_host(ctx, op, src, nsrc, dst, ndst);
-    return relay(op, ctx, s);
+    return relay(op, ctx, run_interleaved(ctx, op, src, nsrc, dst, ndst));
 }
+
+/* ------------------------------------------------ asynchronous stack runs */
+
+/* After a failure: the device idle, every run in flight forgotten. */
+static void pipeline_drop(gg_op *op)
+{
+    if (op->pipe_ctx) {
+        (void)gg_rt_finish(op->pipe_ctx);
+        gg_rt_set_pipeline_owner(op->pipe_ctx, NULL);
+    }
+    for (int i = 0; i < op->npending; i++)
+        free(op->pending[i].dst);
+    op->npending = 0;
+    op->pipe_ctx = NULL;
+}
+
+static gg_status submit(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
+                        int interleaved, gg_tile *dst, int ndst)
+{
+    gg_window need;
+    int done;
+    gg_status s = stack_call_checks(ctx, op, nsrc, dst, ndst, &need, &done);
+    if (s == GG_OK && !done)
+        s = check_stack_sources(op, src, nsrc, interleaved, &need);
+    if (s != GG_OK)
+        return s;
+    const gg_op *owner = gg_rt_pipeline_owner(ctx);
+    if (owner && owner != op)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: the device context has another op's runs "
+                           "in flight: gg_op_collect them first", op->cls->name);
+    if (op->npending && op->pipe_ctx != ctx)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: runs in flight on another device context",
+                           op->cls->name);
+    if (op->npending == GG_OP_MAX_IN_FLIGHT)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: %d runs in flight already: gg_op_collect "
+                           "one first", op->cls->name, GG_OP_MAX_IN_FLIGHT);
+    gg_tile *copy = malloc((size_t)ndst * sizeof *copy);
+    if (!copy)
+        return gg_op_error(op, GG_ERR_NOMEM, "%s: out of memory", op->cls->name);
+    memcpy(copy, dst, (size_t)ndst * sizeof *copy);
+    int set = -1;
+    if (!done && op->cls->enqueue_stack) {
+        set = op->next_set;
+        s = op->cls->enqueue_stack(ctx, op, src, nsrc, interleaved, dst, ndst, set);
+    } else if (!done) { /* no asynchronous path: it runs now */
+        s = interleaved ? run_interleaved(ctx, op, src, nsrc, dst, ndst)
+                        : op->cls->run_stack(ctx, op, src, nsrc, dst, ndst);
+    }
+    if (s != GG_OK) {
+        free(copy);
+        s = relay(op, ctx, s);
+        pipeline_drop(op);
+        return s;
+    }
+    if (set >= 0)
+        op->next_set = !set;
+    op->pending[op->npending++] = (struct gg_op_pending){set, ndst, copy};
+    op->pipe_ctx = ctx;
+    gg_rt_set_pipeline_owner(ctx, op);
+    return GG_OK;
+}
+
+gg_status gg_op_submit_stack(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
+                             gg_tile *dst, int ndst)
+{
+    return submit(ctx, op, src, nsrc, 0, dst, ndst);
+}
+
+gg_status gg_op_submit_stack_interleaved(gg_context *ctx, gg_op *op, const gg_tile *src,
+                                         int nsrc, gg_tile *dst, int ndst)
+{
+    return submit(ctx, op, src, nsrc, 1, dst, ndst);
+}
+
+gg_status gg_op_collect(gg_context *ctx, gg_op *op)
+{
+    if (!ctx || !op)
+        return GG_ERR_ARGUMENT;
+    if (!op->npending)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: no run in flight to collect", op->cls->name);
+    if (ctx != op->pipe_ctx)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: the runs in flight are on another device "
+                           "context", op->cls->name);
+    const struct gg_op_pending p = op->pending[0];
+    op->err[0] = 0;
+    gg_status s = p.set >= 0 ? op->cls->fetch_stack(ctx, op, p.dst, p.ndst, p.set) : GG_OK;
+    free(p.dst);
+    op->npending--;
+    memmove(&op->pending[0], &op->pending[1], (size_t)op->npending * sizeof op->pending[0]);
+    if (s != GG_OK) {
+        s = relay(op, ctx, s);
+        pipeline_drop(op);
+        return s;
+    }
+    if (!op->npending) {
+        op->pipe_ctx = NULL;
+        gg_rt_set_pipeline_owner(ctx, NULL);
+    }
+    return GG_OK;
+}
+
+int gg_op_in_flight(const gg_op *op) { return op ? op->npending : 0; }
 
 double gg_op_bytes_per_pixel(const gg_op *op)
 {

@@ -11,6 +11,7 @@
 #include "../gpu/runtime.h"
 
 #define GG_OP_MAX_OPTIONS 32
+#define GG_OP_MAX_IN_FLIGHT 2 /* asynchronous stack runs (two buffer sets) */
 
 typedef struct gg_op_class {
     const char *name;
@@ -42,6 +43,16 @@ typedef struct gg_op_class {
      * gg_op_run_stack_interleaved); NULL: op.c sorts the bands on the host */
     gg_status (*run_stack_interleaved)(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
                                        gg_tile *dst, int ndst);
+    /* optional: asynchronous stack runs (gg_op_submit_stack*; NULL: they
+     * run at submit).  enqueue_stack queues a run without waiting for it:
+     * its uploads on the copy queue into the input buffers of `set` (0 or
+     * 1), its kernels on the main queue, its outputs left in the device
+     * buffers of `set`; fetch_stack waits for the run of `set` and
+     * downloads its outputs into dst (the tiles given to enqueue_stack).
+     * src and dst have passed the checks of gg_op_run_stack*. */
+    gg_status (*enqueue_stack)(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
+                               int interleaved, const gg_tile *dst, int ndst, int set);
+    gg_status (*fetch_stack)(gg_context *ctx, gg_op *op, gg_tile *dst, int ndst, int set);
     gg_type (*band_type)(const gg_op *op, int band);      /* NULL: out.type */
     const char *(*band_name)(const gg_op *op, int band);  /* NULL: "" */
     double (*band_nodata)(const gg_op *op, int band);     /* NULL: dst_nodata */
@@ -64,6 +75,15 @@ struct gg_op {
     int nopts;
     char *keys[GG_OP_MAX_OPTIONS], *vals[GG_OP_MAX_OPTIONS];
     char err[512];
+    /* asynchronous stack runs in flight on pipe_ctx, oldest first: the
+     * buffer set each was queued in (-1: it ran at submit) and a copy of
+     * its output tiles */
+    gg_context *pipe_ctx;
+    int npending, next_set;
+    struct gg_op_pending {
+        int set, ndst;
+        gg_tile *dst;
+    } pending[GG_OP_MAX_IN_FLIGHT];
 };
 
 /* Sets the op's error message and returns s. */

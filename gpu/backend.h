@@ -22,9 +22,10 @@
 extern "C" {
 #endif
 
-#define GG_BACKEND_ABI 1
+#define GG_BACKEND_ABI 2   /* 2: the copy queue (write2d_async ... wait_mark) */
 #define GG_ERRLEN 512
 #define GG_NAMELEN 256
+#define GGB_MARKS 8   /* marks of the copy queue (write2d_async ... wait_mark) */
 
 typedef struct gg_backend gg_backend;
 typedef struct gg_dev gg_dev;
@@ -128,6 +129,27 @@ struct gg_backend {
      * backend gave (NULL: nothing). */
     int (*host_alloc)(gg_dev *dev, size_t bytes, void **out);
     void (*host_free)(gg_dev *dev, void *p);
+
+    /* Optional (NULL: the device has one queue; the runtime then uses
+     * write2d and read2d): a copy queue beside the main one, so that
+     * copies overlap the kernels queued on the main queue.
+     * write2d_async queues write2d on it, starting once the main queue has
+     * reached mark `after` (-1: at once); mark `done` (-1: none) is
+     * reached when it has landed.  It returns once queued: the source may
+     * change when `done` is reached (at once when the backend packed it
+     * into its own staging).  read2d_after is read2d on the copy queue,
+     * once the main queue has reached mark `after`: blocking, but not
+     * delayed by kernels queued on the main queue after that mark.  mark
+     * records mark m at the current end of the main queue; wait_mark makes
+     * the main queue wait, on the device, until mark m is reached.  Marks
+     * are 0 .. GGB_MARKS - 1; finish waits for both queues. */
+    int (*write2d_async)(gg_dev *dev, gg_mem *dst, size_t dev_offset, size_t dev_pitch,
+                         const void *src, size_t host_pitch, size_t row_bytes, size_t rows,
+                         int after, int done);
+    int (*read2d_after)(gg_dev *dev, const gg_mem *src, size_t dev_offset, size_t dev_pitch,
+                        void *dst, size_t host_pitch, size_t row_bytes, size_t rows, int after);
+    int (*mark)(gg_dev *dev, int m);
+    int (*wait_mark)(gg_dev *dev, int m);
 };
 
 typedef const gg_backend *(*gg_backend_entry_fn)(void);

@@ -35,6 +35,7 @@ struct gg_context {
     fft_entry fft[GG_FFT_CACHE];
     int fft_next;
     gg_buffer *scratch[GG_SCRATCH_SLOTS];
+    const void *pipeline_owner; /* the op with asynchronous runs in flight */
 };
 
 /* ------------------------------------------------------------- messages */
@@ -495,6 +496,70 @@ gg_status gg_rt_launch(gg_context *ctx, int kernel, int nx, int ny, const void *
     return gg_rt_check(ctx, ctx->vt->launch(ctx->dev, kernel, nx, ny, params, params_size, mems, nbufs),
                        "kernel launch");
 }
+
+int gg_rt_can_overlap(const gg_context *ctx)
+{
+    return ctx->vt->write2d_async && ctx->vt->read2d_after && ctx->vt->mark &&
+           ctx->vt->wait_mark;
+}
+
+gg_status gg_rt_write_tile_async(gg_context *ctx, gg_buffer *b, size_t offset, size_t dev_pitch,
+                                 const gg_tile *t, int after, int done)
+{
+    if (!gg_rt_can_overlap(ctx))
+        return gg_rt_write_tile(ctx, b, offset, dev_pitch, t);
+    const size_t es = gg_type_size(t->type), row = (size_t)t->width * es;
+    if (gg_fault_point("transfer"))
+        return gg_rt_fail(ctx, GG_ERR_DEVICE, "host to device copy: injected fault (GG_FAULT)");
+    return gg_rt_check(ctx,
+                       ctx->vt->write2d_async(ctx->dev, b->mem, offset,
+                                              dev_pitch ? dev_pitch : row, t->data,
+                                              t->stride * es, row, (size_t)t->height, after,
+                                              done),
+                       "host to device copy");
+}
+
+gg_status gg_rt_read_tile_after(gg_context *ctx, const gg_buffer *b, size_t offset,
+                                size_t dev_pitch, gg_tile *t, int after)
+{
+    if (!gg_rt_can_overlap(ctx))
+        return gg_rt_read_tile(ctx, b, offset, dev_pitch, t);
+    const size_t es = gg_type_size(t->type), row = (size_t)t->width * es;
+    if (row == 0 || t->height == 0)
+        return GG_OK;
+    if (gg_fault_point("transfer"))
+        return gg_rt_fail(ctx, GG_ERR_DEVICE, "device to host copy: injected fault (GG_FAULT)");
+    return gg_rt_check(ctx,
+                       ctx->vt->read2d_after(ctx->dev, b->mem, offset, dev_pitch ? dev_pitch : row,
+                                             t->data, t->stride * es, row, (size_t)t->height,
+                                             after),
+                       "device to host copy");
+}
+
+gg_status gg_rt_mark(gg_context *ctx, int m)
+{
+    return gg_rt_can_overlap(ctx) ? gg_rt_check(ctx, ctx->vt->mark(ctx->dev, m), "device mark")
+                                  : GG_OK;
+}
+
+gg_status gg_rt_wait_mark(gg_context *ctx, int m)
+{
+    return gg_rt_can_overlap(ctx)
+               ? gg_rt_check(ctx, ctx->vt->wait_mark(ctx->dev, m), "device mark wait")
+               : GG_OK;
+}
+
+gg_status gg_rt_copy(gg_context *ctx, gg_buffer *dst, size_t dst_offset, const gg_buffer *src,
+                     size_t src_offset, size_t bytes)
+{
+    return gg_rt_check(ctx,
+                       ctx->vt->copy(ctx->dev, dst->mem, dst_offset, src->mem, src_offset, bytes),
+                       "device copy");
+}
+
+const void *gg_rt_pipeline_owner(const gg_context *ctx) { return ctx->pipeline_owner; }
+
+void gg_rt_set_pipeline_owner(gg_context *ctx, const void *owner) { ctx->pipeline_owner = owner; }
 
 gg_status gg_rt_finish(gg_context *ctx)
 {

@@ -268,6 +268,32 @@ GG_API gg_status gg_op_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src,
 GG_API gg_status gg_op_run_stack_interleaved(gg_context *ctx, gg_op *op, const gg_tile *src,
                                              int nsrc, gg_tile *dst, int ndst);
 
+/* Asynchronous stack runs: a pipeline of windows on one context.
+ * gg_op_submit_stack and gg_op_submit_stack_interleaved take what
+ * gg_op_run_stack and gg_op_run_stack_interleaved take, queue the run and
+ * return before it ends; gg_op_collect waits for the oldest run submitted
+ * and not yet collected, and fills its dst tiles.  Submit window k + 1,
+ * then collect window k: on a device with a copy queue (CUDA), the upload
+ * of k + 1 and the download of k overlap the kernels of k and k + 1.
+ * The outputs are those of gg_op_run_stack*, bit for bit.
+ *   - At most two runs are in flight; a third submit is refused.
+ *   - Until a run is collected, its src and dst memory must stay
+ *     allocated, src unchanged and dst unread; page-locked memory
+ *     (gg_host_alloc) lets the copies run without the host.
+ *   - Meanwhile the context serves only this op's submits and collects:
+ *     other op calls on it, and gg_op_prepare of this op, are refused.
+ *   - A failed submit or collect waits for the device and drops every run
+ *     in flight; gg_op_free does the same.
+ * Ops without an asynchronous path (all but ptsel) run at submit; their
+ * collect returns at once. */
+GG_API gg_status gg_op_submit_stack(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
+                                    gg_tile *dst, int ndst);
+GG_API gg_status gg_op_submit_stack_interleaved(gg_context *ctx, gg_op *op, const gg_tile *src,
+                                                int nsrc, gg_tile *dst, int ndst);
+GG_API gg_status gg_op_collect(gg_context *ctx, gg_op *op);
+/* Runs submitted and not yet collected. */
+GG_API int gg_op_in_flight(const gg_op *op);
+
 /* Device bytes an op needs per output pixel (for gg_plan_rows). */
 GG_API double gg_op_bytes_per_pixel(const gg_op *op);
 

@@ -8,7 +8,9 @@
  *
  * A device handle owns one stream; every operation is queued on it, and
  * every entry point makes the handle's device current first, so a handle
- * may move between host threads (used by one at a time).
+ * may move between host threads (used by one at a time).  A second stream
+ * carries write2d_async and read2d_after, so that copies overlap the
+ * kernels queued on the first; events ("marks") order the two.
  *
  * MIT licence.
  */
@@ -62,6 +64,8 @@ typedef struct cuda_dev {
     gg_dev base;             /* must stay first */
     int ordinal;
     cudaStream_t stream;
+    cudaStream_t upload;     /* the copy stream of write2d_async, read2d_after */
+    cudaEvent_t marks[GGB_MARKS];
     int sm_count;
     int max_threads_per_sm;
     int max_grid_y;
@@ -246,11 +250,18 @@ static void release(cuda_dev *d)
 {
     if (d->stream)
         (void)cudaStreamSynchronize(d->stream);
+    if (d->upload)
+        (void)cudaStreamSynchronize(d->upload);
     for (int i = 0; i < STAGING_SLOTS; i++)
         if (d->slot_done[i])
             (void)cudaEventDestroy(d->slot_done[i]);
+    for (int i = 0; i < GGB_MARKS; i++)
+        if (d->marks[i])
+            (void)cudaEventDestroy(d->marks[i]);
     if (d->staging)
         (void)cudaFreeHost(d->staging);
+    if (d->upload)
+        (void)cudaStreamDestroy(d->upload);
     if (d->stream)
         (void)cudaStreamDestroy(d->stream);
     (void)cudaGetLastError();
@@ -325,8 +336,12 @@ static int cuda_open(int index0, int index1, int gpu_only, gg_dev **out, char *e
     /* Non-blocking: no implicit ordering with the legacy default stream
      * that other code in the process may use. */
     e = cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking);
+    if (e == cudaSuccess)
+        e = cudaStreamCreateWithFlags(&d->upload, cudaStreamNonBlocking);
     for (int i = 0; i < STAGING_SLOTS && e == cudaSuccess; i++)
         e = cudaEventCreateWithFlags(&d->slot_done[i], cudaEventDisableTiming);
+    for (int i = 0; i < GGB_MARKS && e == cudaSuccess; i++)
+        e = cudaEventCreateWithFlags(&d->marks[i], cudaEventDisableTiming);
     if (e != cudaSuccess) {
         put_err(err, errlen, "CUDA: cannot create a stream on cuda:%d: %s (%s)", ordinal,
                 cudaGetErrorString(e), cudaGetErrorName(e));
@@ -597,6 +612,47 @@ static int check_2d(cuda_dev *d, const gg_mem *m, size_t dev_offset, size_t *dev
     return GGB_OK;
 }
 
+/* Queues the upload of rows on stream `st`: straight from the source when
+ * it is pinned (or small), else through the staging ring, the CPU packing
+ * piece k into slot k % SLOTS while the copy engine drains the slots
+ * filled before.  A slot is packed only once its previous copy has ended
+ * (its event), whichever stream queued that copy.  Returns with the copies
+ * queued; the caller synchronizes or records an event. */
+static cudaError_t queue_upload(cuda_dev *d, cudaStream_t st, unsigned char *dbase,
+                                size_t dev_pitch, const unsigned char *hbase, size_t host_pitch,
+                                size_t row_bytes, size_t rows)
+{
+    if (!should_stage(d, hbase, row_bytes, rows, 0))
+        return copy_rows(dbase, dev_pitch, hbase, host_pitch, row_bytes, rows,
+                         cudaMemcpyHostToDevice, st);
+    cudaError_t e = cudaSuccess;
+    const piece_plan plan = plan_pieces(row_bytes, rows);
+    for (size_t k = 0; k < plan.count && e == cudaSuccess; k++) {
+        const int s = (int)(k % STAGING_SLOTS);
+        unsigned char *slot = d->staging + (size_t)s * STAGING_SLOT_BYTES;
+        if ((e = cudaEventSynchronize(d->slot_done[s])) != cudaSuccess)
+            break;
+        const piece q = piece_at(&plan, k);
+        host_copy_rows(slot, q.bytes, hbase + q.row * host_pitch + q.col, host_pitch, q.bytes,
+                       q.rows, d->copy_threads);
+        e = copy_rows(dbase + q.row * dev_pitch + q.col, dev_pitch, slot, q.bytes, q.bytes,
+                      q.rows, cudaMemcpyHostToDevice, st);
+        if (e == cudaSuccess)
+            e = cudaEventRecord(d->slot_done[s], st);
+    }
+    return e;
+}
+
+/* After a failed copy: both streams idle (the staging slots too). */
+static int copy_failed(cuda_dev *d, cudaError_t e, const char *what)
+{
+    const int rc = cuda_fail(d, e, what);
+    (void)cudaStreamSynchronize(d->stream);
+    (void)cudaStreamSynchronize(d->upload);
+    (void)cudaGetLastError();
+    return rc;
+}
+
 static int cuda_write2d(gg_dev *dev, gg_mem *dst, size_t dev_offset, size_t dev_pitch,
                         const void *src, size_t host_pitch, size_t row_bytes, size_t rows)
 {
@@ -609,45 +665,105 @@ static int cuda_write2d(gg_dev *dev, gg_mem *dst, size_t dev_offset, size_t dev_
         return GGB_OK;
     if ((rc = use_device(d)))
         return rc;
-    unsigned char *dbase = (unsigned char *)dst->ptr + dev_offset;
-    const unsigned char *hbase = (const unsigned char *)src;
-    cudaError_t e;
-
-    if (!should_stage(d, src, row_bytes, rows, 0)) {
-        e = copy_rows(dbase, dev_pitch, hbase, host_pitch, row_bytes, rows,
-                      cudaMemcpyHostToDevice, d->stream);
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(d->stream);
-        return e == cudaSuccess ? GGB_OK : cuda_fail(d, e, "write2d copy");
-    }
-
-    /* The CPU packs piece k into slot k % SLOTS while the copy engine
-     * drains the slots filled before; a slot is reused once its copy has
-     * completed (its event). */
-    const piece_plan plan = plan_pieces(row_bytes, rows);
-    for (size_t k = 0; k < plan.count; k++) {
-        const int s = (int)(k % STAGING_SLOTS);
-        unsigned char *slot = d->staging + (size_t)s * STAGING_SLOT_BYTES;
-        if (k >= STAGING_SLOTS && (e = cudaEventSynchronize(d->slot_done[s])) != cudaSuccess)
-            goto fail;
-        const piece q = piece_at(&plan, k);
-        host_copy_rows(slot, q.bytes, hbase + q.row * host_pitch + q.col, host_pitch, q.bytes,
-                       q.rows, d->copy_threads);
-        e = copy_rows(dbase + q.row * dev_pitch + q.col, dev_pitch, slot, q.bytes, q.bytes,
-                      q.rows, cudaMemcpyHostToDevice, d->stream);
-        if (e == cudaSuccess)
-            e = cudaEventRecord(d->slot_done[s], d->stream);
-        if (e != cudaSuccess)
-            goto fail;
-    }
-    e = cudaStreamSynchronize(d->stream);
+    cudaError_t e = queue_upload(d, d->stream, (unsigned char *)dst->ptr + dev_offset, dev_pitch,
+                                 (const unsigned char *)src, host_pitch, row_bytes, rows);
     if (e == cudaSuccess)
-        return GGB_OK;
-fail:
-    rc = cuda_fail(d, e, "write2d copy");
-    (void)cudaStreamSynchronize(d->stream);   /* the slots must be idle on return */
-    (void)cudaGetLastError();
-    return rc;
+        e = cudaStreamSynchronize(d->stream);
+    return e == cudaSuccess ? GGB_OK : copy_failed(d, e, "write2d copy");
+}
+
+/* write2d on the upload stream: it waits (on the device) for mark `after`
+ * of the main stream, and mark `done` is reached when it has landed.  It
+ * returns once queued; a pageable source is packed into the staging ring
+ * meanwhile, so the source may change once it returns unless it is
+ * pinned (then only once `done` is reached). */
+static int cuda_write2d_async(gg_dev *dev, gg_mem *dst, size_t dev_offset, size_t dev_pitch,
+                              const void *src, size_t host_pitch, size_t row_bytes, size_t rows,
+                              int after, int done)
+{
+    cuda_dev *d = as_cuda(dev);
+    int rc = check_2d(d, dst, dev_offset, &dev_pitch, src, &host_pitch, row_bytes, rows,
+                      "write2d_async");
+    if (rc)
+        return rc;
+    if (after >= GGB_MARKS || done >= GGB_MARKS)
+        return set_err(d, GGB_ERR_ARGUMENT, "CUDA: write2d_async: mark out of range");
+    if ((rc = use_device(d)))
+        return rc;
+    cudaError_t e = after >= 0 ? cudaStreamWaitEvent(d->upload, d->marks[after], 0) : cudaSuccess;
+    if (e == cudaSuccess && rows && row_bytes)
+        e = queue_upload(d, d->upload, (unsigned char *)dst->ptr + dev_offset, dev_pitch,
+                         (const unsigned char *)src, host_pitch, row_bytes, rows);
+    if (e == cudaSuccess && done >= 0)
+        e = cudaEventRecord(d->marks[done], d->upload);
+    return e == cudaSuccess ? GGB_OK : copy_failed(d, e, "write2d_async copy");
+}
+
+static int cuda_mark(gg_dev *dev, int m)
+{
+    cuda_dev *d = as_cuda(dev);
+    if (m < 0 || m >= GGB_MARKS)
+        return set_err(d, GGB_ERR_ARGUMENT, "CUDA: mark %d out of range", m);
+    int rc = use_device(d);
+    if (rc)
+        return rc;
+    const cudaError_t e = cudaEventRecord(d->marks[m], d->stream);
+    return e == cudaSuccess ? GGB_OK : cuda_fail(d, e, "cudaEventRecord");
+}
+
+static int cuda_wait_mark(gg_dev *dev, int m)
+{
+    cuda_dev *d = as_cuda(dev);
+    if (m < 0 || m >= GGB_MARKS)
+        return set_err(d, GGB_ERR_ARGUMENT, "CUDA: mark %d out of range", m);
+    int rc = use_device(d);
+    if (rc)
+        return rc;
+    const cudaError_t e = cudaStreamWaitEvent(d->stream, d->marks[m], 0);
+    return e == cudaSuccess ? GGB_OK : cuda_fail(d, e, "cudaStreamWaitEvent");
+}
+
+/* Downloads rows on stream `st` and waits for them: straight into the
+ * destination when it is pinned (or small), else through the staging
+ * ring, the copy engine running up to SLOTS pieces ahead while the CPU
+ * unpacks piece k as soon as it has landed, then refills that slot. */
+static cudaError_t download(cuda_dev *d, cudaStream_t st, unsigned char *hbase, size_t host_pitch,
+                            const unsigned char *dbase, size_t dev_pitch, size_t row_bytes,
+                            size_t rows)
+{
+    cudaError_t e;
+    if (!should_stage(d, hbase, row_bytes, rows, 1)) {
+        e = copy_rows(hbase, host_pitch, dbase, dev_pitch, row_bytes, rows,
+                      cudaMemcpyDeviceToHost, st);
+        return e == cudaSuccess ? cudaStreamSynchronize(st) : e;
+    }
+    const piece_plan plan = plan_pieces(row_bytes, rows);
+    size_t queued = 0;
+    for (size_t k = 0; k < plan.count; k++) {
+        while (queued < plan.count && queued < k + STAGING_SLOTS) {
+            const int s = (int)(queued % STAGING_SLOTS);
+            unsigned char *slot = d->staging + (size_t)s * STAGING_SLOT_BYTES;
+            const piece q = piece_at(&plan, queued);
+            /* the slot may still feed a copy queued on the other stream */
+            e = cudaStreamWaitEvent(st, d->slot_done[s], 0);
+            if (e == cudaSuccess)
+                e = copy_rows(slot, q.bytes, dbase + q.row * dev_pitch + q.col, dev_pitch,
+                              q.bytes, q.rows, cudaMemcpyDeviceToHost, st);
+            if (e == cudaSuccess)
+                e = cudaEventRecord(d->slot_done[s], st);
+            if (e != cudaSuccess)
+                return e;
+            queued++;
+        }
+        const int s = (int)(k % STAGING_SLOTS);
+        if ((e = cudaEventSynchronize(d->slot_done[s])) != cudaSuccess)
+            return e;
+        const piece q = piece_at(&plan, k);
+        host_copy_rows(hbase + q.row * host_pitch + q.col, host_pitch,
+                       d->staging + (size_t)s * STAGING_SLOT_BYTES, q.bytes, q.bytes, q.rows,
+                       d->copy_threads);
+    }
+    return cudaStreamSynchronize(st);
 }
 
 static int cuda_read2d(gg_dev *dev, const gg_mem *src, size_t dev_offset, size_t dev_pitch,
@@ -662,51 +778,34 @@ static int cuda_read2d(gg_dev *dev, const gg_mem *src, size_t dev_offset, size_t
         return GGB_OK;
     if ((rc = use_device(d)))
         return rc;
-    const unsigned char *dbase = (const unsigned char *)src->ptr + dev_offset;
-    unsigned char *hbase = (unsigned char *)dst;
-    cudaError_t e;
+    const cudaError_t e = download(d, d->stream, (unsigned char *)dst, host_pitch,
+                                   (const unsigned char *)src->ptr + dev_offset, dev_pitch,
+                                   row_bytes, rows);
+    return e == cudaSuccess ? GGB_OK : copy_failed(d, e, "read2d copy");
+}
 
-    if (!should_stage(d, dst, row_bytes, rows, 1)) {
-        e = copy_rows(hbase, host_pitch, dbase, dev_pitch, row_bytes, rows,
-                      cudaMemcpyDeviceToHost, d->stream);
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(d->stream);
-        return e == cudaSuccess ? GGB_OK : cuda_fail(d, e, "read2d copy");
-    }
-
-    /* The copy engine runs up to SLOTS pieces ahead; the CPU unpacks
-     * piece k as soon as it has landed, then refills that slot. */
-    const piece_plan plan = plan_pieces(row_bytes, rows);
-    size_t queued = 0;
-    for (size_t k = 0; k < plan.count; k++) {
-        while (queued < plan.count && queued < k + STAGING_SLOTS) {
-            const int s = (int)(queued % STAGING_SLOTS);
-            unsigned char *slot = d->staging + (size_t)s * STAGING_SLOT_BYTES;
-            const piece q = piece_at(&plan, queued);
-            e = copy_rows(slot, q.bytes, dbase + q.row * dev_pitch + q.col, dev_pitch, q.bytes,
-                          q.rows, cudaMemcpyDeviceToHost, d->stream);
-            if (e == cudaSuccess)
-                e = cudaEventRecord(d->slot_done[s], d->stream);
-            if (e != cudaSuccess)
-                goto fail;
-            queued++;
-        }
-        const int s = (int)(k % STAGING_SLOTS);
-        if ((e = cudaEventSynchronize(d->slot_done[s])) != cudaSuccess)
-            goto fail;
-        const piece q = piece_at(&plan, k);
-        host_copy_rows(hbase + q.row * host_pitch + q.col, host_pitch,
-                       d->staging + (size_t)s * STAGING_SLOT_BYTES, q.bytes, q.bytes, q.rows,
-                       d->copy_threads);
-    }
-    e = cudaStreamSynchronize(d->stream);
-    if (e == cudaSuccess)
+/* read2d on the copy stream, once the main stream has reached mark
+ * `after`: the kernels queued on the main stream since do not delay it. */
+static int cuda_read2d_after(gg_dev *dev, const gg_mem *src, size_t dev_offset, size_t dev_pitch,
+                             void *dst, size_t host_pitch, size_t row_bytes, size_t rows,
+                             int after)
+{
+    cuda_dev *d = as_cuda(dev);
+    int rc = check_2d(d, src, dev_offset, &dev_pitch, dst, &host_pitch, row_bytes, rows,
+                      "read2d_after");
+    if (rc)
+        return rc;
+    if (after >= GGB_MARKS)
+        return set_err(d, GGB_ERR_ARGUMENT, "CUDA: read2d_after: mark out of range");
+    if (rows == 0 || row_bytes == 0)
         return GGB_OK;
-fail:
-    rc = cuda_fail(d, e, "read2d copy");
-    (void)cudaStreamSynchronize(d->stream);
-    (void)cudaGetLastError();
-    return rc;
+    if ((rc = use_device(d)))
+        return rc;
+    cudaError_t e = after >= 0 ? cudaStreamWaitEvent(d->upload, d->marks[after], 0) : cudaSuccess;
+    if (e == cudaSuccess)
+        e = download(d, d->upload, (unsigned char *)dst, host_pitch,
+                     (const unsigned char *)src->ptr + dev_offset, dev_pitch, row_bytes, rows);
+    return e == cudaSuccess ? GGB_OK : copy_failed(d, e, "read2d_after copy");
 }
 
 static int cuda_copy(gg_dev *dev, gg_mem *dst, size_t dst_offset, const gg_mem *src,
@@ -1034,6 +1133,8 @@ static int cuda_finish(gg_dev *dev)
         return rc;
     cudaError_t e = cudaStreamSynchronize(d->stream);
     if (e == cudaSuccess)
+        e = cudaStreamSynchronize(d->upload);
+    if (e == cudaSuccess)
         e = cudaGetLastError();
     if (e != cudaSuccess) {
         set_err(d, 0, "CUDA: queued work failed: %s (%s)", cudaGetErrorString(e),
@@ -1097,6 +1198,10 @@ static const gg_backend cuda_backend = {
     /* launch_info */ cuda_launch_info,
     /* host_alloc */ cuda_host_alloc,
     /* host_free */ cuda_host_free,
+    /* write2d_async */ cuda_write2d_async,
+    /* read2d_after */ cuda_read2d_after,
+    /* mark */ cuda_mark,
+    /* wait_mark */ cuda_wait_mark,
 };
 
 GG_CUDA_EXPORT const gg_backend *gg_backend_cuda_entry(void)

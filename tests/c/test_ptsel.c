@@ -14,6 +14,8 @@
  *   - the stack in page-locked host memory (gg_host_alloc; on CUDA the
  *     copy engine reads it directly instead of through the staging ring):
  *     bit-identical to the same run from ordinary memory;
+ *   - asynchronous runs (gg_op_submit_stack*, collected one behind):
+ *     bit-identical to synchronous ones; misuse refused with its reason;
  *   - conjugating every band leaves tau unchanged, one band changes it;
  *   - filter=yes (coherence-weighted filter): the filtered_i bands against
  *     a float64 implementation built on the reference tau_max (ifg and slc
@@ -57,6 +59,7 @@ typedef struct {
     int has_nodata;
     double nodata;
     int interleaved;
+    int pipelined; /* gg_op_submit_stack*: submit tile k + 1, then collect tile k */
 } stack;
 
 /* The pixel-interleaved copy of a band-sequential stack. */
@@ -287,11 +290,22 @@ static gg_status run_ptsel(gg_context *ctx, const stack *s, const char *const *o
                 dst[b] = (gg_tile){(char *)planes[b] + ((size_t)y * s->W + x) * gg_type_size(t), t,
                                    dw.width, dw.height, (size_t)s->W, x, y};
             }
-            st = s->interleaved ? gg_op_run_stack_interleaved(ctx, op, src, s->n, dst, oi.bands)
-                                : gg_op_run_stack(ctx, op, src, s->n, dst, oi.bands);
+            if (s->pipelined) {
+                st = s->interleaved
+                         ? gg_op_submit_stack_interleaved(ctx, op, src, s->n, dst, oi.bands)
+                         : gg_op_submit_stack(ctx, op, src, s->n, dst, oi.bands);
+                if (st == GG_OK && gg_op_in_flight(op) == 2)
+                    st = gg_op_collect(ctx, op);
+            } else {
+                st = s->interleaved ? gg_op_run_stack_interleaved(ctx, op, src, s->n, dst, oi.bands)
+                                    : gg_op_run_stack(ctx, op, src, s->n, dst, oi.bands);
+            }
             if (st != GG_OK)
                 snprintf(err, errlen, "%s", gg_op_last_error(op));
         }
+    while (st == GG_OK && gg_op_in_flight(op))
+        if ((st = gg_op_collect(ctx, op)) != GG_OK)
+            snprintf(err, errlen, "%s", gg_op_last_error(op));
     gg_op_free(op);
     return st;
 }
@@ -482,7 +496,7 @@ static void test_cases(gg_context **ctx, char devs[][32], int nd)
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const pcase *c = &cases[ci];
         float *z = make_stack(c->W, c->H, c->n, c->has_nodata, c->nodata);
-        const stack s = {c->W, c->H, c->n, z, c->has_nodata, c->nodata, 0};
+        const stack s = {c->W, c->H, c->n, z, c->has_nodata, c->nodata, 0, 0};
         const size_t np = (size_t)c->W * c->H;
         ref_opts o;
         fill_ref_opts(c->opts, c->n, &o);
@@ -610,7 +624,7 @@ static void test_filter(gg_context **ctx, char devs[][32], int nd)
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const pcase *c = &cases[ci];
         float *z = make_stack(c->W, c->H, c->n, c->has_nodata, c->nodata);
-        const stack s = {c->W, c->H, c->n, z, c->has_nodata, c->nodata, 0};
+        const stack s = {c->W, c->H, c->n, z, c->has_nodata, c->nodata, 0, 0};
         const size_t np = (size_t)c->W * c->H;
         ref_opts o;
         fill_ref_opts(c->opts, c->n, &o);
@@ -723,7 +737,7 @@ static void test_conj_identity(gg_context **ctx, char devs[][32], int nd)
 {
     const int W = 23, H = 17, n = 6;
     float *z = make_stack(W, H, n, 0, 0);
-    const stack s = {W, H, n, z, 0, 0, 0};
+    const stack s = {W, H, n, z, 0, 0, 0, 0};
     const size_t np = (size_t)W * H;
     for (int d = 0; d < nd; d++)
         for (int slc = 0; slc < 2; slc++) {
@@ -883,7 +897,7 @@ static void test_split_contexts(gg_context **ctx, char devs[][32], int nd)
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
             const pcase *c = &cases[ci];
             float *z = make_stack(c->W, c->H, c->n, c->has_nodata, c->nodata);
-            const stack s = {c->W, c->H, c->n, z, c->has_nodata, c->nodata, 0};
+            const stack s = {c->W, c->H, c->n, z, c->has_nodata, c->nodata, 0, 0};
             const size_t np = (size_t)c->W * c->H;
             result whole, split;
             gg_status st = run_ptsel(ctx[d], &s, c->opts, 1 << 20, 1 << 20, &whole, err, sizeof err);
@@ -938,8 +952,8 @@ static void test_pinned_source(gg_context **ctx, char devs[][32], int nd)
         if (st != GG_OK || !pz)
             continue;
         memcpy(pz, z, bytes);
-        const stack a = {c.W, c.H, c.n, z, c.has_nodata, c.nodata, 0};
-        const stack b = {c.W, c.H, c.n, pz, c.has_nodata, c.nodata, 0};
+        const stack a = {c.W, c.H, c.n, z, c.has_nodata, c.nodata, 0, 0};
+        const stack b = {c.W, c.H, c.n, pz, c.has_nodata, c.nodata, 0, 0};
         result ra, rb;
         st = run_ptsel(ctx[d], &a, c.opts, 1 << 20, 1 << 20, &ra, err, sizeof err);
         CHECK(st == GG_OK, "%s pinned: ordinary-memory run: %s", devs[d], err);
@@ -959,6 +973,139 @@ static void test_pinned_source(gg_context **ctx, char devs[][32], int nd)
         gg_host_free(ctx[d], pz);
     }
     free(z);
+}
+
+/* Asynchronous runs (gg_op_submit_stack*, two in flight, collected one
+ * behind): every band bit-identical to synchronous runs of the same
+ * tiles, from band planes and interleaved windows, ordinary and
+ * page-locked memory, uneven tiles (the device buffers grow between runs
+ * in flight), with and without the filter. */
+static void test_pipelined(gg_context **ctx, char devs[][32], int nd)
+{
+    const int W = 37, H = 29, n = 6;
+    float *z = make_stack(W, H, n, 1, -9999.0);
+    const size_t np = (size_t)W * H, bytes = np * n * 8;
+    static const char *const plain[] = {"window", "5", NULL};
+    static const char *const all[] = {"window", "7", "offsets", "yes", "mask", "yes", NULL};
+    static const char *const filt[] = {"window", "5", "filter", "yes", "offsets", "yes", "mask",
+                                       "yes", "conj", "2", NULL};
+    static const char *const slc[] = {"window", "5", "slc", "yes", "mindist", "1.5", NULL};
+    const struct {
+        const char *name;
+        const char *const *opts;
+        int tw, th;
+    } cases[] = {{"window 5, 9x7 tiles", plain, 9, 7},
+                 {"offsets+mask, strips of 4 rows", all, 1 << 20, 4},
+                 {"filter, 16x11 tiles", filt, 16, 11},
+                 {"slc, 37x29 in one tile", slc, 1 << 20, 1 << 20}};
+    for (int d = 0; d < nd && z; d++) {
+        float *pz = NULL;
+        if (gg_host_alloc(ctx[d], bytes, (void **)&pz) != GG_OK || !pz) {
+            CHECK(0, "%s: gg_host_alloc: %s", devs[d], gg_context_last_error(ctx[d]));
+            continue;
+        }
+        memcpy(pz, z, bytes);
+        stack planes = {W, H, n, z, 1, -9999.0, 0, 0};
+        stack il = interleave(&planes);
+        int same_all = 1, ran = 0;
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            for (int layout = 0; layout < 3; layout++) { /* planes, pinned planes, interleaved */
+                stack a = layout == 2 ? il : planes;
+                if (layout == 1)
+                    a.z = pz;
+                stack b = a;
+                b.pipelined = 1;
+                result ra, rb;
+                char err[512] = "";
+                gg_status s1 = run_ptsel(ctx[d], &a, cases[c].opts, cases[c].tw, cases[c].th,
+                                         &ra, err, sizeof err);
+                gg_status s2 = run_ptsel(ctx[d], &b, cases[c].opts, cases[c].tw, cases[c].th,
+                                         &rb, err, sizeof err);
+                CHECK(s1 == GG_OK && s2 == GG_OK, "%s pipelined %s: %s", devs[d], cases[c].name,
+                      err);
+                size_t valid = 0;
+                for (size_t k = 0; s1 == GG_OK && k < np; k++)
+                    valid += !isnan(ra.tau[k]);
+                CHECK(s1 != GG_OK || valid > np / 2, "%s pipelined %s: %zu of %zu valid", devs[d],
+                      cases[c].name, valid, np);
+                const int same = s1 == GG_OK && s2 == GG_OK && same_result(&ra, &rb, np) &&
+                                 (!ra.filt || !memcmp(ra.filt, rb.filt, np * 8 * n));
+                CHECK(same, "%s pipelined %s (%s): results differ from synchronous runs",
+                      devs[d], cases[c].name,
+                      layout == 0 ? "planes" : layout == 1 ? "page-locked" : "interleaved");
+                same_all &= same;
+                ran++;
+                result_free(&ra);
+                result_free(&rb);
+            }
+        printf("  %-7s %d pipelined runs (submit k + 1, collect k) vs synchronous: %s\n", devs[d],
+               ran, same_all ? "bit-identical" : "DIFFERENT");
+        free((void *)il.z);
+        gg_host_free(ctx[d], pz);
+    }
+    free(z);
+}
+
+/* Misuse of the asynchronous calls is refused with its reason, and the
+ * context is usable again once the runs are collected or the op freed. */
+static void test_pipeline_bad_calls(gg_context *ctx)
+{
+    gg_op *op = NULL, *other = NULL;
+    char err[512];
+    if (gg_op_new("ptsel", &op, err, sizeof err) != GG_OK || gg_op_set(op, "window", "3") != GG_OK ||
+        gg_op_new("ptsel", &other, err, sizeof err) != GG_OK ||
+        gg_op_set(other, "window", "3") != GG_OK) {
+        CHECK(0, "ptsel: %s", err);
+        gg_op_free(op);
+        gg_op_free(other);
+        return;
+    }
+    gg_raster_info ii = {12, 10, 4, GG_CFLOAT32, {0, 1, 0, 0, 0, 1}, 0, 0, 0}, oi;
+    CHECK(gg_op_prepare(op, &ii, &oi) == GG_OK && gg_op_prepare(other, &ii, &oi) == GG_OK,
+          "prepare: %s", gg_op_last_error(op));
+    float *z = calloc((size_t)12 * 10 * 4 * 2, sizeof *z), tau[3][120];
+    for (int i = 0; i < 12 * 10 * 4 * 2; i++)
+        z[i] = (float)((i * 37) % 11) - 5.0f;
+    gg_tile src = {z, GG_CFLOAT32, 12, 10, 12, 0, 0};
+    gg_tile dst[3];
+    for (int k = 0; k < 3; k++)
+        dst[k] = (gg_tile){tau[k], GG_FLOAT32, 12, 10, 12, 0, 0};
+    CHECK(gg_op_collect(ctx, op) == GG_ERR_ARGUMENT &&
+              strstr(gg_op_last_error(op), "no run in flight"),
+          "collect with nothing in flight: '%s'", gg_op_last_error(op));
+    CHECK(gg_op_submit_stack_interleaved(ctx, op, &src, 4, &dst[0], 1) == GG_OK &&
+              gg_op_submit_stack_interleaved(ctx, op, &src, 4, &dst[1], 1) == GG_OK,
+          "two submits: %s", gg_op_last_error(op));
+    CHECK(gg_op_in_flight(op) == 2, "%d runs in flight, not 2", gg_op_in_flight(op));
+    CHECK(gg_op_submit_stack_interleaved(ctx, op, &src, 4, &dst[2], 1) == GG_ERR_ARGUMENT &&
+              strstr(gg_op_last_error(op), "2 runs in flight already"),
+          "a third submit: '%s'", gg_op_last_error(op));
+    CHECK(gg_op_run_stack_interleaved(ctx, other, &src, 4, &dst[2], 1) == GG_ERR_ARGUMENT &&
+              strstr(gg_op_last_error(other), "another op's runs in flight"),
+          "another op on the busy context: '%s'", gg_op_last_error(other));
+    CHECK(gg_op_run_stack_interleaved(ctx, op, &src, 4, &dst[2], 1) == GG_ERR_ARGUMENT &&
+              strstr(gg_op_last_error(op), "this op's runs in flight"),
+          "a synchronous run of the op on its busy context: '%s'", gg_op_last_error(op));
+    CHECK(gg_op_prepare(op, &ii, &oi) == GG_ERR_ARGUMENT &&
+              strstr(gg_op_last_error(op), "runs in flight"),
+          "prepare with runs in flight: '%s'", gg_op_last_error(op));
+    CHECK(gg_op_collect(ctx, op) == GG_OK && gg_op_collect(ctx, op) == GG_OK &&
+              gg_op_in_flight(op) == 0,
+          "collect both: %s", gg_op_last_error(op));
+    CHECK(gg_op_run_stack_interleaved(ctx, other, &src, 4, &dst[2], 1) == GG_OK,
+          "the other op after the collects: %s", gg_op_last_error(other));
+    int same = 1;
+    for (int i = 0; i < 120; i++)
+        same &= tau[0][i] == tau[2][i] && tau[1][i] == tau[2][i] && tau[2][i] >= 0.0f;
+    CHECK(same, "collected runs differ from the synchronous one");
+    /* freeing an op with a run in flight waits for it and frees the context */
+    CHECK(gg_op_submit_stack_interleaved(ctx, op, &src, 4, &dst[0], 1) == GG_OK, "submit: %s",
+          gg_op_last_error(op));
+    gg_op_free(op);
+    CHECK(gg_op_run_stack_interleaved(ctx, other, &src, 4, &dst[2], 1) == GG_OK,
+          "the other op after freeing the busy one: %s", gg_op_last_error(other));
+    free(z);
+    gg_op_free(other);
 }
 
 /* gg_op_run_stack_interleaved refuses what it cannot read, with the
@@ -1018,7 +1165,7 @@ static void test_pairs_method(gg_context **ctx, char devs[][32], int nd)
 {
     const int W = 19, H = 13, n = 11;
     float *z = make_stack(W, H, n, 0, 0);
-    const stack s = {W, H, n, z, 0, 0, 0};
+    const stack s = {W, H, n, z, 0, 0, 0, 0};
     const size_t np = (size_t)W * H;
     for (int d = 0; d < nd; d++)
         for (int slc = 0; slc < 2; slc++) {
@@ -1268,7 +1415,7 @@ static void test_psps(gg_context **ctx, char devs[][32], int nd)
         for (int y = 0; y < CW; y++)
             memcpy(cz + 2 * ((size_t)b * cnp + (size_t)y * CW),
                    z + 2 * ((size_t)b * np + (size_t)(C0 + y) * W + C0), (size_t)CW * 8);
-    const stack crop = {CW, CW, n, cz, 0, 0, 0};
+    const stack crop = {CW, CW, n, cz, 0, 0, 0, 0};
     ref_opts o;
     fill_ref_opts(opts, n, &o);
     double t0 = now_s();
@@ -1327,7 +1474,7 @@ static void test_psps(gg_context **ctx, char devs[][32], int nd)
     free(u);
 
     /* the whole 200x200 stack on each device (the CPU's answer reported) */
-    const stack full = {W, H, n, z, 0, 0, 0};
+    const stack full = {W, H, n, z, 0, 0, 0, 0};
     result base = {0};
     for (int d = 0; d < nd; d++) {
         result r;
@@ -1386,10 +1533,13 @@ int main(void)
     test_pairs_method(ctx, okdevs, nok);
     test_split_contexts(ctx, okdevs, nok);
     test_pinned_source(ctx, okdevs, nok);
+    test_pipelined(ctx, okdevs, nok);
     test_filter(ctx, okdevs, nok);
     test_bad_options();
-    if (nok)
+    if (nok) {
         test_interleaved_bad_calls(ctx[0]);
+        test_pipeline_bad_calls(ctx[0]);
+    }
     test_psps(ctx, okdevs, nok);
     for (int d = 0; d < nok; d++)
         gg_context_destroy(ctx[d]);
