@@ -338,6 +338,82 @@ def test_tile_api(make, rng):
         assert same(t, cfull[name][8:17, 10:22]), name
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("opencl", marks=pytest.mark.opencl)])
+def test_tile_api_submit_collect(rng, device):
+    """Prepared.submit_tile / collect (asynchronous runs, two in flight,
+    collected one behind): ptsel tiles from band planes and from a
+    pixel-interleaved array equal run_tile's bit for bit; a tile too large
+    for one device pass runs at once and is still collected in order;
+    coherence (no asynchronous path) runs at submit."""
+    n, H, W = 5, 33, 41
+    z = (rng.normal(size=(n, H, W)) + 1j * rng.normal(size=(n, H, W))).astype(np.complex64)
+    z.real[rng.random(z.shape) < 0.02] = np.nan
+    il = np.ascontiguousarray(np.moveaxis(z, 0, 2))  # rows x columns x bands
+    op = geogpu.Op("ptsel", window=5, offsets=True, mask=True)
+    prep = op.prepare((H, W), complex_input=True, bands=n)
+    ctx = geogpu.context_for(device)
+    tiles = [(x, y, min(15, W - x), min(12, H - y)) for y in range(0, H, 12) for x in range(0, W, 15)]
+    want, got = [], []
+    for dst in tiles:
+        sx, sy, sw, sh = prep.source_window(*dst)
+        want.append(prep.run_tile(ctx, [z[b, sy:sy + sh, sx:sx + sw] for b in range(n)],
+                                  (sx, sy, sw, sh), dst))
+    for k, dst in enumerate(tiles):
+        sx, sy, sw, sh = prep.source_window(*dst)
+        planes = [z[b, sy:sy + sh, sx:sx + sw] for b in range(n)]
+        out = [np.full((dst[3], dst[2]), 7, o.dtype) for o in want[k]]
+        data = planes if k % 2 else il[sy:sy + sh, sx:sx + sw]
+        prep.submit_tile(ctx, data, (sx, sy, sw, sh), dst, out)
+        got.append(out)
+        if prep.in_flight() == 2:
+            prep.collect(ctx)
+    prep.collect_all(ctx)
+    assert prep.in_flight() == 0 and len(tiles) == 9
+    for w, g in zip(want, got):
+        assert all(same(a, b) for a, b in zip(w, g))
+    assert np.count_nonzero(np.isfinite(want[4][0])) > 100  # tau_max computed
+    with pytest.raises(geogpu.ArgumentError, match="no tile in flight"):
+        prep.collect(ctx)
+    sx, sy, sw, sh = prep.source_window(*tiles[0])
+    prep.submit_tile(ctx, il[sy:sy + sh, sx:sx + sw], (sx, sy, sw, sh), tiles[0], got[0])
+    with pytest.raises(geogpu.ArgumentError, match="this op's runs in flight"):
+        prep.run_tile_interleaved(ctx, il, (0, 0, W, H), (0, 0, W, H))
+    prep.collect(ctx)
+    # on a small device, a tile of several passes runs at once (after
+    # collecting the tile in flight); the order of collects is kept
+    os.environ["GG_DEVICE_MEMORY"] = "64KB"
+    try:
+        small = geogpu.Context(device)
+    finally:
+        del os.environ["GG_DEVICE_MEMORY"]
+    big = (0, 0, W, H)
+    order = [tiles[0], big, tiles[4]]
+    assert small.plan_rows(15, 12, prep.bytes_per_pixel) >= 12
+    assert small.plan_rows(W, H, prep.bytes_per_pixel) < H
+    outs = []
+    for dst in order:
+        sx, sy, sw, sh = prep.source_window(*dst)
+        outs.append([np.full((dst[3], dst[2]), 7, o.dtype) for o in want[0]])
+        prep.submit_tile(small, il[sy:sy + sh, sx:sx + sw], (sx, sy, sw, sh), dst, outs[-1])
+    assert prep.in_flight() == 2  # the first was collected before the big one ran
+    prep.collect_all(small)
+    sx, sy, sw, sh = prep.source_window(*big)
+    whole = prep.run_tile_interleaved(ctx, il, (sx, sy, sw, sh), big)
+    for w, g in zip([want[0], whole, want[4]], outs):
+        assert all(same(a, b) for a, b in zip(w, g))
+    small.close()
+    s1 = z[0]
+    cop = geogpu.Op("coherence", window=(3, 3)).prepare((H, W), complex_input=True, bands=2)
+    dst = (3, 4, 20, 10)
+    sx, sy, sw, sh = cop.source_window(*dst)
+    planes = [s1[sy:sy + sh, sx:sx + sw], z[1, sy:sy + sh, sx:sx + sw]]
+    ref_tiles = cop.run_tile(ctx, planes, (sx, sy, sw, sh), dst)
+    out = [np.empty_like(t) for t in ref_tiles]
+    cop.submit_tile(ctx, planes, (sx, sy, sw, sh), dst, out)
+    cop.collect(ctx)
+    assert all(same(a, b) for a, b in zip(ref_tiles, out))
+
+
 def test_progress_and_cancel(make, rng):
     a = make.real(rng, 40, 40)
     seen = []

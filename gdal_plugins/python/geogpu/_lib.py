@@ -192,6 +192,11 @@ _PROTOTYPES = {
     "gg_op_run_stack": (_int, [_vp, _vp, _c.POINTER(GGTile), _int, _c.POINTER(GGTile), _int]),
     "gg_op_run_stack_interleaved": (_int, [_vp, _vp, _c.POINTER(GGTile), _int,
                                            _c.POINTER(GGTile), _int]),
+    "gg_op_submit_stack": (_int, [_vp, _vp, _c.POINTER(GGTile), _int, _c.POINTER(GGTile), _int]),
+    "gg_op_submit_stack_interleaved": (_int, [_vp, _vp, _c.POINTER(GGTile), _int,
+                                              _c.POINTER(GGTile), _int]),
+    "gg_op_collect": (_int, [_vp, _vp]),
+    "gg_op_in_flight": (_int, [_vp]),
     "gg_op_bytes_per_pixel": (_dbl, [_vp]),
 }
 

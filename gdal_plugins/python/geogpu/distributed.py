@@ -1507,19 +1507,30 @@ def _pieces(prep, todo):
     return out
 
 
+def _pipelined(prep):
+    """Whether a tile task queues its pieces on the device asynchronously
+    (Prepared.submit_tile; stack ops): GG_DIST_PIPELINE=0 computes each
+    piece before the next is given (for comparison)."""
+    return prep.stack and os.environ.get("GG_DIST_PIPELINE", "1") != "0"
+
+
 def _run_tiles(spec, items):
     """The tiles ``items`` ({name, signature, window}) of a tile batch, in
     order: each reads its input window (halo included), computes it with
     libgeogpu on the worker's device, writes the tile's own pixels (one file
     per band group) and commits them.
 
-    Three stages overlap: the reader thread reads piece p + 1 (_pieces)
-    while the device computes piece p, and the writer thread writes tile k
-    while the device computes tile k + 1 (two input and two output buffer
-    slots).  A tile's phases are the task thread's seconds: waiting for its
-    reads ("read"), computing ("run"), waiting for the previous tile's
-    write ("write"; the last tile waits for its own); "read_s" and
-    "write_s" are the reads and the write themselves, on their threads."""
+    Four stages overlap: the reader thread reads piece p + 1 (_pieces)
+    while the device computes piece p; for stack ops the device is given
+    piece p + 1 before piece p is collected (Prepared.submit_tile), so that
+    its upload overlaps piece p's kernels (three input buffer slots: one
+    being read, two on the device); and the writer thread writes tile k
+    while the device computes tile k + 1 (two output slots).  A tile's
+    phases are the task thread's seconds: waiting for its reads ("read"),
+    giving it to the device and collecting it ("run"), waiting for a write
+    to free its output slot ("write"; the last tiles wait for their own);
+    "read_s" and "write_s" are the reads and the write themselves, on
+    their threads."""
     t0 = time.time()
     _pin()
     outdir = spec["outdir"]
@@ -1527,6 +1538,7 @@ def _run_tiles(spec, items):
     todo = [it for it in items if not _complete(outdir, it["name"], it["signature"])]
     if not todo:
         return {"status": "skipped", "worker": wname, "items": []}
+    from collections import deque
     from concurrent.futures import ThreadPoolExecutor
     from .device import context_for
     from .ops import Op
@@ -1538,65 +1550,92 @@ def _run_tiles(spec, items):
     ctx = context_for(device)
     store = _buffers()
     pieces = _pieces(prep, todo)
+    pipelined = _pipelined(prep)
+    nslots = 3 if pipelined else 2  # input slots: piece p is read into p % nslots
     phases = [{"setup": 0.0, "read": 0.0, "run": 0.0, "write": 0.0, "read_s": 0.0, "write_s": 0.0}
               for _ in todo]
     phases[0]["setup"] = time.time() - t0
     started = [None] * len(todo)  # when the task thread began each tile
     kinds = [None] * len(todo)  # how each tile's window was read
     srcs = [prep.source_window(*it["window"]) for it in todo]
+    outs = [None] * len(todo)  # each tile's output planes, in output slot k % 2
     done = []
     reader = ThreadPoolExecutor(1) if len(pieces) > 1 else None
     writer = ThreadPoolExecutor(1)
-    writing = None  # (tile index, future of its write)
+    writing = deque()  # (tile index, future of its write), oldest first
 
     def finish_write():
-        """Waits for the write in flight and records its tile."""
-        k, f = writing
+        """Waits for the oldest write in flight and records its tile."""
+        k, f = writing.popleft()
         t = time.time()
         (files, blocks), write_s = f.result()
         phases[k]["write"] += time.time() - t
         phases[k]["write_s"] = write_s
+        outs[k] = None
         done.append({"name": todo[k]["name"], "status": "done", "files": files, "blocks": blocks,
                      "phases": phases[k], "seconds": sum(v for key, v in phases[k].items()
                                                          if not key.endswith("_s")),
                      "reader": kinds[k]})
 
-    def write(k, outs):
+    def write(k):
         t = time.time()
-        written = _write_tile(spec, prep.info, todo[k], srcs[k], outs, wname, device,
+        written = _write_tile(spec, prep.info, todo[k], srcs[k], outs[k], wname, device,
                               time.time() - (t0 if k == 0 else started[k]))
         return written, time.time() - t
 
+    def collect(q):
+        """Piece q's outputs are in place: collect it, and write its tile
+        when it was the tile's last piece."""
+        k = pieces[q][0]
+        t = time.time()
+        if pipelined:
+            prep.collect(ctx)
+        phases[k]["run"] += time.time() - t
+        if q + 1 == len(pieces) or pieces[q + 1][0] != k:
+            writing.append((k, writer.submit(write, k)))
+
     try:
         pending = None
-        outs = None
         for p, (k, window, src) in enumerate(pieces):
             t_read = time.time()
             if started[k] is None:
                 started[k] = t_read
             if pending is None:
-                data, read_s = _read_tile(spec, prep, ctx, src, p % 2, store)
+                data, read_s = _read_tile(spec, prep, ctx, src, p % nslots, store)
             else:
                 data, read_s = pending.result()
             kinds[k] = "gdal" if isinstance(data, list) else "file rows"
-            pending = (reader.submit(_read_tile, spec, prep, ctx, pieces[p + 1][2], (p + 1) % 2,
-                                     store) if p + 1 < len(pieces) else None)
+            # slot (p + 1) % nslots held piece p + 1 - nslots: collected by now
+            pending = (reader.submit(_read_tile, spec, prep, ctx, pieces[p + 1][2],
+                                     (p + 1) % nslots, store) if p + 1 < len(pieces) else None)
             t_run = time.time()
-            if outs is None:
-                outs = _tile_outputs(spec, prep, ctx, todo[k]["window"], k % 2)
+            if outs[k] is None:
+                while writing and writing[0][0] <= k - 2:  # frees output slot k % 2
+                    finish_write()
+                outs[k] = _tile_outputs(spec, prep, ctx, todo[k]["window"], k % 2)
             y = window[1] - todo[k]["window"][1]
-            _compute_tile(spec, prep, ctx, data, src, window, [o[y:y + window[3]] for o in outs])
-            t_end = time.time()
+            piece_outs = [o[y:y + window[3]] for o in outs[k]]
+            if pipelined:
+                prep.submit_tile(ctx, data, src, window, piece_outs)
+            else:
+                _compute_tile(spec, prep, ctx, data, src, window, piece_outs)
             phases[k]["read"] += t_run - t_read
             phases[k]["read_s"] += read_s
-            phases[k]["run"] += t_end - t_run
-            if p + 1 == len(pieces) or pieces[p + 1][0] != k:  # the tile's last piece
-                if writing is not None:
-                    finish_write()  # frees the other output slot for tile k + 1
-                writing = (k, writer.submit(write, k, outs))
-                outs = None
-        finish_write()
+            phases[k]["run"] += time.time() - t_run
+            if pipelined and p > 0:
+                collect(p - 1)  # while piece p computes
+            if not pipelined:
+                collect(p)
+        if pipelined:
+            collect(len(pieces) - 1)
+        while writing:
+            finish_write()
     finally:
+        if pipelined and prep.in_flight():  # after a failure: the device lets go of the buffers
+            try:
+                prep.collect_all(ctx)
+            except Exception:  # noqa: BLE001 - the failure itself is what the task reports
+                pass
         if reader is not None:
             reader.shutdown(wait=True)  # a read in flight ends before its buffer is reused
         writer.shutdown(wait=True)

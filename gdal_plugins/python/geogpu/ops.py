@@ -21,7 +21,7 @@ distributed (Dask) run.
 """
 import ctypes
 import math
-from collections import namedtuple
+from collections import deque, namedtuple
 
 import numpy as np
 
@@ -173,6 +173,7 @@ class Prepared:
     def __init__(self, op, width, height, bands, complex_input, nodata=None, geotransform=None):
         self.op = op
         self._n = _NativeOp(op.name, op.options)
+        self._flight = deque()  # submit_tile's tiles not yet collected (None: ran at once)
         self.input_type = GG_CFLOAT32 if complex_input else GG_FLOAT32
         sin = GGRasterInfo()
         sin.width, sin.height, sin.bands, sin.type = int(width), int(height), int(bands), self.input_type
@@ -286,6 +287,73 @@ class Prepared:
             lib.gg_op_run_stack_interleaved(ctx.handle, self._n.h, ctypes.byref(src), n,
                                             dst_tiles, len(out)), ctx), out, x0, y0, w, h)
         return out
+
+    def submit_tile(self, ctx, data, src_window, dst_window, out):
+        """Stack ops: starts run_tile (``data`` a list of band planes) or
+        run_tile_interleaved (``data`` one rows x columns x bands array) and
+        returns before the device is done; ``collect`` waits for the oldest
+        tile submitted and fills its ``out`` planes.  Submit tile k + 1,
+        then collect tile k: on CUDA the upload of k + 1 and the download of
+        k overlap the kernels (gg_op_submit_stack*).  At most two tiles are
+        in flight; ``data`` and ``out`` must not be touched until their
+        tile is collected, and meanwhile ``ctx`` serves this op only.  A
+        window larger than one device pass runs at once.  The outputs are
+        those of run_tile, bit for bit."""
+        if not self.stack:
+            raise ArgumentError(f"{self.op.name}: not a stack op; use run_band_tile", 1)
+        x0, y0, w, h = dst_window
+        sx, sy, sw, sh = src_window
+        n = self.sin.bands
+        typ = _NUMPY_OF[self.input_type]
+        if isinstance(data, list):
+            keep = [np.ascontiguousarray(p, dtype=typ) for p in data]
+            src = (GGTile * len(keep))()
+            for k, p in enumerate(keep):
+                src[k] = GGTile(p.ctypes.data, self.input_type, sw, sh, p.shape[1], sx, sy)
+            call, nsrc = lib.gg_op_submit_stack, len(keep)
+        else:
+            keep = np.ascontiguousarray(data, dtype=typ)
+            if keep.ndim != 3 or keep.shape[0] < sh or keep.shape[1] < sw or keep.shape[2] != n:
+                raise ArgumentError(f"{self.op.name}: interleaved stack of shape {keep.shape}, "
+                                    f"expected ({sh}, {sw}, {n})", 1)
+            src = GGTile(keep.ctypes.data, self.input_type, sw, sh, keep.shape[1], sx, sy)
+            src, call, nsrc = ctypes.byref(src), lib.gg_op_submit_stack_interleaved, n
+        if ctx.plan_rows(w, h, self.bytes_per_pixel) < h:  # several device passes
+            self.collect_all(ctx)
+            if isinstance(data, list):
+                self.run_tile(ctx, keep, src_window, dst_window, out=out)
+            else:
+                self.run_tile_interleaved(ctx, keep, src_window, dst_window, out=out)
+            self._flight.append(None)
+            return
+        tiles = (GGTile * len(out))()
+        for b, o in enumerate(out):
+            tiles[b] = _tile(o, 0, 0, w, h, self.band_types[b])
+            tiles[b].x0, tiles[b].y0 = x0, y0
+        code = call(ctx.handle, self._n.h, src, nsrc, tiles, len(out))
+        if code:
+            self._flight.clear()  # a failure drops every tile in flight
+            self._n.check(code, ctx)
+        self._flight.append((keep, out, tiles))  # alive until collected
+
+    def collect(self, ctx):
+        """Waits for the oldest tile of submit_tile and fills its outputs."""
+        if not self._flight:
+            raise ArgumentError(f"{self.op.name}: no tile in flight to collect", 1)
+        if self._flight.popleft() is not None:
+            code = lib.gg_op_collect(ctx.handle, self._n.h)
+            if code:
+                self._flight.clear()  # a failure drops every tile in flight
+                self._n.check(code, ctx)
+
+    def collect_all(self, ctx):
+        """Collects every tile in flight."""
+        while self._flight:
+            self.collect(ctx)
+
+    def in_flight(self):
+        """Tiles submitted and not yet collected."""
+        return len(self._flight)
 
     def run_band_tile(self, ctx, band, plane, src_window, dst_window, out=None):
         """Non-stack ops: output window of one band from that band's input
