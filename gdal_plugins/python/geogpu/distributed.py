@@ -1525,7 +1525,8 @@ def _run_tiles(spec, items):
     piece p + 1 before piece p is collected (Prepared.submit_tile), so that
     its upload overlaps piece p's kernels (three input buffer slots: one
     being read, two on the device); and the writer thread writes tile k
-    while the device computes tile k + 1 (two output slots).  A tile's
+    while the device computes the next ones (two output slots, three when
+    pipelined).  A tile's
     phases are the task thread's seconds: waiting for its reads ("read"),
     giving it to the device and collecting it ("run"), waiting for a write
     to free its output slot ("write"; the last tiles wait for their own);
@@ -1551,14 +1552,17 @@ def _run_tiles(spec, items):
     store = _buffers()
     pieces = _pieces(prep, todo)
     pipelined = _pipelined(prep)
-    nslots = 3 if pipelined else 2  # input slots: piece p is read into p % nslots
+    # input slots (piece p is read into p % nslots) and output slots (tile k
+    # into k % nout): pipelined, tile k - 1 is collected while tile k is in
+    # flight and written while tile k + 1 is given to the device
+    nslots = nout = 3 if pipelined else 2
     phases = [{"setup": 0.0, "read": 0.0, "run": 0.0, "write": 0.0, "read_s": 0.0, "write_s": 0.0}
               for _ in todo]
     phases[0]["setup"] = time.time() - t0
     started = [None] * len(todo)  # when the task thread began each tile
     kinds = [None] * len(todo)  # how each tile's window was read
     srcs = [prep.source_window(*it["window"]) for it in todo]
-    outs = [None] * len(todo)  # each tile's output planes, in output slot k % 2
+    outs = [None] * len(todo)  # each tile's output planes, in output slot k % nout
     done = []
     reader = ThreadPoolExecutor(1) if len(pieces) > 1 else None
     writer = ThreadPoolExecutor(1)
@@ -1610,9 +1614,9 @@ def _run_tiles(spec, items):
                                      (p + 1) % nslots, store) if p + 1 < len(pieces) else None)
             t_run = time.time()
             if outs[k] is None:
-                while writing and writing[0][0] <= k - 2:  # frees output slot k % 2
+                while writing and writing[0][0] <= k - nout:  # frees output slot k % nout
                     finish_write()
-                outs[k] = _tile_outputs(spec, prep, ctx, todo[k]["window"], k % 2)
+                outs[k] = _tile_outputs(spec, prep, ctx, todo[k]["window"], k % nout)
             y = window[1] - todo[k]["window"][1]
             piece_outs = [o[y:y + window[3]] for o in outs[k]]
             if pipelined:
@@ -1645,8 +1649,8 @@ def _run_tiles(spec, items):
 
 def _tile_outputs(spec, prep, ctx, window, slot):
     """The output planes of one tile (h x w each), in the reused output
-    buffers of ``slot`` (0 or 1: one tile is written while the next
-    computes)."""
+    buffers of ``slot`` (0 to 2: tiles are written while the next ones
+    compute)."""
     reserve = spec.get("reserve") or [0, 0]
     pin = spec.get("pinned", False)
     return [_buffer(f"out{slot}_{b}", (window[3], window[2]), _numpy_type(t), reserve[1], ctx, pin)
