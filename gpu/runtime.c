@@ -522,7 +522,7 @@ gg_status gg_rt_write_tile_async(gg_context *ctx, gg_buffer *b, size_t offset, s
 gg_status gg_rt_read_tile_after(gg_context *ctx, const gg_buffer *b, size_t offset,
                                 size_t dev_pitch, gg_tile *t, int after)
 {
-    if (!gg_rt_can_overlap(ctx))
+    if (!gg_rt_can_overlap(ctx) || after < 0)
         return gg_rt_read_tile(ctx, b, offset, dev_pitch, t);
     const size_t es = gg_type_size(t->type), row = (size_t)t->width * es;
     if (row == 0 || t->height == 0)

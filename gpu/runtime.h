@@ -46,7 +46,8 @@ gg_status gg_rt_fill_float(gg_context *ctx, gg_buffer *b, size_t offset, float v
  * queues an upload on it, after the main queue has reached mark `after`
  * (-1: at once), reaching mark `done` when landed; gg_rt_read_tile_after
  * downloads (blocking) once the main queue has reached mark `after`,
- * whatever was queued on the main queue since; gg_rt_mark records a mark
+ * whatever was queued on the main queue since (-1: gg_rt_read_tile, after
+ * everything queued); gg_rt_mark records a mark
  * on the main queue, gg_rt_wait_mark makes it wait for one.  A device
  * with one queue copies at once, in order, and the marks are no-ops: the
  * same results, without overlap. */
