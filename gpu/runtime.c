@@ -446,18 +446,28 @@ gg_status gg_rt_write_tile(gg_context *ctx, gg_buffer *b, size_t offset, size_t 
                        "host to device copy");
 }
 
-gg_status gg_rt_read_tile(gg_context *ctx, const gg_buffer *b, size_t offset, size_t dev_pitch,
-                          gg_tile *t)
+/* A download on the main queue (after < 0), or on the copy queue once the
+ * main queue has reached mark `after`. */
+static gg_status read_tile(gg_context *ctx, const gg_buffer *b, size_t offset, size_t dev_pitch,
+                           gg_tile *t, int after)
 {
     const size_t es = gg_type_size(t->type), row = (size_t)t->width * es;
     if (row == 0 || t->height == 0)
         return GG_OK;
     if (gg_fault_point("transfer"))
         return gg_rt_fail(ctx, GG_ERR_DEVICE, "device to host copy: injected fault (GG_FAULT)");
-    return gg_rt_check(ctx,
-                       ctx->vt->read2d(ctx->dev, b->mem, offset, dev_pitch ? dev_pitch : row,
-                                       t->data, t->stride * es, row, (size_t)t->height),
-                       "device to host copy");
+    const size_t pitch = dev_pitch ? dev_pitch : row, hpitch = t->stride * es;
+    const int rc = after < 0 ? ctx->vt->read2d(ctx->dev, b->mem, offset, pitch, t->data, hpitch,
+                                               row, (size_t)t->height)
+                             : ctx->vt->read2d_after(ctx->dev, b->mem, offset, pitch, t->data,
+                                                     hpitch, row, (size_t)t->height, after);
+    return gg_rt_check(ctx, rc, "device to host copy");
+}
+
+gg_status gg_rt_read_tile(gg_context *ctx, const gg_buffer *b, size_t offset, size_t dev_pitch,
+                          gg_tile *t)
+{
+    return read_tile(ctx, b, offset, dev_pitch, t, -1);
 }
 
 gg_status gg_rt_upload_tile(gg_context *ctx, int slot, const gg_tile *t, gg_buffer **out)
@@ -522,18 +532,7 @@ gg_status gg_rt_write_tile_async(gg_context *ctx, gg_buffer *b, size_t offset, s
 gg_status gg_rt_read_tile_after(gg_context *ctx, const gg_buffer *b, size_t offset,
                                 size_t dev_pitch, gg_tile *t, int after)
 {
-    if (!gg_rt_can_overlap(ctx) || after < 0)
-        return gg_rt_read_tile(ctx, b, offset, dev_pitch, t);
-    const size_t es = gg_type_size(t->type), row = (size_t)t->width * es;
-    if (row == 0 || t->height == 0)
-        return GG_OK;
-    if (gg_fault_point("transfer"))
-        return gg_rt_fail(ctx, GG_ERR_DEVICE, "device to host copy: injected fault (GG_FAULT)");
-    return gg_rt_check(ctx,
-                       ctx->vt->read2d_after(ctx->dev, b->mem, offset, dev_pitch ? dev_pitch : row,
-                                             t->data, t->stride * es, row, (size_t)t->height,
-                                             after),
-                       "device to host copy");
+    return read_tile(ctx, b, offset, dev_pitch, t, gg_rt_can_overlap(ctx) ? after : -1);
 }
 
 gg_status gg_rt_mark(gg_context *ctx, int m)

@@ -699,7 +699,9 @@ static int cuda_write2d_async(gg_dev *dev, gg_mem *dst, size_t dev_offset, size_
     return e == cudaSuccess ? GGB_OK : copy_failed(d, e, "write2d_async copy");
 }
 
-static int cuda_mark(gg_dev *dev, int m)
+/* Records mark m on the main stream, or (wait) makes the main stream wait
+ * for it. */
+static int mark_on_main(gg_dev *dev, int m, int wait)
 {
     cuda_dev *d = as_cuda(dev);
     if (m < 0 || m >= GGB_MARKS)
@@ -707,21 +709,15 @@ static int cuda_mark(gg_dev *dev, int m)
     int rc = use_device(d);
     if (rc)
         return rc;
-    const cudaError_t e = cudaEventRecord(d->marks[m], d->stream);
-    return e == cudaSuccess ? GGB_OK : cuda_fail(d, e, "cudaEventRecord");
+    const cudaError_t e = wait ? cudaStreamWaitEvent(d->stream, d->marks[m], 0)
+                               : cudaEventRecord(d->marks[m], d->stream);
+    return e == cudaSuccess ? GGB_OK
+                            : cuda_fail(d, e, wait ? "cudaStreamWaitEvent" : "cudaEventRecord");
 }
 
-static int cuda_wait_mark(gg_dev *dev, int m)
-{
-    cuda_dev *d = as_cuda(dev);
-    if (m < 0 || m >= GGB_MARKS)
-        return set_err(d, GGB_ERR_ARGUMENT, "CUDA: mark %d out of range", m);
-    int rc = use_device(d);
-    if (rc)
-        return rc;
-    const cudaError_t e = cudaStreamWaitEvent(d->stream, d->marks[m], 0);
-    return e == cudaSuccess ? GGB_OK : cuda_fail(d, e, "cudaStreamWaitEvent");
-}
+static int cuda_mark(gg_dev *dev, int m) { return mark_on_main(dev, m, 0); }
+
+static int cuda_wait_mark(gg_dev *dev, int m) { return mark_on_main(dev, m, 1); }
 
 /* Downloads rows on stream `st` and waits for them: straight into the
  * destination when it is pinned (or small), else through the staging
