@@ -591,21 +591,6 @@ static gg_status check_stack_sources(gg_op *op, const gg_tile *src, int nsrc, in
     return s;
 }
 
-gg_status gg_op_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc, gg_tile *dst,
-                          int ndst)
-{
-    gg_window need;
-    int done;
-    gg_status s = stack_call_checks(ctx, op, nsrc, dst, ndst, &need, &done);
-    if (s == GG_OK && !done)
-        s = check_stack_sources(op, src, nsrc, 0, &need);
-    if (s == GG_OK && !done)
-        s = check_idle(ctx, op);
-    if (s != GG_OK || done)
-        return s;
-    return relay(op, ctx, op->cls->run_stack(ctx, op, src, nsrc, dst, ndst));
-}
-
 gg_tile gg_op_interleaved_view(const gg_op *op, const gg_tile *src, int n, const gg_tile *dst)
 {
     gg_window dw = {dst->x0, dst->y0, dst->width, dst->height}, need;
@@ -653,27 +638,43 @@ static gg_status run_sorted_on_host(gg_context *ctx, gg_op *op, const gg_tile *s
     return s;
 }
 
-static gg_status run_interleaved(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
-                                 gg_tile *dst, int ndst)
+/* A stack run now, from band tiles or one interleaved tile. */
+static gg_status run_stack_now(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
+                               int interleaved, gg_tile *dst, int ndst)
 {
+    if (!interleaved)
+        return op->cls->run_stack(ctx, op, src, nsrc, dst, ndst);
     if (op->cls->run_stack_interleaved)
         return op->cls->run_stack_interleaved(ctx, op, src, nsrc, dst, ndst);
     return run_sorted_on_host(ctx, op, src, nsrc, dst, ndst);
 }
 
-gg_status gg_op_run_stack_interleaved(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
-                                      gg_tile *dst, int ndst)
+/* gg_op_run_stack and gg_op_run_stack_interleaved. */
+static gg_status run_stack_call(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
+                                int interleaved, gg_tile *dst, int ndst)
 {
     gg_window need;
     int done;
     gg_status s = stack_call_checks(ctx, op, nsrc, dst, ndst, &need, &done);
     if (s == GG_OK && !done)
-        s = check_stack_sources(op, src, nsrc, 1, &need);
+        s = check_stack_sources(op, src, nsrc, interleaved, &need);
     if (s == GG_OK && !done)
         s = check_idle(ctx, op);
     if (s != GG_OK || done)
         return s;
-    return relay(op, ctx, run_interleaved(ctx, op, src, nsrc, dst, ndst));
+    return relay(op, ctx, run_stack_now(ctx, op, src, nsrc, interleaved, dst, ndst));
+}
+
+gg_status gg_op_run_stack(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc, gg_tile *dst,
+                          int ndst)
+{
+    return run_stack_call(ctx, op, src, nsrc, 0, dst, ndst);
+}
+
+gg_status gg_op_run_stack_interleaved(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
+                                      gg_tile *dst, int ndst)
+{
+    return run_stack_call(ctx, op, src, nsrc, 1, dst, ndst);
 }
 
 /* ------------------------------------------------ asynchronous stack runs */
@@ -720,8 +721,7 @@ static gg_status submit(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc
         set = op->next_set;
         s = op->cls->enqueue_stack(ctx, op, src, nsrc, interleaved, dst, ndst, set);
     } else if (!done) { /* no asynchronous path: it runs now */
-        s = interleaved ? run_interleaved(ctx, op, src, nsrc, dst, ndst)
-                        : op->cls->run_stack(ctx, op, src, nsrc, dst, ndst);
+        s = run_stack_now(ctx, op, src, nsrc, interleaved, dst, ndst);
     }
     if (s != GG_OK) {
         free(copy);

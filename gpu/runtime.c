@@ -432,18 +432,29 @@ gg_status gg_rt_scratch(gg_context *ctx, int slot, size_t bytes, gg_buffer **out
     return GG_OK;
 }
 
-gg_status gg_rt_write_tile(gg_context *ctx, gg_buffer *b, size_t offset, size_t dev_pitch,
-                           const gg_tile *t)
+/* An upload on the main queue (blocking), or (async) queued on the copy
+ * queue after mark `after`, reaching mark `done`: that one is queued even
+ * when empty, so that the mark is reached. */
+static gg_status write_tile(gg_context *ctx, gg_buffer *b, size_t offset, size_t dev_pitch,
+                            const gg_tile *t, int async, int after, int done)
 {
     const size_t es = gg_type_size(t->type), row = (size_t)t->width * es;
-    if (row == 0 || t->height == 0)
+    if (!async && (row == 0 || t->height == 0))
         return GG_OK;
     if (gg_fault_point("transfer"))
         return gg_rt_fail(ctx, GG_ERR_DEVICE, "host to device copy: injected fault (GG_FAULT)");
-    return gg_rt_check(ctx,
-                       ctx->vt->write2d(ctx->dev, b->mem, offset, dev_pitch ? dev_pitch : row,
-                                        t->data, t->stride * es, row, (size_t)t->height),
-                       "host to device copy");
+    const size_t pitch = dev_pitch ? dev_pitch : row, hpitch = t->stride * es;
+    const int rc = async ? ctx->vt->write2d_async(ctx->dev, b->mem, offset, pitch, t->data,
+                                                  hpitch, row, (size_t)t->height, after, done)
+                         : ctx->vt->write2d(ctx->dev, b->mem, offset, pitch, t->data, hpitch,
+                                            row, (size_t)t->height);
+    return gg_rt_check(ctx, rc, "host to device copy");
+}
+
+gg_status gg_rt_write_tile(gg_context *ctx, gg_buffer *b, size_t offset, size_t dev_pitch,
+                           const gg_tile *t)
+{
+    return write_tile(ctx, b, offset, dev_pitch, t, 0, -1, -1);
 }
 
 /* A download on the main queue (after < 0), or on the copy queue once the
@@ -516,17 +527,7 @@ int gg_rt_can_overlap(const gg_context *ctx)
 gg_status gg_rt_write_tile_async(gg_context *ctx, gg_buffer *b, size_t offset, size_t dev_pitch,
                                  const gg_tile *t, int after, int done)
 {
-    if (!gg_rt_can_overlap(ctx))
-        return gg_rt_write_tile(ctx, b, offset, dev_pitch, t);
-    const size_t es = gg_type_size(t->type), row = (size_t)t->width * es;
-    if (gg_fault_point("transfer"))
-        return gg_rt_fail(ctx, GG_ERR_DEVICE, "host to device copy: injected fault (GG_FAULT)");
-    return gg_rt_check(ctx,
-                       ctx->vt->write2d_async(ctx->dev, b->mem, offset,
-                                              dev_pitch ? dev_pitch : row, t->data,
-                                              t->stride * es, row, (size_t)t->height, after,
-                                              done),
-                       "host to device copy");
+    return write_tile(ctx, b, offset, dev_pitch, t, gg_rt_can_overlap(ctx), after, done);
 }
 
 gg_status gg_rt_read_tile_after(gg_context *ctx, const gg_buffer *b, size_t offset,

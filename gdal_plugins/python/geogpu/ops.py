@@ -249,43 +249,44 @@ class Prepared:
         of every output band from ``planes``, every input band over
         src_window (which must cover source_window(*dst_window)).  Returns
         the output planes (h x w each).  Non-stack ops: run_band_tile."""
-        if not self.stack:
-            raise ArgumentError(f"{self.op.name}: not a stack op; use run_band_tile", 1)
-        x0, y0, w, h = dst_window
-        sx, sy, sw, sh = src_window
-        if out is None:
-            out = [np.empty((h, w), _NUMPY_OF[t]) for t in self.band_types]
-        src = (GGTile * len(planes))()
-        keep = []
-        for k, p in enumerate(planes):
-            p = np.ascontiguousarray(p, dtype=_NUMPY_OF[self.input_type])
-            keep.append(p)
-            src[k] = GGTile(p.ctypes.data, self.input_type, sw, sh, p.shape[1], sx, sy)
-        self._run_passes(ctx, lambda rows_done, n, dst_tiles: self._n.check(
-            lib.gg_op_run_stack(ctx.handle, self._n.h, src, len(planes), dst_tiles,
-                                len(out)), ctx), out, x0, y0, w, h)
-        return out
+        return self._run_stack(ctx, planes, False, src_window, dst_window, out)
 
     def run_tile_interleaved(self, ctx, stack, src_window, dst_window, out=None):
         """run_tile from one pixel-interleaved array ``stack`` (rows x
         columns x bands over src_window, C-contiguous), the layout of a
         pixel-interleaved GeoTIFF read as it lies in the file: ops that can
         sort the bands on the device (ptsel) copy it there as it is."""
+        return self._run_stack(ctx, stack, True, src_window, dst_window, out)
+
+    def _stack_source(self, data, interleaved, src_window):
+        """A stack tile's input as the C calls take it: (the arrays to keep
+        alive, the gg_tile argument, the number of input bands)."""
         if not self.stack:
             raise ArgumentError(f"{self.op.name}: not a stack op; use run_band_tile", 1)
-        x0, y0, w, h = dst_window
         sx, sy, sw, sh = src_window
+        typ = _NUMPY_OF[self.input_type]
+        if not interleaved:
+            keep = [np.ascontiguousarray(p, dtype=typ) for p in data]
+            src = (GGTile * len(keep))()
+            for k, p in enumerate(keep):
+                src[k] = GGTile(p.ctypes.data, self.input_type, sw, sh, p.shape[1], sx, sy)
+            return keep, src, len(keep)
         n = self.sin.bands
-        stack = np.ascontiguousarray(stack, dtype=_NUMPY_OF[self.input_type])
-        if stack.ndim != 3 or stack.shape[0] < sh or stack.shape[1] < sw or stack.shape[2] != n:
-            raise ArgumentError(f"{self.op.name}: interleaved stack of shape {stack.shape}, "
+        keep = np.ascontiguousarray(data, dtype=typ)
+        if keep.ndim != 3 or keep.shape[0] < sh or keep.shape[1] < sw or keep.shape[2] != n:
+            raise ArgumentError(f"{self.op.name}: interleaved stack of shape {keep.shape}, "
                                 f"expected ({sh}, {sw}, {n})", 1)
+        src = GGTile(keep.ctypes.data, self.input_type, sw, sh, keep.shape[1], sx, sy)
+        return keep, ctypes.byref(src), n
+
+    def _run_stack(self, ctx, data, interleaved, src_window, dst_window, out):
+        x0, y0, w, h = dst_window
+        keep, src, nsrc = self._stack_source(data, interleaved, src_window)  # noqa: F841 (alive)
         if out is None:
             out = [np.empty((h, w), _NUMPY_OF[t]) for t in self.band_types]
-        src = GGTile(stack.ctypes.data, self.input_type, sw, sh, stack.shape[1], sx, sy)
-        self._run_passes(ctx, lambda rows_done, k, dst_tiles: self._n.check(
-            lib.gg_op_run_stack_interleaved(ctx.handle, self._n.h, ctypes.byref(src), n,
-                                            dst_tiles, len(out)), ctx), out, x0, y0, w, h)
+        call = lib.gg_op_run_stack_interleaved if interleaved else lib.gg_op_run_stack
+        self._run_passes(ctx, lambda rows_done, n, dst_tiles: self._n.check(
+            call(ctx.handle, self._n.h, src, nsrc, dst_tiles, len(out)), ctx), out, x0, y0, w, h)
         return out
 
     def submit_tile(self, ctx, data, src_window, dst_window, out):
@@ -299,42 +300,24 @@ class Prepared:
         tile is collected, and meanwhile ``ctx`` serves this op only.  A
         window larger than one device pass runs at once.  The outputs are
         those of run_tile, bit for bit."""
-        if not self.stack:
-            raise ArgumentError(f"{self.op.name}: not a stack op; use run_band_tile", 1)
         x0, y0, w, h = dst_window
-        sx, sy, sw, sh = src_window
-        n = self.sin.bands
-        typ = _NUMPY_OF[self.input_type]
-        if isinstance(data, list):
-            keep = [np.ascontiguousarray(p, dtype=typ) for p in data]
-            src = (GGTile * len(keep))()
-            for k, p in enumerate(keep):
-                src[k] = GGTile(p.ctypes.data, self.input_type, sw, sh, p.shape[1], sx, sy)
-            call, nsrc = lib.gg_op_submit_stack, len(keep)
-        else:
-            keep = np.ascontiguousarray(data, dtype=typ)
-            if keep.ndim != 3 or keep.shape[0] < sh or keep.shape[1] < sw or keep.shape[2] != n:
-                raise ArgumentError(f"{self.op.name}: interleaved stack of shape {keep.shape}, "
-                                    f"expected ({sh}, {sw}, {n})", 1)
-            src = GGTile(keep.ctypes.data, self.input_type, sw, sh, keep.shape[1], sx, sy)
-            src, call, nsrc = ctypes.byref(src), lib.gg_op_submit_stack_interleaved, n
+        interleaved = not isinstance(data, (list, tuple))
         if ctx.plan_rows(w, h, self.bytes_per_pixel) < h:  # several device passes
             self.collect_all(ctx)
-            if isinstance(data, list):
-                self.run_tile(ctx, keep, src_window, dst_window, out=out)
-            else:
-                self.run_tile_interleaved(ctx, keep, src_window, dst_window, out=out)
+            self._run_stack(ctx, data, interleaved, src_window, dst_window, out)
             self._flight.append(None)
             return
+        keep, src, nsrc = self._stack_source(data, interleaved, src_window)
         tiles = (GGTile * len(out))()
         for b, o in enumerate(out):
             tiles[b] = _tile(o, 0, 0, w, h, self.band_types[b])
             tiles[b].x0, tiles[b].y0 = x0, y0
+        call = lib.gg_op_submit_stack_interleaved if interleaved else lib.gg_op_submit_stack
         code = call(ctx.handle, self._n.h, src, nsrc, tiles, len(out))
         if code:
             self._flight.clear()  # a failure drops every tile in flight
             self._n.check(code, ctx)
-        self._flight.append((keep, out, tiles))  # alive until collected
+        self._flight.append((keep, src, out, tiles))  # alive until collected
 
     def collect(self, ctx):
         """Waits for the oldest tile of submit_tile and fills its outputs."""
