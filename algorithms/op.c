@@ -649,15 +649,24 @@ static gg_status run_stack_now(gg_context *ctx, gg_op *op, const gg_tile *src, i
     return run_sorted_on_host(ctx, op, src, nsrc, dst, ndst);
 }
 
+/* Every check of a stack run or submit: the call, the outputs and the
+ * sources; *done as stack_call_checks sets it. */
+static gg_status stack_run_checks(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
+                                  int interleaved, gg_tile *dst, int ndst, int *done)
+{
+    gg_window need;
+    gg_status s = stack_call_checks(ctx, op, nsrc, dst, ndst, &need, done);
+    if (s == GG_OK && !*done)
+        s = check_stack_sources(op, src, nsrc, interleaved, &need);
+    return s;
+}
+
 /* gg_op_run_stack and gg_op_run_stack_interleaved. */
 static gg_status run_stack_call(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
                                 int interleaved, gg_tile *dst, int ndst)
 {
-    gg_window need;
     int done;
-    gg_status s = stack_call_checks(ctx, op, nsrc, dst, ndst, &need, &done);
-    if (s == GG_OK && !done)
-        s = check_stack_sources(op, src, nsrc, interleaved, &need);
+    gg_status s = stack_run_checks(ctx, op, src, nsrc, interleaved, dst, ndst, &done);
     if (s == GG_OK && !done)
         s = check_idle(ctx, op);
     if (s != GG_OK || done)
@@ -695,11 +704,8 @@ static void pipeline_drop(gg_op *op)
 static gg_status submit(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
                         int interleaved, gg_tile *dst, int ndst)
 {
-    gg_window need;
     int done;
-    gg_status s = stack_call_checks(ctx, op, nsrc, dst, ndst, &need, &done);
-    if (s == GG_OK && !done)
-        s = check_stack_sources(op, src, nsrc, interleaved, &need);
+    gg_status s = stack_run_checks(ctx, op, src, nsrc, interleaved, dst, ndst, &done);
     if (s != GG_OK)
         return s;
     const gg_op *owner = gg_rt_pipeline_owner(ctx);
