@@ -273,8 +273,8 @@ GG_API gg_status gg_op_run_stack_interleaved(gg_context *ctx, gg_op *op, const g
  * gg_op_run_stack and gg_op_run_stack_interleaved take, queue the run and
  * return before it ends; gg_op_collect waits for the oldest run submitted
  * and not yet collected, and fills its dst tiles.  Submit window k + 1,
- * then collect window k: on a device with a copy queue (CUDA), the upload
- * of k + 1 and the download of k overlap the kernels of k and k + 1.
+ * then collect window k: on a device with a copy queue (CUDA, OpenCL), the
+ * upload of k + 1 and the download of k overlap the kernels of k and k + 1.
  * The outputs are those of gg_op_run_stack*, bit for bit.
  *   - At most two runs are in flight; a third submit is refused.
  *   - Until a run is collected, its src and dst memory must stay

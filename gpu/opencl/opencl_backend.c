@@ -7,6 +7,11 @@
  * The kernels are compiled at open from one embedded source text: the
  * shared kernel headers (GG_KERNEL_SOURCES) plus rowcol_sums.cl,
  * concatenated at build time by cmake/embed_opencl.cmake.
+ *
+ * Two in-order queues: the main one (kernels, blocking copies) and a copy
+ * queue (write2d_async, read2d_after) ordered against it by events, the
+ * marks of backend.h, so that copies overlap kernels where the driver
+ * runs queues at once (NVIDIA's; PoCL's pthread device too).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,6 +313,13 @@ static void release_device(gg_cl_dev *d)
 {
     if (d->queue)
         clFinish(d->queue);
+    if (d->upload) {
+        clFinish(d->upload);
+        clReleaseCommandQueue(d->upload);
+    }
+    for (int m = 0; m < GGB_MARKS; m++)
+        if (d->marks[m])
+            clReleaseEvent(d->marks[m]);
     for (int i = 0; i < GG_K_COUNT; i++)
         if (d->kernels[i])
             clReleaseKernel(d->kernels[i]);
@@ -333,11 +345,14 @@ static int init_device(gg_cl_dev *d, char *err, size_t errlen)
                 gg_cl_error_name(e), (int)e);
         return e == CL_DEVICE_NOT_AVAILABLE ? GGB_ERR_UNAVAILABLE : status_of(e);
     }
-    d->queue = clCreateCommandQueue(d->context, d->device, 0, &e); /* in order */
-    if (e != CL_SUCCESS) {
-        set_err(err, errlen, "opencl: clCreateCommandQueue(%s) failed: %s (%d)", d->base.name,
-                gg_cl_error_name(e), (int)e);
-        return status_of(e);
+    for (int q = 0; q < 2; q++) {
+        cl_command_queue *queue = q == 0 ? &d->queue : &d->upload;
+        *queue = clCreateCommandQueue(d->context, d->device, 0, &e); /* in order */
+        if (e != CL_SUCCESS) {
+            set_err(err, errlen, "opencl: clCreateCommandQueue(%s) failed: %s (%d)",
+                    d->base.name, gg_cl_error_name(e), (int)e);
+            return status_of(e);
+        }
     }
     cl_ulong mem = 0, max_alloc = 0;
     clGetDeviceInfo(d->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL);
@@ -575,29 +590,49 @@ static int check_region(gg_cl_dev *d, const char *what, const gg_mem *m, size_t 
     return GGB_OK;
 }
 
+/* A 2-D copy between host and device on queue q, after the events of the
+ * wait list, with its own event in *ev (NULL: none).  The plain call for
+ * contiguous rows: the fast path on every driver. */
+static int enqueue_copy2d(gg_cl_dev *d, cl_command_queue q, int write, cl_bool blocking,
+                          const gg_mem *m, size_t dev_offset, size_t dev_pitch, void *host,
+                          size_t host_pitch, size_t row_bytes, size_t rows, cl_uint nwait,
+                          const cl_event *wait, cl_event *ev)
+{
+    const char *what = write ? "write2d" : "read2d";
+    int st = check_region(d, what, m, dev_offset, dev_pitch, row_bytes, rows);
+    if (st != GGB_OK)
+        return st;
+    if (!host || (rows > 1 && host_pitch < row_bytes))
+        return gg_cl_fail(d, GGB_ERR_ARGUMENT, "opencl: %s: bad host pointer or pitch", what);
+    cl_int e;
+    if (rows == 1 || (dev_pitch == row_bytes && host_pitch == row_bytes)) {
+        e = write ? clEnqueueWriteBuffer(q, m->buf, blocking, dev_offset, row_bytes * rows, host,
+                                         nwait, wait, ev)
+                  : clEnqueueReadBuffer(q, m->buf, blocking, dev_offset, row_bytes * rows, host,
+                                        nwait, wait, ev);
+        return e == CL_SUCCESS ? GGB_OK
+                               : gg_cl_fail_call(d, write ? "clEnqueueWriteBuffer"
+                                                          : "clEnqueueReadBuffer", e);
+    }
+    const size_t buf_origin[3] = {dev_offset, 0, 0}, host_origin[3] = {0, 0, 0};
+    const size_t region[3] = {row_bytes, rows, 1};
+    e = write ? clEnqueueWriteBufferRect(q, m->buf, blocking, buf_origin, host_origin, region,
+                                         dev_pitch, 0, host_pitch, 0, host, nwait, wait, ev)
+              : clEnqueueReadBufferRect(q, m->buf, blocking, buf_origin, host_origin, region,
+                                        dev_pitch, 0, host_pitch, 0, host, nwait, wait, ev);
+    return e == CL_SUCCESS ? GGB_OK
+                           : gg_cl_fail_call(d, write ? "clEnqueueWriteBufferRect"
+                                                      : "clEnqueueReadBufferRect", e);
+}
+
 static int ocl_write2d(gg_dev *dev, gg_mem *dst, size_t dev_offset, size_t dev_pitch,
                       const void *src, size_t host_pitch, size_t row_bytes, size_t rows)
 {
     gg_cl_dev *d = gg_cl(dev);
     if (rows == 0 || row_bytes == 0)
         return GGB_OK;
-    int st = check_region(d, "write2d", dst, dev_offset, dev_pitch, row_bytes, rows);
-    if (st != GGB_OK)
-        return st;
-    if (!src || (rows > 1 && host_pitch < row_bytes))
-        return gg_cl_fail(d, GGB_ERR_ARGUMENT, "opencl: write2d: bad host pointer or pitch");
-    cl_int e;
-    if (rows == 1 || (dev_pitch == row_bytes && host_pitch == row_bytes)) {
-        /* contiguous: the plain call is the fast path on every driver */
-        e = clEnqueueWriteBuffer(d->queue, dst->buf, CL_TRUE, dev_offset, row_bytes * rows, src,
-                                 0, NULL, NULL);
-        return e == CL_SUCCESS ? GGB_OK : gg_cl_fail_call(d, "clEnqueueWriteBuffer", e);
-    }
-    const size_t buf_origin[3] = {dev_offset, 0, 0}, host_origin[3] = {0, 0, 0};
-    const size_t region[3] = {row_bytes, rows, 1};
-    e = clEnqueueWriteBufferRect(d->queue, dst->buf, CL_TRUE, buf_origin, host_origin, region,
-                                 dev_pitch, 0, host_pitch, 0, src, 0, NULL, NULL);
-    return e == CL_SUCCESS ? GGB_OK : gg_cl_fail_call(d, "clEnqueueWriteBufferRect", e);
+    return enqueue_copy2d(d, d->queue, 1, CL_TRUE, dst, dev_offset, dev_pitch, (void *)src,
+                          host_pitch, row_bytes, rows, 0, NULL, NULL);
 }
 
 static int ocl_read2d(gg_dev *dev, const gg_mem *src, size_t dev_offset, size_t dev_pitch,
@@ -606,23 +641,114 @@ static int ocl_read2d(gg_dev *dev, const gg_mem *src, size_t dev_offset, size_t 
     gg_cl_dev *d = gg_cl(dev);
     if (rows == 0 || row_bytes == 0)
         return GGB_OK;
-    int st = check_region(d, "read2d", src, dev_offset, dev_pitch, row_bytes, rows);
+    return enqueue_copy2d(d, d->queue, 0, CL_TRUE, src, dev_offset, dev_pitch, dst, host_pitch,
+                          row_bytes, rows, 0, NULL, NULL);
+}
+
+/* ----------------------------------------------------------- copy queue */
+
+static int mark_index_ok(gg_cl_dev *d, const char *what, int m, int optional)
+{
+    if ((optional && m == -1) || (m >= 0 && m < GGB_MARKS))
+        return GGB_OK;
+    return gg_cl_fail(d, GGB_ERR_ARGUMENT, "opencl: %s: mark %d out of range", what, m);
+}
+
+/* The wait list "after mark m": empty when m is -1 or was never recorded. */
+static cl_uint wait_on(const gg_cl_dev *d, int m, const cl_event **list)
+{
+    *list = m >= 0 && d->marks[m] ? &d->marks[m] : NULL;
+    return *list ? 1 : 0;
+}
+
+/* Makes ev mark m (replacing the event it held), or drops ev (m = -1). */
+static void set_mark(gg_cl_dev *d, int m, cl_event ev)
+{
+    if (m < 0) {
+        clReleaseEvent(ev);
+        return;
+    }
+    if (d->marks[m])
+        clReleaseEvent(d->marks[m]);
+    d->marks[m] = ev;
+}
+
+/* Commands of one queue that another waits on must be flushed first
+ * (OpenCL 1.2, 5.13): else the waiting queue may wait forever. */
+static int flush(gg_cl_dev *d, cl_command_queue q)
+{
+    const cl_int e = clFlush(q);
+    return e == CL_SUCCESS ? GGB_OK : gg_cl_fail_call(d, "clFlush", e);
+}
+
+static int ocl_write2d_async(gg_dev *dev, gg_mem *dst, size_t dev_offset, size_t dev_pitch,
+                             const void *src, size_t host_pitch, size_t row_bytes, size_t rows,
+                             int after, int done)
+{
+    gg_cl_dev *d = gg_cl(dev);
+    int st = mark_index_ok(d, "write2d_async", after, 1);
+    if (st == GGB_OK)
+        st = mark_index_ok(d, "write2d_async", done, 1);
     if (st != GGB_OK)
         return st;
-    if (!dst || (rows > 1 && host_pitch < row_bytes))
-        return gg_cl_fail(d, GGB_ERR_ARGUMENT, "opencl: read2d: bad host pointer or pitch");
-    cl_int e;
-    if (rows == 1 || (dev_pitch == row_bytes && host_pitch == row_bytes)) {
-        e = clEnqueueReadBuffer(d->queue, src->buf, CL_TRUE, dev_offset, row_bytes * rows, dst,
-                                0, NULL, NULL);
-        return e == CL_SUCCESS ? GGB_OK : gg_cl_fail_call(d, "clEnqueueReadBuffer", e);
+    const cl_event *wait;
+    const cl_uint nwait = wait_on(d, after, &wait);
+    cl_event ev = NULL;
+    if (rows == 0 || row_bytes == 0) { /* queued all the same: `done` must be reached */
+        const cl_int e = clEnqueueMarkerWithWaitList(d->upload, nwait, wait, &ev);
+        if (e != CL_SUCCESS)
+            return gg_cl_fail_call(d, "clEnqueueMarkerWithWaitList (copy queue)", e);
+    } else {
+        /* not blocking: the source stays unchanged until `done` (backend.h) */
+        st = enqueue_copy2d(d, d->upload, 1, CL_FALSE, dst, dev_offset, dev_pitch, (void *)src,
+                            host_pitch, row_bytes, rows, nwait, wait, &ev);
+        if (st != GGB_OK)
+            return st;
     }
-    const size_t buf_origin[3] = {dev_offset, 0, 0}, host_origin[3] = {0, 0, 0};
-    const size_t region[3] = {row_bytes, rows, 1};
-    e = clEnqueueReadBufferRect(d->queue, src->buf, CL_TRUE, buf_origin, host_origin, region,
-                                dev_pitch, 0, host_pitch, 0, dst, 0, NULL, NULL);
-    return e == CL_SUCCESS ? GGB_OK : gg_cl_fail_call(d, "clEnqueueReadBufferRect", e);
+    set_mark(d, done, ev);
+    return flush(d, d->upload);
 }
+
+static int ocl_read2d_after(gg_dev *dev, const gg_mem *src, size_t dev_offset, size_t dev_pitch,
+                            void *dst, size_t host_pitch, size_t row_bytes, size_t rows,
+                            int after)
+{
+    gg_cl_dev *d = gg_cl(dev);
+    const int st = mark_index_ok(d, "read2d_after", after, 1);
+    if (st != GGB_OK || rows == 0 || row_bytes == 0)
+        return st;
+    const cl_event *wait;
+    const cl_uint nwait = wait_on(d, after, &wait);
+    return enqueue_copy2d(d, d->upload, 0, CL_TRUE, src, dev_offset, dev_pitch, dst, host_pitch,
+                          row_bytes, rows, nwait, wait, NULL);
+}
+
+/* Records mark m at the end of the main queue, or (wait) makes the main
+ * queue wait for it. */
+static int mark_on_main(gg_dev *dev, int m, int wait)
+{
+    gg_cl_dev *d = gg_cl(dev);
+    const int st = mark_index_ok(d, wait ? "wait_mark" : "mark", m, 0);
+    if (st != GGB_OK)
+        return st;
+    cl_int e;
+    if (wait) {
+        if (!d->marks[m])
+            return GGB_OK;
+        e = clEnqueueBarrierWithWaitList(d->queue, 1, &d->marks[m], NULL);
+        return e == CL_SUCCESS ? GGB_OK : gg_cl_fail_call(d, "clEnqueueBarrierWithWaitList", e);
+    }
+    cl_event ev = NULL;
+    e = clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &ev);
+    if (e != CL_SUCCESS)
+        return gg_cl_fail_call(d, "clEnqueueMarkerWithWaitList", e);
+    set_mark(d, m, ev);
+    return flush(d, d->queue);
+}
+
+static int ocl_mark(gg_dev *dev, int m) { return mark_on_main(dev, m, 0); }
+
+static int ocl_wait_mark(gg_dev *dev, int m) { return mark_on_main(dev, m, 1); }
 
 static int ocl_copy(gg_dev *dev, gg_mem *dst, size_t dst_offset, const gg_mem *src,
                    size_t src_offset, size_t bytes)
@@ -661,6 +787,9 @@ static int ocl_finish(gg_dev *dev)
 {
     gg_cl_dev *d = gg_cl(dev);
     cl_int e = clFinish(d->queue);
+    const cl_int e2 = clFinish(d->upload);
+    if (e == CL_SUCCESS)
+        e = e2;
     return e == CL_SUCCESS ? GGB_OK : gg_cl_fail_call(d, "clFinish (queued work)", e);
 }
 
@@ -890,6 +1019,10 @@ static const gg_backend gg_opencl_backend_table = {
     .launch_info = ocl_launch_info,
     .host_alloc = ocl_host_alloc,
     .host_free = ocl_host_free,
+    .write2d_async = ocl_write2d_async,
+    .read2d_after = ocl_read2d_after,
+    .mark = ocl_mark,
+    .wait_mark = ocl_wait_mark,
 };
 
 __attribute__((visibility("default"))) const gg_backend *gg_backend_opencl_entry(void)

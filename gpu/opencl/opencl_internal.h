@@ -32,6 +32,12 @@ typedef struct gg_cl_dev {
     cl_command_queue queue;
     cl_program program;
 
+    /* The copy queue (write2d_async, read2d_after) beside the main one,
+     * and the marks both queues record and wait on (events; NULL: not
+     * recorded yet, and waiting on it waits for nothing). */
+    cl_command_queue upload;
+    cl_event marks[GGB_MARKS];
+
     /* Kernel objects hold their arguments, so setting arguments and
      * enqueueing must not interleave between threads; the lock also guards
      * the lazy kernel cache and the counters below. */
