@@ -14,10 +14,13 @@
  *
  * MIT licence.
  */
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -1142,14 +1145,109 @@ static int cuda_finish(gg_dev *dev)
 
 /* Page-locked host memory, portable: pinned for every device (and every
  * handle), so uploads from it on any GPU go straight to the copy engine
- * (should_stage sees it as registered and skips the staging ring). */
+ * (should_stage sees it as registered and skips the staging ring).
+ *
+ * By default an anonymous mapping advised for transparent huge pages,
+ * faulted in by the copy threads, then registered (cudaHostRegister of
+ * resident pages is quick): cudaHostAlloc faults and pins the pages on one
+ * thread (640 MiB: 0.27 s on an H200 host, bench/probe_pin.c), which a
+ * Dask worker's first page-locked batch paid.  GG_CUDA_HOST_ALLOC=alloc:
+ * cudaHostAlloc (for comparison); also the fallback where registering
+ * fails.  Registered blocks are listed: any handle of this backend may
+ * free them. */
+typedef struct pinned_block {
+    void *p, *base;          /* what the caller got; the mapping */
+    size_t len;              /* of the mapping */
+    struct pinned_block *next;
+} pinned_block;
+
+static pinned_block *pinned_blocks;
+static pthread_mutex_t pinned_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define HUGE_PAGE_BYTES ((size_t)2 << 20)
+
+static int host_register_wanted(void)
+{
+    const char *v = getenv("GG_CUDA_HOST_ALLOC");
+    return !(v && strcmp(v, "alloc") == 0);
+}
+
+/* One write per base page, on `threads` threads: each faults its own huge
+ * pages (the kernel zeroes them), the bulk of the cost, in parallel. */
+static void fault_in(unsigned char *p, size_t n, int threads)
+{
+    const long pages = (long)(n / 4096);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (long i = 0; i < pages; i++)
+        p[(size_t)i * 4096] = 0;
+}
+
+/* A registered huge-page mapping of `bytes`, or NULL (the caller falls
+ * back on cudaHostAlloc).  The block starts on a huge-page boundary. */
+static void *host_register(size_t bytes, int threads)
+{
+    pinned_block *b = (pinned_block *)malloc(sizeof *b);
+    if (!b || bytes > SIZE_MAX - 2 * HUGE_PAGE_BYTES) {
+        free(b);
+        return NULL;
+    }
+    const size_t n = (bytes + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
+    b->len = n + HUGE_PAGE_BYTES; /* room to align the start */
+    b->base = mmap(NULL, b->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b->base == MAP_FAILED) {
+        free(b);
+        return NULL;
+    }
+    const uintptr_t a = ((uintptr_t)b->base + HUGE_PAGE_BYTES - 1) & ~(uintptr_t)(HUGE_PAGE_BYTES - 1);
+    b->p = (void *)a;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(b->p, n, MADV_HUGEPAGE);
+#endif
+    fault_in((unsigned char *)b->p, n, threads);
+    if (cudaHostRegister(b->p, n, cudaHostRegisterPortable) != cudaSuccess) {
+        (void)cudaGetLastError();
+        munmap(b->base, b->len);
+        free(b);
+        return NULL;
+    }
+    pthread_mutex_lock(&pinned_lock);
+    b->next = pinned_blocks;
+    pinned_blocks = b;
+    pthread_mutex_unlock(&pinned_lock);
+    return b->p;
+}
+
+/* Unregisters and unmaps p when host_register gave it: 1, else 0. */
+static int host_unregister(void *p)
+{
+    pthread_mutex_lock(&pinned_lock);
+    pinned_block **link = &pinned_blocks;
+    while (*link && (*link)->p != p)
+        link = &(*link)->next;
+    pinned_block *b = *link;
+    if (b)
+        *link = b->next;
+    pthread_mutex_unlock(&pinned_lock);
+    if (!b)
+        return 0;
+    (void)cudaHostUnregister(p);
+    (void)cudaGetLastError();
+    munmap(b->base, b->len);
+    free(b);
+    return 1;
+}
+
 static int cuda_host_alloc(gg_dev *dev, size_t bytes, void **out)
 {
     cuda_dev *d = as_cuda(dev);
     int rc = use_device(d);
     if (rc)
         return rc;
-    void *p = NULL;
+    void *p = host_register_wanted() ? host_register(bytes ? bytes : 1, d->copy_threads) : NULL;
+    if (p) {
+        *out = p;
+        return GGB_OK;
+    }
     const cudaError_t e = cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
@@ -1162,7 +1260,7 @@ static int cuda_host_alloc(gg_dev *dev, size_t bytes, void **out)
 
 static void cuda_host_free(gg_dev *dev, void *p)
 {
-    if (!p)
+    if (!p || host_unregister(p))
         return;
     cuda_dev *d = as_cuda(dev);
     const cudaError_t e = cudaFreeHost(p);

@@ -1121,11 +1121,6 @@ def _reuse_buffers():
     return os.environ.get("GG_DIST_REUSE_BUFFERS", "1") != "0"
 
 
-# tile tasks per GPU worker from which a batch reads into page-locked
-# buffers: pinning costs about 0.35 s per 600 MB once per worker and saves
-# about 0.02 s per 600 MB task (bench/RESULTS.md, session 15)
-PIN_MIN_TASKS = 16
-
 
 def _buffers():
     """This thread's reusable host buffers, by slot name (see _buffer)."""
@@ -1854,11 +1849,15 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
                          {**base, "name": name, "window": [x0, y0, w, h], "signature": sig}))
     client, own = _local_client(client)
     try:
-        # page-locked buffers when each worker has enough tiles to repay them
+        # page-locked buffers on CUDA workers, whatever the batch: pinning a
+        # worker's 450 MB costs about 0.03 s (the CUDA backend registers
+        # huge pages its threads faulted in), and a fresh 4-GPU cluster's
+        # first batch is no slower than with pageable ones, its later
+        # batches faster (bench/RESULTS.md, session 20); GG_DIST_PINNED=0:
+        # pageable
         shape = _shape(client)
-        n = max(1, shape.workers)
         for j in jobs:
-            j.spec["pinned"] = len(jobs) >= PIN_MIN_TASKS * n
+            j.spec["pinned"] = True
         if per_task == 1:
             batch = _run_jobs(client, _tile_task, jobs, retries, progress, shape)
         else:
