@@ -271,11 +271,11 @@ def main():
                     r = results[key]
                     # workers' own timing lines (GG_ORTHO_TIMING) follow this on stderr
                     print(f"# batch {key}: {n} worker(s)", file=sys.stderr, flush=True)
-                    t_call = time.time()
                     if key0.startswith("ortho"):
                         out = Path(r["dir"]) / f"run{n}"
                         shutil.rmtree(out, ignore_errors=True)
                         out.mkdir()
+                        t_call = time.time()
                         b = gd.ortho_batch(client, scenes_of[key0], out, args_of[key0], retries=0,
                                            per_task=r["per_task"],
                                            in_process=r["runner"] == "in-process")
@@ -287,6 +287,7 @@ def main():
                     else:
                         dst = work / "ptsel" / f"run{n}.vrt"
                         shutil.rmtree(work / "ptsel" / f"run{n}.vrt.tiles", ignore_errors=True)
+                        t_call = time.time()  # the previous run's tiles removed first
                         b = gd.tile_batch(client, "ptsel", [stack], dst, tile=r["tile"],
                                           retries=0, window=a.window, per_task=r["per_task"])
                         t_call = time.time() - t_call
@@ -319,6 +320,10 @@ def main():
                         run_r["spans"] = [[round(a, 4), round(e, 4)] for a, e in b.spans]
                         phases += (f"; dispatch {run_r['dispatch']:.3f} s, "
                                    f"collect {run_r['collect']:.3f} s")
+                    if b.client:  # the client's own steps (Batch.client)
+                        run_r["client"] = {k: round(v, 4) for k, v in b.client.items()}
+                        phases += "; client " + ", ".join(f"{k} {v:.4f}"
+                                                          for k, v in b.client.items())
                     ran_s = f"; ran: {', '.join(ran)}" if ran else ""
                     if key0.startswith("ortho") and ran != [r["runner"]]:
                         ran_s += f" (asked for {r['runner']})"

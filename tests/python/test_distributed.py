@@ -900,6 +900,10 @@ def test_tiled_ptsel_identical(client, data, ptsel_ref):
                       **PTSEL_OPTS)
     assert b.ok and len(b.done) == 4 * 4, b.failed  # 150x130 in 48x40 tiles
     assert len({r.worker for r in b.done}) >= 2
+    # the client's own steps, timed apart from the tasks (Batch.client)
+    assert set(b.client) == {"plan", "check", "submit", "cleanup", "mosaic"}, b.client
+    assert all(0 <= v < b.seconds + 1 for v in b.client.values()), b.client
+    assert len(b.spans) == len(b.done) and all(0 <= s <= e <= b.seconds for s, e in b.spans)
     assert b.outputs == [str(out / f"ps_{n}.vrt") for n in PTSEL_BANDS]
     for n in PTSEL_BANDS:
         assert_same_raster(out / f"ps_{n}.vrt", ptsel_ref / f"ps_{n}.tif", n)
@@ -917,6 +921,7 @@ def test_tiled_ptsel_identical(client, data, ptsel_ref):
     b = gd.tile_batch(client, "ptsel", [data["stack"]], out / "ps.vrt", tile=(48, 40),
                       **PTSEL_OPTS)
     assert len(b.skipped) == 16 and not b.done
+    assert set(b.client) == {"plan", "check", "mosaic"}  # nothing submitted
     assert (snapshot(out / "ps.vrt.tiles") | snapshot(out, "*.vrt")) == before
     b = gd.tile_batch(client, "ptsel", [data["stack"]], out / "ps.tif", tile=64, **PTSEL_OPTS)
     assert b.ok

@@ -742,13 +742,16 @@ class Batch:
     ``spans``: (start, end) of each tile task on its worker, in seconds from
     the batch's start (where the client's and the workers' clocks agree:
     what Dask's dispatch and collection cost is the batch's time outside
-    them)."""
+    them); ``client``: the client's own seconds, by step ("check": the
+    markers of earlier runs, "submit", "cleanup" after the last task; a
+    tile batch adds "plan" before them and "mosaic" after)."""
 
     def __init__(self, records, seconds, outputs=(), spans=(), details=None):
         self.records = records
         self.seconds = seconds
         self.outputs = list(outputs)
         self.spans = list(spans)
+        self.client = {}
         # name -> what the task returned for it, or its marker (skipped):
         # tile_batch's mosaic reads the tiles' block sizes there
         self._details = details or {}
@@ -831,12 +834,15 @@ def _run_jobs(client, fn, jobs, retries, progress, shape):
     finished = len(records)
     if progress is not None:
         progress(finished, total)
+    client_s = {"check": time.time() - t0}
     if todo:
         # a fresh key per submission: the scheduler may still hold the
         # erred task of a previous batch under the old one
         keys = [f"geogpu-{j.name}-{uuid.uuid4().hex[:12]}" for j in todo]
+        t = time.time()
         futures = dict(zip(_submit(client, fn, [j.spec for j in todo], keys, retries,
                                    _task_resources(shape)), todo))
+        client_s["submit"] = time.time() - t
         # results fetched by the client's event loop as tasks end (one
         # blocking round trip per task less)
         for f, r in as_completed(list(futures), with_results=True, raise_errors=False):
@@ -875,10 +881,14 @@ def _run_jobs(client, fn, jobs, retries, progress, shape):
             finished += len(units)
             if progress is not None:
                 progress(finished, total)
+        t = time.time()
         _cleanup({j.outdir for j in todo}, [j.name for j in todo]
                  + [u[0] for j in todo for u in _units(j)])
-    return Batch([records[u[0]] for j in jobs for u in _units(j)], time.time() - t0, spans=spans,
-                 details=details)
+        client_s["cleanup"] = time.time() - t
+    batch = Batch([records[u[0]] for j in jobs for u in _units(j)], time.time() - t0, spans=spans,
+                  details=details)
+    batch.client = client_s
+    return batch
 
 
 def _local_client(client):
@@ -1805,6 +1815,7 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
     next tile's window while the device computes the current one.
     Returns a Batch (``outputs``: the mosaics written; none when a tile failed)."""
     from .ops import Op
+    t_plan = time.time()
     if per_task != "auto" and (not isinstance(per_task, int) or per_task < 1):
         raise ValueError(f"per_task is a positive integer or 'auto', not {per_task!r}")
     sources = [str(Path(s).resolve()) if os.path.exists(s) else str(s) for s in sources]
@@ -1858,6 +1869,7 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
         shape = _shape(client)
         for j in jobs:
             j.spec["pinned"] = True
+        t_plan = time.time() - t_plan
         if per_task == 1:
             batch = _run_jobs(client, _tile_task, jobs, retries, progress, shape)
         else:
@@ -1867,8 +1879,10 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
     finally:
         if own is not None:
             own.close()
+    batch.client["plan"] = t_plan
     if not batch.ok:
         return batch
+    t_mosaic = time.time()
     md = {"GG_OPERATION": opobj.name, "GG_OPTIONS": opobj.options_string()}
     # each tile's block sizes, as its task returned them or its marker says
     # (read again only where the batch has neither: a duplicate attempt's)
@@ -1894,6 +1908,7 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
             out = dst.with_name(dst.stem + g["suffix"] + dst.suffix)
             _translate(vrt, out, of, dst_co)
             batch.outputs.append(str(out))
+    batch.client["mosaic"] = time.time() - t_mosaic
     return batch
 
 
