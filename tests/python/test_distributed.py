@@ -365,6 +365,21 @@ def test_pinned_buffer_choice(monkeypatch):
         gd._local.buffers.pop(slot)
 
 
+def test_cleanup_removes_only_this_batchs_attempts(tmp_path):
+    """The folders of this batch's attempts go; another name's (even one
+    that starts with the same characters), markers and other files stay;
+    a folder without a state folder is no error."""
+    state = tmp_path / gd.STATE_DIR
+    state.mkdir()
+    for d in ("tmp-t_0001-aaaa", "tmp-t_0001-bbbb", "tmp-t_00010-cccc", "tmp-t_0002-dddd"):
+        (state / d).mkdir()
+        (state / d / "x.tif").write_bytes(b"partial")
+    (state / "t_0001.done").write_text("{}")
+    gd._cleanup({str(tmp_path), str(tmp_path / "none")}, ["t_0001", "t_0003"])
+    assert sorted(p.name for p in state.iterdir()) == ["t_0001.done", "tmp-t_00010-cccc",
+                                                       "tmp-t_0002-dddd"]
+
+
 def test_reused_buffers(monkeypatch):
     """A slot's memory is reused while the request fits (reserve included),
     mapped anew when it does not; another thread has its own; with

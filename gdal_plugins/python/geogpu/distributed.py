@@ -445,14 +445,17 @@ def _commit(work, outdir, name, signature, info):
 
 def _cleanup(outdirs, names):
     """Removes the task folders that attempts of this batch left behind (an
-    attempt whose worker died)."""
+    attempt whose worker died): one listing of each state folder (a glob
+    per name listed it once per tile: 1 ms of a 4-GPU PtSel batch)."""
+    prefixes = tuple(f"tmp-{name}-" for name in names)
     for outdir in outdirs:
-        state = Path(outdir) / STATE_DIR
-        if not state.is_dir():
+        try:
+            entries = list(os.scandir(Path(outdir) / STATE_DIR))
+        except OSError:  # no state folder: nothing was attempted there
             continue
-        for name in names:
-            for d in state.glob(f"tmp-{name}-*"):
-                shutil.rmtree(d, ignore_errors=True)
+        for e in entries:
+            if e.name.startswith(prefixes):
+                shutil.rmtree(e.path, ignore_errors=True)
 
 
 def _worker_identity():
