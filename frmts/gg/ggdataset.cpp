@@ -8,6 +8,7 @@
  */
 #include "gg_driver.h"
 #include "gg_spec.h"
+#include "gg_stack_rows.h"
 
 #include "cpl_string.h"
 #include "gdal_pam.h"
@@ -186,6 +187,10 @@ class GGDataset final : public GDALPamDataset
     // Stack reads: handles of each reader thread (slot) on each input,
     // opened on first use; a null entry: the input cannot be reopened.
     std::vector<std::vector<GDALDataset *>> m_aapoReaders{};
+    // A one-input stack as it lies in its file (gg_stack_rows.h): 0 not
+    // looked at yet, 1 read as it lies (m_sRows), -1 through RasterIO.
+    int m_nRawRows = 0;
+    GGStackRows m_sRows{};
 
     bool StartContextLocked();
     CPLErr ReadStackWindow(const gg_window &sSrc, size_t nPlane);
@@ -831,12 +836,26 @@ CPLErr GGDataset::ReadStackBlock(int iBand, int nBlockXOff, int nBlockYOff, int 
                        gg_op_band_nodata(m_poOp, b));
     }
 
-    std::vector<gg_tile> asSrc(nInBands);
-    for (int k = 0; k < nInBands; ++k)
+    if (m_nRawRows == 0)
+    {
+        m_nRawRows = m_apoInputs.size() == 1 &&
+                             GGStackRowsFind(m_apoInputs[0], m_eSourceType, &m_sRows)
+                         ? 1
+                         : -1;
+        CPLDebug(DRIVER_NAME, "%s: stack read %s", gg_op_name(m_poOp),
+                 m_nRawRows > 0 ? "as it lies in its file" : "through RasterIO");
+    }
+    // the window as band planes, or (read as it lies: whole rows, as a
+    // stack op's strips are) as one pixel-interleaved tile
+    const bool bRaw = m_nRawRows > 0 && sSrc.x0 == 0 && sSrc.width == m_sIn.width;
+    std::vector<gg_tile> asSrc(bRaw ? 1 : nInBands);
+    for (size_t k = 0; k < asSrc.size(); ++k)
         asSrc[k] = gg_tile{m_abySource.data() + nPlane * k, m_sIn.type, sSrc.width, sSrc.height,
                            static_cast<size_t>(sSrc.width), sSrc.x0, sSrc.y0};
     if (sSrc.width > 0 && sSrc.height > 0 &&
-        (InjectedReadFault() || ReadStackWindow(sSrc, nPlane) != CE_None))
+        (InjectedReadFault() ||
+         (bRaw ? GGStackRowsRead(m_sRows, sSrc, m_abySource.data(), StackReaders())
+               : ReadStackWindow(sSrc, nPlane)) != CE_None))
         return CE_Failure;
 
     // device passes of rows, as for single-band ops
@@ -854,8 +873,10 @@ CPLErr GGDataset::ReadStackBlock(int iBand, int nBlockXOff, int nBlockYOff, int 
                                eType, sDst.width, std::min(nPassRows, sDst.height - nRow),
                                static_cast<size_t>(nBlockXSize), sDst.x0, sDst.y0 + nRow};
         }
-        eStatus = gg_op_run_stack(m_psContext, m_poOp, asSrc.data(), nInBands, asDst.data(),
-                                  nOutBands);
+        eStatus = bRaw ? gg_op_run_stack_interleaved(m_psContext, m_poOp, asSrc.data(),
+                                                     nInBands, asDst.data(), nOutBands)
+                       : gg_op_run_stack(m_psContext, m_poOp, asSrc.data(), nInBands,
+                                         asDst.data(), nOutBands);
     }
     if (eStatus != GG_OK)
         return RunFailure(eStatus);

@@ -138,6 +138,41 @@ def test_stack_readers(gg, rng, tmp_path):
     check_tau(got[4], want, invalid, math.nan, "tau_max with 4 readers")
 
 
+def test_stack_read_as_it_lies(gg, rng, tmp_path, device):
+    """A one-file stack that lies in its file as the op reads it (GTiff,
+    uncompressed, pixel-interleaved, in strips) is read without RasterIO
+    and handed over pixel-interleaved (gg_stack_rows.cpp); band-interleaved,
+    compressed or tiled files, and GG_RAW_READS=NO, go through RasterIO.
+    Every one gives the same bits."""
+    n, h, w = 5, 40, 300
+    z = random_stack(rng, n=n, H=h, W=w)
+    plain = gg.write(tmp_path / "pixel.tif", [z[i] for i in range(n)], nodata=ND)
+    assert gdal.Info(str(plain), format="json")["metadata"]["IMAGE_STRUCTURE"]["INTERLEAVE"] == "PIXEL"
+    others = {}
+    for name, co in (("band", ["INTERLEAVE=BAND"]), ("deflate", ["COMPRESS=DEFLATE"]),
+                     ("tiled", ["TILED=YES"])):
+        others[name] = tmp_path / f"{name}.tif"
+        gdal.Translate(str(others[name]), str(plain), creationOptions=co)
+
+    def run(src, name, env=None):
+        dst = tmp_path / f"tau_{name}.tif"
+        p = gg.run("gdal_ptsel", "-q", "-device", device, "-window", 5, "-offsets", src, dst,
+                   env={"CPL_DEBUG": "GG", **(env or {})})
+        how = [l for l in p.stderr.splitlines() if "stack read" in l]
+        return [gg.read(dst, b)[0] for b in (1, 2, 3)], how
+
+    got, how = run(plain, "raw")
+    assert how and all("as it lies in its file" in l for l in how), how
+    for name, src, env in [("rasterio", plain, {"GG_RAW_READS": "NO"})] + [
+            (k, v, None) for k, v in others.items()]:
+        other, how = run(src, name, env)
+        assert how and all("through RasterIO" in l for l in how), (name, how)
+        for b in range(3):
+            assert gg.same_bits(got[b], other[b]), f"{name}: band {b + 1} differs from the raw read"
+    want, invalid, _ = ref.ptsel(z, 5, slc=False, nodata=ND)
+    check_tau(got[0], want, invalid, math.nan, f"tau_max read as it lies on {device}")
+
+
 @pytest.mark.opencl
 def test_several_devices(gg, rng, tmp_path):
     """-device cpu,opencl spreads strips over both devices (a worker thread
