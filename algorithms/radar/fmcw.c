@@ -14,6 +14,7 @@
 #include "../kernel_ids.h"
 #include "fmcw_params.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -424,6 +425,14 @@ gg_status gg_fmcw_create(gg_context *ctx, const gg_fmcw_params *p, const int *pr
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "fmcw: %s", err);
     if (max_batch < 1 || max_batch > 4096)
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "fmcw: max_batch %d out of range (1..4096)", max_batch);
+    /* launch grids count their rows in int: a batch's 3 channels of
+     * n_gates (or n_sweeps) rows each must fit */
+    const int grid_rows = p->n_gates > p->n_sweeps ? p->n_gates : p->n_sweeps;
+    if ((size_t)max_batch * 3 * (size_t)grid_rows > INT_MAX)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT,
+                          "fmcw: max_batch %d x 3 channels x %d gates is more rows than a launch "
+                          "takes (%d); use at most %d sectors a batch",
+                          max_batch, grid_rows, INT_MAX, (int)(INT_MAX / (3 * (size_t)grid_rows)));
     gg_fmcw *f = calloc(1, sizeof *f);
     if (!f)
         return gg_rt_fail(ctx, GG_ERR_NOMEM, "fmcw: out of memory");
@@ -782,6 +791,10 @@ gg_status gg_fmcw_spectral_moments(gg_context *ctx, const float *spectra, int ro
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT,
                           "fmcw: spectral moments need rows, gates >= 1, 4..%d bins, dv > 0, n_avg >= 1",
                           GG_FMCW_MAX_SWEEPS);
+    if ((size_t)rows * n_gates > INT_MAX) /* the launch grids' rows are int */
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT,
+                          "fmcw: %d rows x %d gates of spectra is more than a launch takes (%d)",
+                          rows, n_gates, INT_MAX);
     const size_t nin = (size_t)rows * n_gates * n_bins, nout = (size_t)rows * 5 * n_gates;
     gg_buffer *in = NULL, *dummy = NULL, *o = NULL;
     struct spec_bufs sb;

@@ -662,6 +662,18 @@ static void test_bad_input(const char *dev)
         CHECK(gg_fmcw_create(ctx, &q, NULL, 0, 1, &f) == GG_ERR_ARGUMENT && !f &&
                   strstr(gg_context_last_error(ctx), "n_avg"),
               "%s", gg_context_last_error(ctx));
+        /* more rows than an int launch grid holds: refused before any allocation */
+        q = p;
+        q.n_samples = 1 << 20;
+        q.n_gates = 1 << 20;
+        CHECK(gg_fmcw_create(ctx, &q, NULL, 0, 683, &f) == GG_ERR_ARGUMENT && !f &&
+                  strstr(gg_context_last_error(ctx), "at most 682 sectors"),
+              "%s", gg_context_last_error(ctx));
+        float dummy[4] = {1, 2, 3, 4};
+        CHECK(gg_fmcw_spectral_moments(ctx, dummy, 1 << 12, 1 << 19, 64, 0, 0.1, 1, dummy) ==
+                      GG_ERR_ARGUMENT &&
+                  strstr(gg_context_last_error(ctx), "more than a launch takes"),
+              "%s", gg_context_last_error(ctx));
         CHECK(gg_fmcw_create(ctx, &p, NULL, 0, 2, &f) == GG_OK, "create");
         CHECK(gg_fmcw_push(f, sec, 3) == GG_ERR_ARGUMENT, "push of 3 into a batch of 2");
         CHECK(gg_fmcw_products(f, out) == GG_ERR_ARGUMENT, "products before a push");
