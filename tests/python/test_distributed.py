@@ -365,6 +365,19 @@ def test_pinned_buffer_choice(monkeypatch):
         gd._local.buffers.pop(slot)
 
 
+def test_reader_threads_setting(monkeypatch):
+    """GG_READERS (the GG driver's name) sets a tile task's reader threads;
+    GG_DIST_READERS, the former name, counts when GG_READERS is not set."""
+    monkeypatch.delenv("GG_READERS", raising=False)
+    monkeypatch.setenv("GG_DIST_READERS", "4")
+    assert gd._readers() == 4
+    monkeypatch.setenv("GG_READERS", "5")
+    assert gd._readers() == 5
+    monkeypatch.delenv("GG_DIST_READERS")
+    monkeypatch.setenv("GG_READERS", "2")
+    assert gd._readers() == 2
+
+
 def test_cleanup_removes_only_this_batchs_attempts(tmp_path):
     """The folders of this batch's attempts go; another name's (even one
     that starts with the same characters), markers and other files stay;
@@ -950,9 +963,9 @@ def test_tiled_ptsel_threaded_reads_pinned(data, ptsel_ref, tmp_path):
     reserve = the largest window): the mosaic is still gdal_ptsel's output."""
     out = tmp_path / "threaded"
     out.mkdir()
-    with gd.open_client(n_workers=2, threads=1, pin=True, env={"GG_DIST_READERS": "3"},
+    with gd.open_client(n_workers=2, threads=1, pin=True, env={"GG_READERS": "3"},
                         local_directory=tmp_path / "scratch") as c:
-        assert set(c.run(lambda: os.environ.get("GG_DIST_READERS")).values()) == {"3"}
+        assert set(c.run(gd._readers).values()) == {3}
         b = gd.tile_batch(c, "ptsel", [data["stack"]], out / "ps.vrt", tile=(150, 36),
                           **PTSEL_OPTS)
     assert b.ok and len(b.done) == 4, b.failed

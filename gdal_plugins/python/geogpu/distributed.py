@@ -1197,11 +1197,12 @@ def _buffer(slot, shape, dtype, reserve=0, ctx=None, pin=False, store=None):
 
 
 def _readers():
-    """Threads reading a tile's window: GG_DIST_READERS, else half the
-    worker's threads (OMP_NUM_THREADS, or the processors it may run on), 1
-    to 8."""
+    """Threads reading a tile's window: GG_READERS (as for the GG driver's
+    stack reads; GG_DIST_READERS, its former name here, still counts), else
+    half the worker's threads (OMP_NUM_THREADS, or the processors it may
+    run on), 1 to 8."""
     try:
-        env = int(os.environ.get("GG_DIST_READERS") or 0)
+        env = int(os.environ.get("GG_READERS") or os.environ.get("GG_DIST_READERS") or 0)
     except ValueError:
         env = 0
     if env > 0:
