@@ -658,14 +658,13 @@ CPLErr GGDataset::RunFailure(gg_status eStatus)
 /* Stack ops compute every output band of a block at once: the block asked
  * for goes to pImage, the others straight into their bands' block cache,
  * so reading a multi-band product computes each block once. */
-/* Number of threads reading a stack window: GG_READERS, else half the
- * processors, 1 to 8. */
-static int StackReaders()
+/* Number of threads reading a stack window of nRows rows: GG_READERS,
+ * else half the processors, 1 to 8; each thread at least 16 rows. */
+static int StackReaders(int nRows)
 {
     const int nEnv = atoi(CPLGetConfigOption("GG_READERS", "0"));
-    if (nEnv > 0)
-        return std::min(nEnv, 64);
-    return std::clamp(CPLGetNumCPUs() / 2, 1, 8);
+    const int nThreads = nEnv > 0 ? std::min(nEnv, 64) : std::clamp(CPLGetNumCPUs() / 2, 1, 8);
+    return std::max(1, std::min(nThreads, nRows / 16));
 }
 
 /* A second handle on input iInput for reader slot nSlot (slot 0 is the
@@ -734,7 +733,7 @@ GDALDataset *GGDataset::ReaderHandle(size_t nSlot, size_t iInput)
 CPLErr GGDataset::ReadStackWindow(const gg_window &sSrc, size_t nPlane)
 {
     const int nType = GDALGetDataTypeSizeBytes(m_eSourceType);
-    const int nSlices = std::max(1, std::min(StackReaders(), sSrc.height / 16));
+    const int nSlices = StackReaders(sSrc.height);
     size_t nFirstBand = 0;
     for (size_t i = 0; i < m_apoInputs.size(); ++i)
     {
@@ -854,7 +853,7 @@ CPLErr GGDataset::ReadStackBlock(int iBand, int nBlockXOff, int nBlockYOff, int 
                            static_cast<size_t>(sSrc.width), sSrc.x0, sSrc.y0};
     if (sSrc.width > 0 && sSrc.height > 0 &&
         (InjectedReadFault() ||
-         (bRaw ? GGStackRowsRead(m_sRows, sSrc, m_abySource.data(), StackReaders())
+         (bRaw ? GGStackRowsRead(m_sRows, sSrc, m_abySource.data(), StackReaders(sSrc.height))
                : ReadStackWindow(sSrc, nPlane)) != CE_None))
         return CE_Failure;
 

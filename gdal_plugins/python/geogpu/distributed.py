@@ -1468,20 +1468,26 @@ def _read_tile(spec, prep, ctx, window, slot, store):
     """The source window of one tile into the buffers of ``slot`` (of the
     task thread's ``store``: the read may run on a reader thread): as it
     lies in the file (spec["rows"]: one (rows, columns, bands) array) or
-    through GDAL (a list of band planes).  Returns (that, seconds)."""
+    through GDAL (a list of band planes).  Returns (that, seconds).
+
+    Tile buffers ask to be page-locked (on CUDA workers, whatever the
+    batch; GG_DIST_PINNED=0: pageable): pinning a worker's 450 MB costs
+    about 0.03 s (the CUDA backend registers huge pages its threads
+    faulted in), and a fresh 4-GPU cluster's first batch is no slower
+    than with pageable buffers, its later batches faster
+    (bench/RESULTS.md, session 20)."""
     t = time.time()
     reserve = spec.get("reserve") or [0, 0]  # the batch's largest source, output windows
     raw = spec.get("rows") if prep.stack else None
-    pin = spec.get("pinned", False)
     if raw:
         n = raw["bands"]
         data = _buffer(f"in{slot}0", (window[3], window[2], n),
-                       "complex64" if spec["complex"] else "float32", n * reserve[0], ctx, pin,
+                       "complex64" if spec["complex"] else "float32", n * reserve[0], ctx, True,
                        store=store)
         _read_file_rows(spec["sources"][0], raw, window, data)
     else:
         data = _read_window(spec["sources"], spec["counts"], spec["complex"], window,
-                            reserve=reserve[0], ctx=ctx, pin=pin, slot=f"in{slot}", store=store)
+                            reserve=reserve[0], ctx=ctx, pin=True, slot=f"in{slot}", store=store)
     return data, time.time() - t
 
 
@@ -1661,8 +1667,7 @@ def _tile_outputs(spec, prep, ctx, window, slot):
     buffers of ``slot`` (0 to 2: tiles are written while the next ones
     compute)."""
     reserve = spec.get("reserve") or [0, 0]
-    pin = spec.get("pinned", False)
-    return [_buffer(f"out{slot}_{b}", (window[3], window[2]), _numpy_type(t), reserve[1], ctx, pin)
+    return [_buffer(f"out{slot}_{b}", (window[3], window[2]), _numpy_type(t), reserve[1], ctx, True)
             for b, t in enumerate(prep.info.types)]
 
 
@@ -1864,15 +1869,7 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
                          {**base, "name": name, "window": [x0, y0, w, h], "signature": sig}))
     client, own = _local_client(client)
     try:
-        # page-locked buffers on CUDA workers, whatever the batch: pinning a
-        # worker's 450 MB costs about 0.03 s (the CUDA backend registers
-        # huge pages its threads faulted in), and a fresh 4-GPU cluster's
-        # first batch is no slower than with pageable ones, its later
-        # batches faster (bench/RESULTS.md, session 20); GG_DIST_PINNED=0:
-        # pageable
         shape = _shape(client)
-        for j in jobs:
-            j.spec["pinned"] = True
         t_plan = time.time() - t_plan
         if per_task == 1:
             batch = _run_jobs(client, _tile_task, jobs, retries, progress, shape)
