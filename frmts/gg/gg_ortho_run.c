@@ -1071,13 +1071,6 @@ static int process_scene(scene_job *job)
     pipe_t p;
     memset(&p, 0, sizeof p);
     ggo_source_map *map = NULL;
-    /* the source from the page cache, mapped beside the set-up */
-    {
-        pthread_mutex_lock(&job->t->mu);
-        gg_context *known = job->t->ctx;
-        pthread_mutex_unlock(&job->t->mu);
-        map = ggo_source_map_begin(src_name, known);
-    }
     /* before the device's turn: GDAL only; a failure is reported in turn */
     char why_not[2048] = "";
     const int opened = ggo_scene_open(&sc, &o->g, src_name) == 0;
@@ -1098,6 +1091,13 @@ static int process_scene(scene_job *job)
             create_output_file(run, o, &sc, drv, dst_name, &tmp, &out, &p.direct, why_not,
                                sizeof why_not);
             t_create_s = wall() - t_create;
+        }
+        if (!why_not[0]) { /* the source from the page cache, mapped meanwhile */
+            pthread_mutex_lock(&job->t->mu);
+            gg_context *known = job->t->ctx;
+            pthread_mutex_unlock(&job->t->mu);
+            map = ggo_source_map_begin(src_name, sc.width, sc.height, sc.nbands,
+                                       ggo_to_gdal_type(sc.src_t), known);
         }
     }
     if (!take_turn(job)) {
@@ -1219,8 +1219,7 @@ static int process_scene(scene_job *job)
         GDALTermProgress(0.0, NULL, NULL);
     const double t_pipe = wall();
     if (p.resident && sc.nbands == 1)
-        p.map_rows = ggo_source_map_rows(map, ctx, sc.width, sc.height,
-                                         ggo_to_gdal_type(sc.src_t), &p.map_row_bytes, &p.t_map);
+        p.map_rows = ggo_source_map_rows(map, ctx, &p.map_row_bytes, &p.t_map);
     if (p.resident)
         run_resident(&p);
     else

@@ -28,6 +28,8 @@
 
 struct ggo_source_map {
     char *path;
+    int width, height;
+    GDALDataType type;
     gg_context *ctx;          /* registered through it (NULL: not yet) */
     pthread_t th;
     int joined;
@@ -36,8 +38,6 @@ struct ggo_source_map {
     size_t len;
     const unsigned char *rows; /* row 0 inside it */
     size_t row_bytes;
-    int width, height;        /* of the file's one band, of type `type` */
-    GDALDataType type;
     int registered;
     double seconds;
 };
@@ -73,8 +73,7 @@ static void unmap(ggo_source_map *m)
     m->rows = NULL;
 }
 
-/* Layout (its own GDAL handle: the scene's is its set-up thread's),
- * mapping, residency, registration. */
+/* Layout (its own GDAL handle), mapping, residency, registration. */
 static void *map_main(void *arg)
 {
     ggo_source_map *m = arg;
@@ -83,12 +82,9 @@ static void *map_main(void *arg)
     size_t row_bytes = 0;
     CPLPushErrorHandler(CPLQuietErrorHandler);
     GDALDatasetH ds = GDALOpenEx(m->path, GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
-    if (ds && GDALGetRasterCount(ds) == 1) {
-        m->width = GDALGetRasterXSize(ds);
-        m->height = GDALGetRasterYSize(ds);
-        m->type = GDALGetRasterDataType(GDALGetRasterBand(ds, 1));
-    }
-    const int lies = m->width > 0 && gg_raw_rows_find(ds, m->type, &offset, &row_bytes) &&
+    const int lies = ds && GDALGetRasterCount(ds) == 1 && GDALGetRasterXSize(ds) == m->width &&
+                     GDALGetRasterYSize(ds) == m->height &&
+                     gg_raw_rows_find(ds, m->type, &offset, &row_bytes) &&
                      row_bytes == (size_t)m->width * (size_t)GDALGetDataTypeSizeBytes(m->type);
     if (ds)
         GDALClose(ds);
@@ -127,15 +123,20 @@ static void *map_main(void *arg)
     return NULL;
 }
 
-ggo_source_map *ggo_source_map_begin(const char *path, gg_context *ctx)
+ggo_source_map *ggo_source_map_begin(const char *path, int width, int height, int nbands,
+                                     GDALDataType type, gg_context *ctx)
 {
-    if (!path || !CPLTestBool(CPLGetConfigOption("GG_RAW_READS", "YES")))
+    if (!path || nbands != 1 || width < 1 || height < 1 ||
+        !CPLTestBool(CPLGetConfigOption("GG_RAW_READS", "YES")))
         return NULL;
     ggo_source_map *m = calloc(1, sizeof *m);
     if (!m || !(m->path = strdup(path))) {
         free(m);
         return NULL;
     }
+    m->width = width;
+    m->height = height;
+    m->type = type;
     m->ctx = ctx;
     if (pthread_create(&m->th, NULL, map_main, m) != 0) {
         free(m->path);
@@ -153,15 +154,12 @@ static void join(ggo_source_map *m)
     }
 }
 
-const unsigned char *ggo_source_map_rows(ggo_source_map *m, gg_context *ctx, int width,
-                                         int height, GDALDataType type, size_t *row_bytes,
+const unsigned char *ggo_source_map_rows(ggo_source_map *m, gg_context *ctx, size_t *row_bytes,
                                          double *seconds)
 {
     if (!m)
         return NULL;
     join(m);
-    if (m->width != width || m->height != height || m->type != type)
-        return NULL; /* not the rows the scene reads (a type it converts) */
     if (m->base && !m->registered && ctx) {
         const double t0 = wall();
         m->registered = gg_host_register(ctx, m->base, m->len) == GG_OK;

@@ -19,9 +19,8 @@
  * read-only registration; the CPU backend, which reads host memory itself).
  * GG_RAW_READS=NO: never (the readers, for comparison).
  *
- * The layout look-up, mapping and registration (about 0.02 s for an
- * 8192^2 scene of 1-row strips, most of it GDAL's strip offsets) run on a
- * thread of their own while the scene sets up (0.03-0.04 s).
+ * The layout look-up, mapping and registration run on a thread of their
+ * own while the scene sets up and waits for the device.
  *
  * MIT licence.
  */
@@ -39,19 +38,18 @@ extern "C" {
 
 typedef struct ggo_source_map ggo_source_map;
 
-/* Starts mapping the source at `path` on a thread of its own, beside the
- * scene's set-up; it registers through ctx when ctx is not NULL (a context
- * that already exists), else ggo_source_map_rows does.  NULL when it
- * cannot apply at all (GG_RAW_READS=NO, no memory). */
-ggo_source_map *ggo_source_map_begin(const char *path, gg_context *ctx);
+/* Starts mapping the source at `path` (width x height, one band of `type`)
+ * on a thread of its own; it registers through ctx when ctx is not NULL (a
+ * context that already exists), else ggo_source_map_rows does.  NULL when
+ * it cannot apply at all (GG_RAW_READS=NO, several bands, no memory). */
+ggo_source_map *ggo_source_map_begin(const char *path, int width, int height, int nbands,
+                                     GDALDataType type, gg_context *ctx);
 
 /* Waits for the thread; the registered rows of the source (row y at
  * rows + y * row_bytes), or NULL when it does not apply (the caller reads
- * as before): not one band of width x height of `type` lying as rows in
- * a resident file.  ctx: the scene's context, for a registration still to
- * do.  *seconds: the time the mapping took, on its thread and here. */
-const unsigned char *ggo_source_map_rows(ggo_source_map *m, gg_context *ctx, int width,
-                                         int height, GDALDataType type, size_t *row_bytes,
+ * as before).  ctx: the scene's context, for a registration still to do.
+ * *seconds: the time the mapping took, on its thread and here. */
+const unsigned char *ggo_source_map_rows(ggo_source_map *m, gg_context *ctx, size_t *row_bytes,
                                          double *seconds);
 
 /* Unregisters (once no transfer reads the rows any more) and unmaps; frees m.
