@@ -16,6 +16,7 @@ path) give outputs identical, bit for bit, to the single-process run:
   changed or damaged ones; failures are retried, a bad scene is reported
   while the others complete; the command line does the same.
 """
+import json
 import os
 import signal
 import subprocess
@@ -929,7 +930,9 @@ def test_tiled_ptsel_identical(client, data, ptsel_ref):
     assert b.ok and len(b.done) == 4 * 4, b.failed  # 150x130 in 48x40 tiles
     assert len({r.worker for r in b.done}) >= 2
     # the client's own steps, timed apart from the tasks (Batch.client)
-    assert set(b.client) == {"plan", "check", "submit", "cleanup", "mosaic"}, b.client
+    assert set(b.client) == {"plan", "describe", "shape", "check", "submit", "cleanup",
+                             "mosaic"}, b.client
+    assert b.client["describe"] + b.client["shape"] <= b.client["plan"], b.client
     assert all(0 <= v < b.seconds + 1 for v in b.client.values()), b.client
     assert len(b.spans) == len(b.done) and all(0 <= s <= e <= b.seconds for s, e in b.spans)
     assert b.outputs == [str(out / f"ps_{n}.vrt") for n in PTSEL_BANDS]
@@ -949,12 +952,44 @@ def test_tiled_ptsel_identical(client, data, ptsel_ref):
     b = gd.tile_batch(client, "ptsel", [data["stack"]], out / "ps.vrt", tile=(48, 40),
                       **PTSEL_OPTS)
     assert len(b.skipped) == 16 and not b.done
-    assert set(b.client) == {"plan", "check", "mosaic"}  # nothing submitted
+    assert set(b.client) == {"plan", "describe", "shape", "check", "mosaic"}  # nothing submitted
     assert (snapshot(out / "ps.vrt.tiles") | snapshot(out, "*.vrt")) == before
     b = gd.tile_batch(client, "ptsel", [data["stack"]], out / "ps.tif", tile=64, **PTSEL_OPTS)
     assert b.ok
     for n in PTSEL_BANDS:
         assert_same_raster(out / f"ps_{n}.tif", ptsel_ref / f"ps_{n}.tif", f"GTiff {n}")
+
+
+def test_tile_task_timeline(data, ptsel_ref, tmp_path):
+    """GG_DIST_TIMELINE: each tile task writes its events (every piece read,
+    given to the device and collected, every tile written) in the order
+    they happened; the mosaic is still gdal_ptsel's output."""
+    out, tl = tmp_path / "tl_out", tmp_path / "timeline"
+    out.mkdir()
+    tl.mkdir()
+    with gd.open_client(n_workers=2, threads=1, env={"GG_DIST_TIMELINE": str(tl)},
+                        local_directory=tmp_path / "scratch") as c:
+        b = gd.tile_batch(c, "ptsel", [data["stack"]], out / "ps.vrt", tile=(50, 130),
+                          per_task="auto", **PTSEL_OPTS)
+    assert b.ok and len(b.done) == 3, b.failed  # 150x130: tasks of 2 tiles and 1
+    files = sorted(tl.glob("*.json"))
+    assert len(files) == 2, files  # one task a worker
+    tiles = 0
+    for f in files:
+        t = json.loads(f.read_text())
+        names = [e[0] for e in t["events"]]
+        times = [e[1] for e in t["events"]]
+        assert times == sorted(times) and times[0] >= 0, t
+        tiles += sum(1 for n in names if n.startswith("written "))
+        # the first tile comes in 3 pieces (_pieces): each read, given, collected
+        for p in range(3):
+            for what in ("read", "read done", "given", "collected"):
+                assert f"{what} {p}" in names, (what, p, names)
+            assert names.index(f"read done {p}") < names.index(f"given {p}")
+            assert names.index(f"given {p}") < names.index(f"collected {p}")
+    assert tiles == 3
+    for n in PTSEL_BANDS:
+        assert_same_raster(out / f"ps_{n}.vrt", ptsel_ref / f"ps_{n}.tif", n)
 
 
 def test_tiled_ptsel_threaded_reads_pinned(data, ptsel_ref, tmp_path):

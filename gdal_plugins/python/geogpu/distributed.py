@@ -747,7 +747,9 @@ class Batch:
     what Dask's dispatch and collection cost is the batch's time outside
     them); ``client``: the client's own seconds, by step ("check": the
     markers of earlier runs, "submit", "cleanup" after the last task; a
-    tile batch adds "plan" before them and "mosaic" after)."""
+    tile batch adds "plan" before them, with its parts "describe" (the
+    input stack) and "shape" (the scheduler's workers), and "mosaic"
+    after)."""
 
     def __init__(self, records, seconds, outputs=(), spans=(), details=None):
         self.records = records
@@ -1551,6 +1553,7 @@ def _run_tiles(spec, items):
     _pin()
     outdir = spec["outdir"]
     wname, _ = _worker_identity()
+    timeline = _Timeline(t0, spec["name"], wname)
     todo = [it for it in items if not _complete(outdir, it["name"], it["signature"])]
     if not todo:
         return {"status": "skipped", "worker": wname, "items": []}
@@ -1597,10 +1600,16 @@ def _run_tiles(spec, items):
                      "reader": kinds[k]})
 
     def write(k):
-        t = time.time()
+        t = timeline.mark(f"write {k}")
         written = _write_tile(spec, prep.info, todo[k], srcs[k], outs[k], wname, device,
                               time.time() - (t0 if k == 0 else started[k]))
-        return written, time.time() - t
+        return written, timeline.mark(f"written {k}") - t
+
+    def read(p, slot):
+        timeline.mark(f"read {p}")
+        r = _read_tile(spec, prep, ctx, pieces[p][2], slot, store)
+        timeline.mark(f"read done {p}")
+        return r
 
     def collect(q):
         """Piece q's outputs are in place: collect it, and write its tile
@@ -1609,6 +1618,7 @@ def _run_tiles(spec, items):
         t = time.time()
         if pipelined:
             prep.collect(ctx)
+        timeline.mark(f"collected {q}")
         phases[k]["run"] += time.time() - t
         if q + 1 == len(pieces) or pieces[q + 1][0] != k:
             writing.append((k, writer.submit(write, k)))
@@ -1619,14 +1629,16 @@ def _run_tiles(spec, items):
             t_read = time.time()
             if started[k] is None:
                 started[k] = t_read
+            if p == 0:
+                timeline.mark("set up")
             if pending is None:
-                data, read_s = _read_tile(spec, prep, ctx, src, p % nslots, store)
+                data, read_s = read(p, p % nslots)
             else:
                 data, read_s = pending.result()
             kinds[k] = "gdal" if isinstance(data, list) else "file rows"
             # slot (p + 1) % nslots held piece p + 1 - nslots: collected by now
-            pending = (reader.submit(_read_tile, spec, prep, ctx, pieces[p + 1][2],
-                                     (p + 1) % nslots, store) if p + 1 < len(pieces) else None)
+            pending = (reader.submit(read, p + 1, (p + 1) % nslots)
+                       if p + 1 < len(pieces) else None)
             t_run = time.time()
             if outs[k] is None:
                 while writing and writing[0][0] <= k - nout:  # frees output slot k % nout
@@ -1638,6 +1650,7 @@ def _run_tiles(spec, items):
                 prep.submit_tile(ctx, data, src, window, piece_outs)
             else:
                 _compute_tile(spec, prep, ctx, data, src, window, piece_outs)
+            timeline.mark(f"given {p}")
             phases[k]["read"] += t_run - t_read
             phases[k]["read_s"] += read_s
             phases[k]["run"] += time.time() - t_run
@@ -1658,8 +1671,33 @@ def _run_tiles(spec, items):
         if reader is not None:
             reader.shutdown(wait=True)  # a read in flight ends before its buffer is reused
         writer.shutdown(wait=True)
+        timeline.save()
     return {"status": "done", "worker": wname, "device": device, "seconds": time.time() - t0,
             "items": done, "started": t0, "ended": time.time()}
+
+
+class _Timeline:
+    """A tile task's events (read, given to the device, collected, written:
+    seconds since the task began), saved as <GG_DIST_TIMELINE>/<task>-<ms>.json
+    when that folder is set; nothing otherwise.  For finding where a
+    worker's device waits (bench/RESULTS.md)."""
+
+    def __init__(self, t0, name, worker):
+        self.folder = os.environ.get("GG_DIST_TIMELINE")
+        self.t0, self.name, self.worker = t0, name, worker
+        self.events = []
+
+    def mark(self, what):
+        t = time.time()
+        if self.folder:
+            self.events.append((what, round(t - self.t0, 5)))  # list.append: thread-safe
+        return t
+
+    def save(self):
+        if self.folder:
+            path = Path(self.folder) / f"{self.name}-{int(self.t0 * 1000)}.json"
+            path.write_text(json.dumps({"task": self.name, "worker": self.worker,
+                                        "started": self.t0, "events": self.events}))
 
 
 def _tile_outputs(spec, prep, ctx, window, slot):
@@ -1831,7 +1869,9 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
     if not sources:
         raise ValueError("no input raster")
     opobj = Op(op, **options)
+    t_describe = time.time()
     W, H, counts, is_complex, nodata, gt, wkt, aop = _describe_stack(sources)
+    t_describe = time.time() - t_describe
     prep = opobj.prepare((H, W), complex_input=is_complex, bands=sum(counts), nodata=nodata,
                          geotransform=gt)
     if prep.needs_stats:
@@ -1869,7 +1909,9 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
                          {**base, "name": name, "window": [x0, y0, w, h], "signature": sig}))
     client, own = _local_client(client)
     try:
+        t_shape = time.time()
         shape = _shape(client)
+        t_shape = time.time() - t_shape
         t_plan = time.time() - t_plan
         if per_task == 1:
             batch = _run_jobs(client, _tile_task, jobs, retries, progress, shape)
@@ -1880,7 +1922,7 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
     finally:
         if own is not None:
             own.close()
-    batch.client["plan"] = t_plan
+    batch.client.update(plan=t_plan, describe=t_describe, shape=t_shape)
     if not batch.ok:
         return batch
     t_mosaic = time.time()
