@@ -376,7 +376,41 @@ def test_reader_threads_setting(monkeypatch):
     assert gd._readers() == 5
     monkeypatch.delenv("GG_DIST_READERS")
     monkeypatch.setenv("GG_READERS", "2")
-    assert gd._readers() == 2
+    assert gd._readers() == 2 and gd._readers(first=True) == 2
+    # unset: half the processors (1 to 8); a task's first read all of them (1 to 16)
+    monkeypatch.delenv("GG_READERS")
+    monkeypatch.setenv("OMP_NUM_THREADS", "12")
+    cpus = min(12, len(os.sched_getaffinity(0)))
+    assert gd._readers() == max(1, min(8, cpus // 2))
+    assert gd._readers(first=True) == max(1, min(16, cpus))
+
+
+def test_reads_cut_among_kept_threads(tmp_path):
+    """A window read in slices by a kept pool of threads (no threads started
+    per read) is the window, for a file read as it lies and through GDAL,
+    at every thread count; a slice that fails fails the read, after every
+    other slice has ended."""
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal((37, 23, 3)) + 1j * rng.standard_normal((37, 23, 3))).astype(
+        np.complex64)
+    path = tmp_path / "st.tif"
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), 23, 37, 3, gdal.GDT_CFloat32,
+                                              options=["INTERLEAVE=PIXEL"])
+    for b in range(3):
+        ds.GetRasterBand(b + 1).WriteArray(a[:, :, b])
+    ds = None
+    layout = gd._file_rows(path, True)
+    assert layout is not None
+    for readers in (1, 2, 5, 16):
+        into = np.zeros((30, 11, 3), np.complex64)
+        gd._read_file_rows(str(path), layout, (4, 3, 11, 30), into, readers)
+        assert np.array_equal(into, a[3:33, 4:15, :]), readers
+        planes = gd._read_window([str(path)], [3], True, (4, 3, 11, 30), readers=readers)
+        assert np.array_equal(np.stack(planes, axis=-1), a[3:33, 4:15, :]), readers
+    short = dict(layout, offset=layout["offset"] + 37 * layout["row"])  # past the end
+    with pytest.raises(gd.TaskError, match="file ends"):
+        gd._read_file_rows(str(path), short, (0, 0, 23, 37),
+                           np.zeros((37, 23, 3), np.complex64), 4)
 
 
 def test_cleanup_removes_only_this_batchs_attempts(tmp_path):

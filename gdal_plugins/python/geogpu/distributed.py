@@ -326,6 +326,21 @@ def _shape(client):
     return _Shape(len(info), sum(1 for w in info if (w.get("resources") or {}).get("GPU")))
 
 
+def _ask_shape(client):
+    """_shape(client) on a thread of its own: a future of it."""
+    from concurrent.futures import Future
+    f = Future()
+
+    def ask():
+        try:
+            f.set_result(_shape(client))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            f.set_exception(e)
+
+    threading.Thread(target=ask, daemon=True, name="geogpu-shape").start()
+    return f
+
+
 def _task_resources(shape):
     """GPU=1 when the cluster has GPU workers (so tasks run only there, one
     at a time), nothing otherwise (CPU workers, or a plain dask cluster)."""
@@ -1198,11 +1213,14 @@ def _buffer(slot, shape, dtype, reserve=0, ctx=None, pin=False, store=None):
     return np.frombuffer(raw, dtype=dtype, count=count).reshape(shape)
 
 
-def _readers():
+def _readers(first=False):
     """Threads reading a tile's window: GG_READERS (as for the GG driver's
     stack reads; GG_DIST_READERS, its former name here, still counts), else
     half the worker's threads (OMP_NUM_THREADS, or the processors it may
-    run on), 1 to 8."""
+    run on), 1 to 8.  first: the read a task's device waits for before its
+    first kernel, with nothing else to do meanwhile: all of them, up to 16
+    (a task's first piece is read at the host's pace, not the device's:
+    bench/RESULTS.md, session 21)."""
     try:
         env = int(os.environ.get("GG_READERS") or os.environ.get("GG_DIST_READERS") or 0)
     except ValueError:
@@ -1217,7 +1235,31 @@ def _readers():
         cpus = min(cpus, int(os.environ.get("OMP_NUM_THREADS") or cpus))
     except ValueError:
         pass
-    return max(1, min(8, cpus // 2))
+    return max(1, min(16, cpus)) if first else max(1, min(8, cpus // 2))
+
+
+_pools = {}
+_pools_lock = threading.Lock()
+
+
+def _all_of(jobs):
+    """Waits for every job, then raises the first failure: a slice still
+    reading must not outlive the read (its buffer is reused next)."""
+    from concurrent.futures import wait
+    wait(jobs)
+    for j in jobs:
+        j.result()
+
+
+def _pool(n):
+    """A pool of n threads kept for the process's life: a read cut among
+    threads then starts none (16 new threads for each piece a task reads
+    cost about 1 ms, on the device's critical path for the first one)."""
+    from concurrent.futures import ThreadPoolExecutor
+    with _pools_lock:
+        if n not in _pools:
+            _pools[n] = ThreadPoolExecutor(n, thread_name_prefix="geogpu-read")
+        return _pools[n]
 
 
 def _read_rows(path, x0, y0, w, h, buf_type, into):
@@ -1244,12 +1286,12 @@ def _read_window(sources, counts, complex_input, window, readers=None, reserve=0
     (de-interleaving, block copies) that one thread does at about 1-1.7
     GB/s, the bound of a PtSel tile task (bench/RESULTS.md).  GDAL drops
     Python's lock while it reads."""
-    from concurrent.futures import ThreadPoolExecutor
     gdal = _gdal()
     buf = gdal.GDT_CFloat32 if complex_input else gdal.GDT_Float32
     x0, y0, w, h = window
     readers = max(1, min(readers or _readers(), h // 16 or 1))
     cuts = [h * i // readers for i in range(readers + 1)]
+    pool = _pool(readers) if readers > 1 else None
     planes = []
     for k, (s, n) in enumerate(zip(sources, counts)):
         into = _buffer(f"{slot}{k}", (n, h, w), "complex64" if complex_input else "float32",
@@ -1257,11 +1299,8 @@ def _read_window(sources, counts, complex_input, window, readers=None, reserve=0
         if readers == 1:
             _read_rows(s, x0, y0, w, h, buf, into)
         else:
-            with ThreadPoolExecutor(readers) as pool:
-                jobs = [pool.submit(_read_rows, s, x0, y0 + a, w, b - a, buf, into[:, a:b, :])
-                        for a, b in zip(cuts, cuts[1:])]
-                for j in jobs:
-                    j.result()  # the first failure, if any
+            _all_of([pool.submit(_read_rows, s, x0, y0 + a, w, b - a, buf, into[:, a:b, :])
+                     for a, b in zip(cuts, cuts[1:])])
         planes.extend(into)
     return planes
 
@@ -1393,8 +1432,8 @@ def _read_file_rows(path, layout, window, into, readers=None):
     """Window (x0, y0, w, h) of a stack laid out as _file_rows says, read
     as it lies into ``into`` (h x w x bands, C-contiguous): one read of the
     whole range when the window is full width, else a read per row, cut
-    among ``readers`` threads (os.preadv drops Python's lock)."""
-    from concurrent.futures import ThreadPoolExecutor
+    among ``readers`` threads of a kept pool (os.preadv drops Python's
+    lock)."""
     x0, y0, w, h = window
     n, row = layout["bands"], layout["row"]
     es = into.itemsize
@@ -1424,9 +1463,7 @@ def _read_file_rows(path, layout, window, into, readers=None):
     if readers == 1:
         read(0, h)
         return
-    with ThreadPoolExecutor(readers) as pool:
-        for j in [pool.submit(read, a, b) for a, b in zip(cuts, cuts[1:]) if b > a]:
-            j.result()  # the first failure, if any
+    _all_of([_pool(readers).submit(read, a, b) for a, b in zip(cuts, cuts[1:]) if b > a])
 
 
 def _band_groups(types, names):
@@ -1466,7 +1503,7 @@ def _tile_group_task(spec):
     return {"name": spec["name"], **r}
 
 
-def _read_tile(spec, prep, ctx, window, slot, store):
+def _read_tile(spec, prep, ctx, window, slot, store, readers=None):
     """The source window of one tile into the buffers of ``slot`` (of the
     task thread's ``store``: the read may run on a reader thread): as it
     lies in the file (spec["rows"]: one (rows, columns, bands) array) or
@@ -1486,10 +1523,11 @@ def _read_tile(spec, prep, ctx, window, slot, store):
         data = _buffer(f"in{slot}0", (window[3], window[2], n),
                        "complex64" if spec["complex"] else "float32", n * reserve[0], ctx, True,
                        store=store)
-        _read_file_rows(spec["sources"][0], raw, window, data)
+        _read_file_rows(spec["sources"][0], raw, window, data, readers)
     else:
         data = _read_window(spec["sources"], spec["counts"], spec["complex"], window,
-                            reserve=reserve[0], ctx=ctx, pin=True, slot=f"in{slot}", store=store)
+                            readers=readers, reserve=reserve[0], ctx=ctx, pin=True,
+                            slot=f"in{slot}", store=store)
     return data, time.time() - t
 
 
@@ -1607,7 +1645,9 @@ def _run_tiles(spec, items):
 
     def read(p, slot):
         timeline.mark(f"read {p}")
-        r = _read_tile(spec, prep, ctx, pieces[p][2], slot, store)
+        # the first piece: the device waits for it, with nothing to overlap
+        r = _read_tile(spec, prep, ctx, pieces[p][2], slot, store,
+                       _readers(first=True) if p == 0 else None)
         timeline.mark(f"read done {p}")
         return r
 
@@ -1868,6 +1908,8 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
     sources = [str(Path(s).resolve()) if os.path.exists(s) else str(s) for s in sources]
     if not sources:
         raise ValueError("no input raster")
+    # the scheduler's answer (a round trip) comes while the stack is described
+    asked = _ask_shape(client) if client is not None else None
     opobj = Op(op, **options)
     t_describe = time.time()
     W, H, counts, is_complex, nodata, gt, wkt, aop = _describe_stack(sources)
@@ -1910,7 +1952,7 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
     client, own = _local_client(client)
     try:
         t_shape = time.time()
-        shape = _shape(client)
+        shape = asked.result() if asked is not None else _shape(client)
         t_shape = time.time() - t_shape
         t_plan = time.time() - t_plan
         if per_task == 1:
