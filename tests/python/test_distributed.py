@@ -1026,6 +1026,32 @@ def test_tile_task_timeline(data, ptsel_ref, tmp_path):
         assert_same_raster(out / f"ps_{n}.vrt", ptsel_ref / f"ps_{n}.tif", n)
 
 
+def test_batch_over_when_every_output_is_committed(data, ptsel_ref, tmp_path):
+    """A batch is over once every output's marker is committed, without
+    waiting for the tasks' results to reach the client (here they lag by
+    GG_DIST_LATE_RESULT_S): the records come from the markers (worker,
+    phases, how each tile was read), the spans from the markers' times, the
+    progress reaches the total, and the mosaic is gdal_ptsel's output."""
+    out = tmp_path / "late"
+    out.mkdir()
+    seen = []
+    with gd.open_client(n_workers=2, threads=1, env={"GG_DIST_LATE_RESULT_S": "20"},
+                        local_directory=tmp_path / "scratch") as c:
+        b = gd.tile_batch(c, "ptsel", [data["stack"]], out / "ps.vrt", tile=(75, 65),
+                          per_task="auto", progress=lambda k, n: seen.append((k, n)),
+                          **PTSEL_OPTS)
+    assert b.ok and len(b.done) == 4, b.failed
+    assert b.seconds < 20, b.seconds  # not the results: they came 20 s after the work
+    assert {r.worker for r in b.done} <= {"cpu0", "cpu1"} and len({r.worker for r in b.done}) == 2
+    assert all(r.phases["run"] > 0 and r.phases["write_s"] > 0 for r in b.done), b.done
+    assert {r.reader for r in b.done} == {"file rows"}
+    assert len(b.spans) == 2 and all(0 <= a <= e <= b.seconds for a, e in b.spans), b.spans
+    assert seen[0] == (0, 4) and seen[-1] == (4, 4), seen
+    for n in PTSEL_BANDS:
+        assert_same_raster(out / f"ps_{n}.vrt", ptsel_ref / f"ps_{n}.tif", n)
+    assert not leftovers(out / "ps.vrt.tiles")
+
+
 def test_tiled_ptsel_threaded_reads_pinned(data, ptsel_ref, tmp_path):
     """Workers pinned to their own processors, reading each window with 3
     threads into buffers reused from tile to tile (edge tiles smaller,

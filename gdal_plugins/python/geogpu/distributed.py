@@ -453,7 +453,7 @@ def _commit(work, outdir, name, signature, info):
     marker = _marker_path(outdir, name)
     tmp = marker.with_name(f".{marker.name}.{uuid.uuid4().hex[:8]}")
     tmp.write_text(json.dumps({"version": MARKER_VERSION, "signature": signature, "files": files,
-                               **info}, indent=1, sort_keys=True))
+                               "committed": time.time(), **info}, indent=1, sort_keys=True))
     os.replace(tmp, marker)
     return sorted(files)
 
@@ -803,6 +803,9 @@ class Batch:
 _Job = namedtuple("_Job", "name outdir signature spec")
 
 
+MARKER_POLL_S = 0.001  # how often a batch looks for its outputs' markers
+
+
 def _units(j):
     """(name, outdir, signature) of each output of a job: the job itself, or
     each item of a group job (several scenes in one task)."""
@@ -833,10 +836,11 @@ def _run_jobs(client, fn, jobs, retries, progress, shape):
     details = {}
 
     def from_marker(name, m, status):
+        now = status != "skipped"
         return TaskRecord(name, status, m.get("worker", ""), m.get("device", ""),
-                          0.0 if status == "skipped" else float(m.get("seconds", 0.0)),
-                          sorted(m["files"]), "", None,
-                          None if status == "skipped" else m.get("runner"))
+                          float(m.get("seconds", 0.0)) if now else 0.0, sorted(m["files"]), "",
+                          m.get("phases") if now else None, m.get("runner") if now else None,
+                          m.get("reader") if now else None)
 
     todo = []
     for j in jobs:
@@ -863,10 +867,30 @@ def _run_jobs(client, fn, jobs, retries, progress, shape):
         futures = dict(zip(_submit(client, fn, [j.spec for j in todo], keys, retries,
                                    _task_resources(shape)), todo))
         client_s["submit"] = time.time() - t
-        # results fetched by the client's event loop as tasks end (one
-        # blocking round trip per task less)
-        for f, r in as_completed(list(futures), with_results=True, raise_errors=False):
+        lock = threading.Lock()
+        over = threading.Event()  # the batch has returned: results coming later are dropped
+
+        broke = []  # what stopped the results' thread, if anything did
+
+        def consume():
+            """The tasks' results (or failures), fetched by the client's
+            event loop as they end (one blocking round trip per task less)."""
+            nonlocal finished
+            try:
+                for f, r in as_completed(list(futures), with_results=True, raise_errors=False):
+                    with lock:
+                        if over.is_set():
+                            return
+                        finished += take(f, r)
+            except BaseException as e:  # noqa: BLE001 - raised again by the batch
+                broke.append(e)
+
+        answered = set()  # jobs whose result came
+
+        def take(f, r):
+            """Records one task's result; the number of outputs it settled."""
             j = futures[f]
+            answered.add(j.name)
             units = [u for u in _units(j) if u[0] not in records]
             try:
                 if f.status == "error":  # r: (type, exception, traceback)
@@ -898,9 +922,50 @@ def _run_jobs(client, fn, jobs, retries, progress, shape):
                     m = _complete(outdir, name, sig)  # an earlier attempt's part of a group
                     records[name] = from_marker(name, m, "done") if m else TaskRecord(
                         name, "failed", "", "", 0.0, [], msg)
-            finished += len(units)
-            if progress is not None:
-                progress(finished, total)
+            return len(units)
+
+        # Meanwhile the outputs' markers: the batch is over once every output
+        # is committed, which a task's marker says a few milliseconds before
+        # Dask's notice and result reach the client (collection took 5-9 ms
+        # of a 0.29 s PtSel batch on 4 GPUs: bench/RESULTS.md, session 21).
+        # The tasks' results that have come by then fill in their records.
+        waiting = {u[0]: u for j in todo for u in _units(j) if u[0] not in records}
+        consumer = threading.Thread(target=consume, daemon=True, name="geogpu-results")
+        consumer.start()
+        told = finished
+        while True:
+            consumer.join(MARKER_POLL_S)
+            with lock:
+                for name in [n for n in waiting if n in records]:
+                    del waiting[name]
+                for name in list(waiting):
+                    _, outdir, sig = waiting[name]
+                    if not _marker_path(outdir, name).exists():
+                        break  # one missing is enough to go on waiting
+                    m = _complete(outdir, name, sig)
+                    if m is None:
+                        break
+                    records[name] = from_marker(name, m, "done")
+                    details[name] = m
+                    finished += 1
+                    del waiting[name]
+                done = not consumer.is_alive() or not waiting
+                if done:
+                    over.set()
+                now = finished
+            if progress is not None and now != told:
+                progress(now, total)
+                told = now
+            if done:
+                break
+        if waiting and broke:
+            raise broke[0]
+        with lock:  # tasks done before their results came: spans from their markers
+            for j in todo:
+                ms = [details.get(u[0]) or {} for u in _units(j)]
+                if j.name not in answered and ms and all("task_started" in m for m in ms):
+                    spans.append((min(m["task_started"] for m in ms) - t0,
+                                  max(m["committed"] for m in ms) - t0))
         t = time.time()
         _cleanup({j.outdir for j in todo}, [j.name for j in todo]
                  + [u[0] for j in todo for u in _units(j)])
@@ -1639,8 +1704,11 @@ def _run_tiles(spec, items):
 
     def write(k):
         t = timeline.mark(f"write {k}")
+        # the marker tells the client as much as the task's result will
+        # (_run_jobs may finish a batch on the markers)
         written = _write_tile(spec, prep.info, todo[k], srcs[k], outs[k], wname, device,
-                              time.time() - (t0 if k == 0 else started[k]))
+                              time.time() - (t0 if k == 0 else started[k]),
+                              {"phases": dict(phases[k]), "reader": kinds[k], "task_started": t0})
         return written, timeline.mark(f"written {k}") - t
 
     def read(p, slot):
@@ -1712,6 +1780,9 @@ def _run_tiles(spec, items):
             reader.shutdown(wait=True)  # a read in flight ends before its buffer is reused
         writer.shutdown(wait=True)
         timeline.save()
+    late = float(os.environ.get("GG_DIST_LATE_RESULT_S") or 0)  # tests: a result that lags
+    if late > 0:
+        time.sleep(late)
     return {"status": "done", "worker": wname, "device": device, "seconds": time.time() - t0,
             "items": done, "started": t0, "ended": time.time()}
 
@@ -1759,10 +1830,12 @@ def _compute_tile(spec, prep, ctx, data, src, window, outs):
     return [prep.run_band_tile(ctx, b, p, src, window, out=outs[b]) for b, p in enumerate(data)]
 
 
-def _write_tile(spec, info, item, src, outs, wname, device, seconds):
+def _write_tile(spec, info, item, src, outs, wname, device, seconds, extra=None):
     """A tile's output bands into its files (one per band group), committed
-    under the tile's marker (src: the source window it read).  Returns (the
-    committed files, the block size of each band group's file)."""
+    under the tile's marker (src: the source window it read; extra: more for
+    the marker).  Returns (the committed files, the block size of each band
+    group's file)."""
+    t_write = time.time()
     gdal = _gdal()
     name, sig = item["name"], item["signature"]
     x0, y0, w, h = item["window"]
@@ -1792,10 +1865,12 @@ def _write_tile(spec, info, item, src, outs, wname, device, seconds):
             blocks[g["suffix"]] = list(ds.GetRasterBand(1).GetBlockSize())
             ds.FlushCache()
             ds = None
+        if extra and "phases" in extra:  # the write itself, as the task will report it
+            extra["phases"]["write_s"] = time.time() - t_write
         return _commit(work, outdir, name, sig, {"worker": wname, "device": device,
                                                  "seconds": round(seconds, 3),
                                                  "window": [x0, y0, w, h], "source": list(src),
-                                                 "blocks": blocks}), blocks
+                                                 "blocks": blocks, **(extra or {})}), blocks
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
