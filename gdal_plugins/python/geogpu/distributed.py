@@ -933,18 +933,26 @@ def _run_jobs(client, fn, jobs, retries, progress, shape):
         consumer = threading.Thread(target=consume, daemon=True, name="geogpu-results")
         consumer.start()
         told = finished
+        looked = {}  # name -> the marker's mtime when last read (an old one is read once)
         while True:
             consumer.join(MARKER_POLL_S)
             with lock:
                 for name in [n for n in waiting if n in records]:
                     del waiting[name]
+                # every output, each poll: workers commit theirs side by side,
+                # and a marker read as it comes spreads the reading out
                 for name in list(waiting):
                     _, outdir, sig = waiting[name]
-                    if not _marker_path(outdir, name).exists():
-                        break  # one missing is enough to go on waiting
+                    try:
+                        mtime = os.stat(_marker_path(outdir, name)).st_mtime_ns
+                    except OSError:
+                        continue
+                    if looked.get(name) == mtime:
+                        continue
+                    looked[name] = mtime
                     m = _complete(outdir, name, sig)
                     if m is None:
-                        break
+                        continue
                     records[name] = from_marker(name, m, "done")
                     details[name] = m
                     finished += 1
