@@ -326,21 +326,6 @@ def _shape(client):
     return _Shape(len(info), sum(1 for w in info if (w.get("resources") or {}).get("GPU")))
 
 
-def _ask_shape(client):
-    """_shape(client) on a thread of its own: a future of it."""
-    from concurrent.futures import Future
-    f = Future()
-
-    def ask():
-        try:
-            f.set_result(_shape(client))
-        except BaseException as e:  # noqa: BLE001 - handed to the caller
-            f.set_exception(e)
-
-    threading.Thread(target=ask, daemon=True, name="geogpu-shape").start()
-    return f
-
-
 def _task_resources(shape):
     """GPU=1 when the cluster has GPU workers (so tasks run only there, one
     at a time), nothing otherwise (CPU workers, or a plain dask cluster)."""
@@ -1991,8 +1976,6 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
     sources = [str(Path(s).resolve()) if os.path.exists(s) else str(s) for s in sources]
     if not sources:
         raise ValueError("no input raster")
-    # the scheduler's answer (a round trip) comes while the stack is described
-    asked = _ask_shape(client) if client is not None else None
     opobj = Op(op, **options)
     t_describe = time.time()
     W, H, counts, is_complex, nodata, gt, wkt, aop = _describe_stack(sources)
@@ -2035,7 +2018,7 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
     client, own = _local_client(client)
     try:
         t_shape = time.time()
-        shape = asked.result() if asked is not None else _shape(client)
+        shape = _shape(client)
         t_shape = time.time() - t_shape
         t_plan = time.time() - t_plan
         if per_task == 1:
