@@ -27,23 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cuda_runtime.h>
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int check(cudaError_t e, const char *what)
-{
-    if (e == cudaSuccess)
-        return 0;
-    fprintf(stderr, "probe_map: %s: %s\n", what, cudaGetErrorString(e));
-    (void)cudaGetLastError();
-    return 1;
-}
+#define PROBE_NAME "probe_map"
+#include "probe_cuda.h"
 
 typedef struct {
     int fd;

@@ -27,22 +27,8 @@
 #include <omp.h>
 #endif
 
-#include <cuda_runtime.h>
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int check(cudaError_t e, const char *what)
-{
-    if (e == cudaSuccess)
-        return 0;
-    fprintf(stderr, "probe_pin: %s: %s\n", what, cudaGetErrorString(e));
-    return 1;
-}
+#define PROBE_NAME "probe_pin"
+#include "probe_cuda.h"
 
 /* An anonymous mapping of n bytes advised for huge pages (NULL on failure). */
 static void *map_huge(size_t n)
