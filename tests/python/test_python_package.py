@@ -558,6 +558,11 @@ def test_build_tree_and_installed(tmp_path):
     assert p.returncode == 0, p.stderr
     assert Path(p.stdout.split()[0]).resolve().is_relative_to(dest.resolve()), p.stdout
     assert p.stdout.split()[1] == "5.5"
+    # the distributed subpackage, installed whole: its command line starts
+    assert (site / "geogpu" / "distributed" / "tiling.py").exists()
+    d = subprocess.run(["/usr/bin/python3", "-m", "geogpu.distributed", "--help"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert d.returncode == 0 and "python3 -m geogpu.distributed" in d.stdout, d.stderr
     ql = list(dest.rglob("bin/gdal_quicklook"))
     assert ql and os.access(ql[0], os.X_OK)
     h = subprocess.run([str(ql[0]), "--help"], capture_output=True, text=True, env=env)
