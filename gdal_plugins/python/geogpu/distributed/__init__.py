@@ -16,11 +16,12 @@ output files:
   gdal_ortho runs *in-process* by default: the worker calls the utility's
   own entry point (``gg_ortho_run`` in the GDAL plugin gdal_GeoGPU.so) with
   the device context it keeps for all its tasks, instead of starting a
-  process, and a CUDA context, per task (``in_process``, below);
+  process, and a CUDA context, per task (``ortho_batch``'s ``in_process``);
 - **tiles** (``tile_batch``): one task per output tile reads the tile's input
   window with its halo (the op's ``source_window``: r/2 for PtSel, the
-  coherence window and looks, ...) through GDAL (several threads, into host
-  buffers the worker keeps from tile to tile), computes the tile with
+  coherence window and looks, ...) as it lies in the file or through GDAL
+  (several threads, into host buffers the worker keeps from tile to tile),
+  computes the tile with
   libgeogpu on the worker's device (``Prepared.run_tile``) and writes only the
   tile's own pixels; a VRT mosaic of the tiles is then written (and, for a
   destination that is not ``.vrt``, translated into it).
@@ -30,7 +31,8 @@ its files into place (``os.replace``) and then writes a completion marker
 (``<outdir>/.geogpu/<name>.done``: what was computed from what, and the size
 and mtime of each file).  A re-run skips every output whose marker is still
 valid, so a batch interrupted by a dead worker, a dead client or a reboot
-loses at most the tasks in flight.  Failed tasks are retried (``retries``); a
+loses at most the tasks in flight; a batch is over once every marker is
+there.  Failed tasks are retried (``retries``); a
 task lost with its worker is rescheduled by Dask
 (``distributed.scheduler.allowed-failures``).  A task that still fails is
 reported and the rest of the batch completes, as with ``gdal_ortho -outdir``.
