@@ -21,9 +21,8 @@ output files:
   window with its halo (the op's ``source_window``: r/2 for PtSel, the
   coherence window and looks, ...) as it lies in the file or through GDAL
   (several threads, into host buffers the worker keeps from tile to tile),
-  computes the tile with
-  libgeogpu on the worker's device (``Prepared.run_tile``) and writes only the
-  tile's own pixels; a VRT mosaic of the tiles is then written (and, for a
+  computes the tile with libgeogpu on the worker's device
+  (``Prepared.run_tile``) and writes only the tile's own pixels; a VRT mosaic of the tiles is then written (and, for a
   destination that is not ``.vrt``, translated into it).
 
 Every task writes into a private temporary folder beside its outputs, moves
@@ -32,9 +31,8 @@ its files into place (``os.replace``) and then writes a completion marker
 and mtime of each file).  A re-run skips every output whose marker is still
 valid, so a batch interrupted by a dead worker, a dead client or a reboot
 loses at most the tasks in flight; a batch is over once every marker is
-there.  Failed tasks are retried (``retries``); a
-task lost with its worker is rescheduled by Dask
-(``distributed.scheduler.allowed-failures``).  A task that still fails is
+there.  Failed tasks are retried (``retries``); a task lost with its worker
+is rescheduled by Dask (``distributed.scheduler.allowed-failures``).  A task that still fails is
 reported and the rest of the batch completes, as with ``gdal_ortho -outdir``.
 
 The cluster (``start_cluster``/``open_client``) is dask-cuda's
