@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "gg_ortho_direct.h"
+#include "gg_tiff_strips.h"
 
 #include "cpl_conv.h"
 #include "cpl_error.h"
@@ -142,25 +143,47 @@ int ggo_direct_open(const char *path, int width, int height, int nbands, GDALDat
             rc = say(why, whylen, "out of memory");
     }
     const uint64_t rowbytes = (uint64_t)width * d->ts * (d->pixel ? nbands : 1);
+    /* the strip table in a few reads of the file (GDAL's BLOCK_OFFSET_0_<j>
+     * items cost a call a strip: gg_tiff_strips.h); planes one after the
+     * other, as GDAL numbers a band-interleaved file's strips */
+    gg_tiff_strips t = {0};
+    if (!rc) {
+        char tw[160] = "";
+        const int tfd = open(path, O_RDONLY | O_CLOEXEC);
+        if (tfd < 0 || gg_tiff_strips_read(tfd, fsize, &t, tw, sizeof tw))
+            rc = say(why, whylen, "strip table: %s", tfd < 0 ? strerror(errno) : tw);
+        else if (t.n != (uint64_t)d->nplanes * (uint64_t)d->nstrips ||
+                 (d->nstrips > 1 ? t.rows_per_strip != (uint32_t)by
+                                 : t.rows_per_strip < (uint32_t)height))
+            rc = say(why, whylen, "a strip table of %u strips of %u rows", t.n,
+                     t.rows_per_strip);
+        if (tfd >= 0)
+            close(tfd);
+    }
     for (int p = 0; !rc && p < d->nplanes; p++) {
-        GDALRasterBandH b = GDALGetRasterBand(ds, p + 1);
         for (int j = 0; !rc && j < d->nstrips; j++) {
+            const size_t k = (size_t)p * d->nstrips + j;
+            const int rows = j + 1 < d->nstrips ? by : height - j * by;
+            const uint64_t o = t.offsets[k], n = t.counts[k];
+            /* every strip allocated, of exactly its rows' bytes, inside the
+             * file */
+            if (o == 0 || n != rowbytes * (uint64_t)rows || o > fsize || n > fsize - o)
+                rc = say(why, whylen, "strip %d of band %d not allocated as expected", j, p + 1);
+            else
+                d->off[k] = o;
+        }
+        /* the table is the image GDAL sees: its first and last strips agree */
+        GDALRasterBandH b = GDALGetRasterBand(ds, p + 1);
+        for (int e = 0; !rc && e < 2; e++) {
+            const int j = e ? d->nstrips - 1 : 0;
             char key[64];
             snprintf(key, sizeof key, "BLOCK_OFFSET_0_%d", j);
             const char *so = tiff_item(b, key);
-            snprintf(key, sizeof key, "BLOCK_SIZE_0_%d", j);
-            const char *ss = tiff_item(b, key);
-            const int rows = j + 1 < d->nstrips ? by : height - j * by;
-            const uint64_t o = so ? strtoull(so, NULL, 10) : 0;
-            const uint64_t n = ss ? strtoull(ss, NULL, 10) : 0;
-            /* every strip allocated, of exactly its rows' bytes, inside the
-             * file */
-            if (o == 0 || n != rowbytes * (uint64_t)rows || o + n > fsize)
-                rc = say(why, whylen, "strip %d of band %d not allocated as expected", j, p + 1);
-            else
-                d->off[(size_t)p * d->nstrips + j] = o;
+            if (!so || strtoull(so, NULL, 10) != d->off[(size_t)p * d->nstrips + j])
+                rc = say(why, whylen, "the strip table is not the image GDAL reads");
         }
     }
+    gg_tiff_strips_free(&t);
     GDALClose(ds);
     if (!rc) {
         /* byte order of the file: "II" little endian, "MM" big endian */

@@ -28,7 +28,7 @@ cmake --build "$build" -j"${GG_FUZZ_JOBS:-$(nproc)}" --target "${targets[@]}" >"
 mkdir -p "$build/artifacts"
 # executions per second on the development machine (one core each)
 declare -A rate=([fuzz_app_options]=300 [fuzz_fmcw_nc]=25 [fuzz_gg_spec]=15000 [fuzz_mrr2]=250
-                 [fuzz_op_options]=18 [fuzz_prm]=2500 [fuzz_rpc]=1100)
+                 [fuzz_op_options]=18 [fuzz_prm]=2500 [fuzz_rpc]=1100 [fuzz_tiff_strips]=100000)
 seed=${GG_FUZZ_SEED:-1}
 status=0
 for t in "${targets[@]}"; do
