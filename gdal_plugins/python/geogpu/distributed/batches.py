@@ -35,7 +35,8 @@ class Batch:
     ``spans``: (start, end) of each tile task on its worker, in seconds from
     the batch's start (where the client's and the workers' clocks agree:
     what Dask's dispatch and collection cost is the batch's time outside
-    them); ``client``: the client's own seconds, by step ("check": the
+    them; the end is the task's last commit when the batch ended on its
+    markers before the result came); ``client``: the client's own seconds, by step ("check": the
     markers of earlier runs, "submit", "cleanup" after the last task; a
     tile batch adds "plan" before them, with its parts "describe" (the
     input stack) and "shape" (the scheduler's workers), and "mosaic"
