@@ -5,6 +5,7 @@
  * MIT licence.
  */
 #include "gg_stack_rows.h"
+#include "gg_tiff_strips.h"
 
 #include "cpl_conv.h"
 #include "cpl_string.h"
@@ -56,33 +57,52 @@ bool GGStackRowsFind(GDALDataset *poDS, GDALDataType eType, GGStackRows *psRows)
     if (nBlockX != nWidth || nBlockY < 1)
         return false;
 
-    // this machine's byte order: the TIFF header says the file's
-    VSILFILE *fp = VSIFOpenL(pszPath, "rb");
-    char achHead[2] = {0, 0};
-    const bool bHead = fp && VSIFReadL(achHead, 1, 2, fp) == 2;
-    if (fp)
-        VSIFCloseL(fp);
-    if (!bHead || memcmp(achHead, HostIsLittleEndian() ? "II" : "MM", 2) != 0)
+    // the strip table of the file's first image (gg_tiff_strips.h: a few
+    // reads, where GDAL's BLOCK_OFFSET_0_<k> items cost a call a strip),
+    // in this machine's byte order
+    const int fd = open(pszPath, O_RDONLY | O_CLOEXEC);
+    gg_tiff_strips sStrips{};
+    char achWhy[160];
+    const bool bTable =
+        fd >= 0 && gg_tiff_strips_read(fd, static_cast<uint64_t>(sStat.st_size), &sStrips,
+                                       achWhy, sizeof achWhy) == 0;
+    unsigned char achHead[2] = {0, 0};
+    const bool bHead = fd >= 0 && pread(fd, achHead, 2, 0) == 2;
+    if (fd >= 0)
+        close(fd);
+    if (!bTable || !bHead || memcmp(achHead, HostIsLittleEndian() ? "II" : "MM", 2) != 0)
+    {
+        gg_tiff_strips_free(&sStrips);
         return false;
-
-    // every block where the rows before it end: strips that follow each
-    // other hold exactly their rows (none sparse)
+    }
+    // strips that follow each other hold exactly their rows (none sparse);
+    // GDAL may show one big strip as blocks of fewer rows, so its first and
+    // last blocks must be where these strips put them (the first IFD is the
+    // image GDAL reads)
     const size_t nPixelBytes = static_cast<size_t>(nBands) * GDALGetDataTypeSizeBytes(eType);
     const size_t nRowBytes = nPixelBytes * static_cast<size_t>(nWidth);
+    const uint64_t nPerStrip = std::min<uint64_t>(sStrips.rows_per_strip, nHeight);
+    const uint64_t nStrips = (static_cast<uint64_t>(nHeight) + nPerStrip - 1) / nPerStrip;
+    const vsi_l_offset nOffset = sStrips.n ? sStrips.offsets[0] : 0;
+    bool bOk = nOffset != 0 && sStrips.n == nStrips;
+    for (uint32_t k = 0; bOk && k < sStrips.n; ++k)
+    {
+        const uint64_t nRows = std::min<uint64_t>(nPerStrip, nHeight - k * nPerStrip);
+        bOk = sStrips.offsets[k] == nOffset + k * nPerStrip * nRowBytes &&
+              sStrips.counts[k] == nRows * nRowBytes;
+    }
+    gg_tiff_strips_free(&sStrips);
     const int nBlocks = (nHeight + nBlockY - 1) / nBlockY;
-    vsi_l_offset nOffset = 0;
-    for (int k = 0; k < nBlocks; ++k)
+    for (int k : {0, nBlocks - 1})
     {
         const char *pszOffset =
             poBand1->GetMetadataItem(CPLSPrintf("BLOCK_OFFSET_0_%d", k), "TIFF");
-        const vsi_l_offset nAt = pszOffset ? CPLScanUIntBig(pszOffset, 32) : 0;
-        if (k == 0)
-            nOffset = nAt;
-        if (nAt == 0 || nAt != nOffset + static_cast<vsi_l_offset>(k) * nBlockY * nRowBytes)
-            return false;
+        bOk = bOk && pszOffset &&
+              CPLScanUIntBig(pszOffset, 32) ==
+                  nOffset + static_cast<vsi_l_offset>(k) * nBlockY * nRowBytes;
     }
-    if (static_cast<vsi_l_offset>(sStat.st_size) <
-        nOffset + static_cast<vsi_l_offset>(nHeight) * nRowBytes)
+    if (!bOk || static_cast<vsi_l_offset>(sStat.st_size) <
+                    nOffset + static_cast<vsi_l_offset>(nHeight) * nRowBytes)
         return false;
     psRows->osPath = pszPath;
     psRows->nOffset = nOffset;

@@ -7,7 +7,10 @@
  * one call (and one string) per strip: 5.6 ms for the 8504 one-row strips
  * of an 8192^2 orthoimage on the development machine, most of the direct
  * writer's opening, on the scene set-up thread that bounds a batch
- * (bench/RESULTS.md, session 21).
+ * (bench/RESULTS.md, session 21).  The GG driver's stack read as it lies
+ * (gg_stack_rows.cpp) finds its strips here too; geogpu.distributed's
+ * Python tile reads parse the same table themselves (reads._strip_offsets:
+ * the Python package does not reach the plugin's code).
  *
  * Classic TIFF and BigTIFF, either byte order.  Every count, offset and
  * size is checked against the file before it is used; the caller still
