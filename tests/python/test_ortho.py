@@ -312,6 +312,39 @@ def test_default_grid_is_gdalwarps(gg, synth):
     compare(ours, ref, "default grid")
 
 
+def test_grid_where_gdal_fails_points_is_gdalwarps(gg, synth):
+    """A DEM with needles (+-500 m from one 1" post to the next) makes
+    GDAL's RPC inverse fail to converge at scattered points, on the edges
+    too, so GDALSuggestedWarpOutput2 samples its 101 x 101 grid and refines
+    the failures one point at a time.  gdal_ortho splits the large calls over
+    threads (GG_ORTHO_GRID_THREADS): the grid is gdalwarp's, and the same
+    with one thread or several."""
+    d = synth["dir"]
+    dem = write_dem(d / "demrough.tif", np.random.default_rng(7), 4326)
+    ds = gdal.Open(str(dem), gdal.GA_Update)
+    z = ds.GetRasterBand(1).ReadAsArray()
+    z += np.random.default_rng(8).uniform(-500, 500, z.shape).astype(np.float32)
+    ds.GetRasterBand(1).WriteArray(z)
+    ds = None
+    src = gdal.Open(str(synth["UInt16"]))
+    tr = gdal.Transformer(src, None, ["METHOD=RPC", f"RPC_DEM={dem}"])
+    edge = [(x, y) for x in np.linspace(0, 640, 101) for y in (0, 600)]
+    edge += [(x, y) for y in np.linspace(0, 600, 101) for x in (0, 640)]
+    _, ok = tr.TransformPoints(False, edge)
+    failed = len(edge) - sum(ok)
+    assert 0 < failed < len(edge) // 4, f"{failed} of {len(edge)} edge points failed"
+    ref = gdalwarp(synth["UInt16"], d / "w_rough.tif", dem, "near",
+                   args=["-t_srs", "EPSG:32632"])
+    b = gdal.Open(str(ref))
+    for threads in (1, 4):
+        ours = d / f"o_rough_{threads}.tif"
+        gg.run("gdal_ortho", "-q", "-device", "cpu", "-dem", str(dem), "-t_srs", "EPSG:32632",
+               str(synth["UInt16"]), str(ours), env={"GG_ORTHO_GRID_THREADS": str(threads)})
+        a = gdal.Open(str(ours))
+        assert (a.RasterXSize, a.RasterYSize) == (b.RasterXSize, b.RasterYSize), threads
+        assert a.GetGeoTransform() == b.GetGeoTransform(), threads
+
+
 @pytest.mark.opencl
 @pytest.mark.parametrize("r", ["near", "cubic"])
 def test_cpu_and_opencl_agree(gg, synth, r):

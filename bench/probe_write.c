@@ -1,0 +1,210 @@
+/*
+ * probe_write.c -- what writing an ortho output costs when several GPU
+ * workers share one host: P processes (one per GPU) each write F new files
+ * of S MiB at once, the way gdal_ortho's writer could.
+ *
+ * Why: on 4 GPUs the ortho batch's writers run 60-80 % slower than on one
+ * (bench/RESULTS.md, session 21), and a buffered write of a new file moves
+ * each byte three times (the page zeroed, read from the buffer, written).
+ *
+ *     probe_write dir MiB files procs mode [threads]
+ *
+ * modes:
+ *   pwrite     new file, pwrite 8 MiB pieces from a page-locked buffer (now)
+ *   falloc     fallocate the file first, then pwrite (the zeroing moves)
+ *   mmap       ftruncate + mmap, memcpy from the buffer on `threads` threads
+ *   dma        ftruncate + mmap + cudaHostRegister, then one cudaMemcpy from
+ *              the device straight into the file's pages (no host copy)
+ * Each process takes device rank % count.  Prints per process the median
+ * seconds per file, and for all the aggregate GB/s; one file is read back
+ * to check its bytes.  The files are removed at the end.
+ *
+ * MIT licence.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PROBE_NAME "probe_write"
+#include "probe_cuda.h"
+
+typedef struct {
+    char *dst;
+    const char *src;
+    size_t n;
+} piece;
+
+static void *copy_piece(void *arg)
+{
+    piece *p = arg;
+    memcpy(p->dst, p->src, p->n);
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* one file: 0 on success */
+static int write_one(const char *path, const char *mode, const char *buf, void *dev, size_t n,
+                     int threads)
+{
+    const int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) {
+        fprintf(stderr, "probe_write: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    int bad = 0;
+    if (!strcmp(mode, "pwrite") || !strcmp(mode, "falloc")) {
+        if (!strcmp(mode, "falloc") && fallocate(fd, 0, 0, (off_t)n) != 0) {
+            fprintf(stderr, "probe_write: fallocate: %s\n", strerror(errno));
+            bad = 1;
+        }
+        for (size_t o = 0; !bad && o < n; o += (8u << 20)) {
+            const size_t k = n - o < (8u << 20) ? n - o : (8u << 20);
+            bad = pwrite(fd, buf + o, k, (off_t)o) != (ssize_t)k;
+        }
+    } else {
+        bad = ftruncate(fd, (off_t)n) != 0;
+        char *m = bad ? MAP_FAILED : mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED) {
+            fprintf(stderr, "probe_write: mmap: %s\n", strerror(errno));
+            bad = 1;
+        } else if (!strcmp(mode, "mmap")) {
+            pthread_t th[64];
+            piece pc[64];
+            for (int i = 0; i < threads; i++) {
+                const size_t a = n * i / threads, b = n * (i + 1) / threads;
+                pc[i] = (piece){m + a, buf + a, b - a};
+                pthread_create(&th[i], NULL, copy_piece, &pc[i]);
+            }
+            for (int i = 0; i < threads; i++)
+                pthread_join(th[i], NULL);
+            munmap(m, n);
+        } else {
+            bad = check(cudaHostRegister(m, n, cudaHostRegisterPortable), "cudaHostRegister") ||
+                  check(cudaMemcpy(m, dev, n, cudaMemcpyDeviceToHost), "download") ||
+                  check(cudaHostUnregister(m), "cudaHostUnregister");
+            munmap(m, n);
+        }
+    }
+    if (close(fd) != 0)
+        bad = 1;
+    return bad;
+}
+
+static int one_process(int rank, const char *dir, size_t n, int files, const char *mode,
+                       int threads, int go_fd, int out_fd)
+{
+    /* page-locked buffers where there is a device (as in the workers);
+     * the host modes still run without one */
+    int count = 0;
+    const int cuda = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    (void)cudaGetLastError();
+    if (!cuda && !strcmp(mode, "dma")) {
+        fprintf(stderr, "probe_write: dma needs a CUDA device\n");
+        return 1;
+    }
+    void *dev = NULL;
+    char *buf = NULL;
+    if (cuda && (check(cudaSetDevice(rank % count), "cudaSetDevice") ||
+                 check(cudaMalloc(&dev, n), "cudaMalloc") ||
+                 check(cudaMemset(dev, 0x5a, n), "cudaMemset") ||
+                 check(cudaHostAlloc((void **)&buf, n, cudaHostAllocDefault), "cudaHostAlloc")))
+        return 1;
+    if (!cuda && !(buf = malloc(n)))
+        return 1;
+    memset(buf, 0x5a, n);
+    char c;
+    if (read(go_fd, &c, 1) != 1) /* all processes start together */
+        return 1;
+    double *t = calloc((size_t)files, sizeof *t);
+    const double t0 = now();
+    for (int f = 0; f < files; f++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/probe_write.%d.%d", dir, rank, f);
+        const double a = now();
+        if (write_one(path, mode, buf, dev, n, threads))
+            return 1;
+        t[f] = now() - a;
+    }
+    const double wall = now() - t0;
+    /* the bytes landed: first and last of the last file */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/probe_write.%d.%d", dir, rank, files - 1);
+    const int fd = open(path, O_RDONLY);
+    unsigned char ends[2] = {0, 0};
+    const int ok = fd >= 0 && pread(fd, &ends[0], 1, 0) == 1 &&
+                   pread(fd, &ends[1], 1, (off_t)n - 1) == 1 && ends[0] == 0x5a && ends[1] == 0x5a;
+    if (fd >= 0)
+        close(fd);
+    qsort(t, (size_t)files, sizeof *t, cmp_double);
+    char line[256];
+    const int len = snprintf(line, sizeof line, "  rank %d: median %.4f s a file (min %.4f, max %.4f), wall "
+                             "%.3f s, bytes %s\n",
+                             rank, t[files / 2], t[0], t[files - 1], wall, ok ? "ok" : "WRONG");
+    if (write(out_fd, line, (size_t)len) != len)
+        return 1;
+    for (int f = 0; f < files; f++) {
+        snprintf(path, sizeof path, "%s/probe_write.%d.%d", dir, rank, f);
+        unlink(path);
+    }
+    return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 6) {
+        fprintf(stderr, "usage: probe_write dir MiB files procs pwrite|falloc|mmap|dma [threads]\n");
+        return 2;
+    }
+    const char *dir = argv[1], *mode = argv[5];
+    const size_t n = (size_t)atol(argv[2]) << 20;
+    const int files = atoi(argv[3]), procs = atoi(argv[4]);
+    const int threads = argc > 6 ? atoi(argv[6]) : 1;
+    if (n == 0 || files < 1 || procs < 1 || procs > 64 || threads < 1 || threads > 64 ||
+        (strcmp(mode, "pwrite") && strcmp(mode, "falloc") && strcmp(mode, "mmap") &&
+         strcmp(mode, "dma"))) {
+        fprintf(stderr, "probe_write: bad arguments\n");
+        return 2;
+    }
+    int go[2], out[2];
+    if (pipe(go) || pipe(out))
+        return 1;
+    for (int r = 0; r < procs; r++)
+        if (fork() == 0) {
+            close(go[1]);
+            close(out[0]);
+            _exit(one_process(r, dir, n, files, mode, threads, go[0], out[1]));
+        }
+    close(go[0]);
+    close(out[1]);
+    sleep(2); /* the processes' CUDA contexts and buffers */
+    const double t0 = now();
+    for (int r = 0; r < procs; r++)
+        if (write(go[1], "g", 1) != 1)
+            return 1;
+    int bad = 0;
+    for (int r = 0; r < procs; r++) {
+        int st = 0;
+        wait(&st);
+        bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+    }
+    const double wall = now() - t0;
+    char text[16384];
+    const ssize_t k = read(out[0], text, sizeof text - 1);
+    text[k > 0 ? k : 0] = 0;
+    printf("%s %zu MiB x %d files x %d processes (threads %d): %.3f s, %.1f GB/s in all%s\n%s",
+           mode, n >> 20, files, procs, threads, wall, (double)n * files * procs / wall / 1e9,
+           bad ? " (A PROCESS FAILED)" : "", text);
+    return bad;
+}
