@@ -183,8 +183,17 @@ typedef ggo_block block;
 
 /* Scenes of a batch whose device part is over and whose writer still
  * drains their queued blocks, beside the ones setting up and the one on the
- * device (each holds at most its queue; see queue_bytes). */
-#define DRAINING_MAX 2
+ * device (each holds at most its queue; see queue_bytes).
+ * GG_ORTHO_DRAINING=<n> (default 2, at most 8). */
+static int draining_max(void)
+{
+    const char *env = getenv("GG_ORTHO_DRAINING");
+    if (env && *env) {
+        const int n = atoi(env);
+        return n < 1 ? 1 : n > 8 ? 8 : n;
+    }
+    return 2;
+}
 
 /* Output bytes a resident-source scene may queue for its writer
  * (GG_ORTHO_QUEUE_MB, default 256; 0: QDEPTH blocks).  The device is
@@ -253,7 +262,7 @@ typedef struct pipe {
  * flight hold (their queues and strips). */
 static size_t keep_bytes(void)
 {
-    return queue_bytes() * (1 + DRAINING_MAX) + ((size_t)256 << 20);
+    return queue_bytes() * (size_t)(1 + draining_max()) + ((size_t)256 << 20);
 }
 
 static void pipe_fail(pipe_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1305,7 +1314,14 @@ static void *scene_main(void *arg)
 }
 
 /* Scenes in flight at once: the one on the device and the next ones
- * setting up (GG_ORTHO_AHEAD, default 1; 0: one after the other). */
+ * setting up (GG_ORTHO_AHEAD, default 2; 0: one after the other).  One
+ * set-up (mostly gdalwarp's output grid, on one thread) takes longer than
+ * a scene's turn at the device, so with one ahead the device waits for it:
+ * two make a Dask worker on one H200 16-20 % faster (38-39 -> 45-46
+ * scenes/s; 2 GPUs 67-69 -> 70-73; bench/RESULTS.md, session 22).  Set-ups
+ * run side by side on their own GDAL handles, transformers and PROJ
+ * contexts (ThreadSanitizer: no race in five batches at 2 and 3 ahead,
+ * session 22; the one report of session 16 was not seen again). */
 static int scenes_ahead(void)
 {
     const char *env = getenv("GG_ORTHO_AHEAD");
@@ -1313,7 +1329,7 @@ static int scenes_ahead(void)
         const int n = atoi(env);
         return n < 0 ? 0 : n > 8 ? 8 : n;
     }
-    return 1;
+    return 2;
 }
 
 /* Waits for a scene's thread and counts its result. */
@@ -1519,7 +1535,7 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     }
     int failed = 0, stopped = 0;
     const int nsrc = o.outdir ? npos : 1;
-    const int ahead = scenes_ahead();
+    const int ahead = scenes_ahead(), draining = draining_max();
     /* page-locked buffers pay when they outlive the call: a caller's own
      * context, run again and again (GG_ORTHO_PINNED=1/0 forces either way) */
     const char *pinned = getenv("GG_ORTHO_PINNED");
@@ -1551,12 +1567,12 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
         }
         /* at most `ahead` scenes setting up beside the one that has the
          * device or waits for it (the turns before t.next are passed), and
-         * DRAINING_MAX more whose writers drain; ahead 0: one at a time */
+         * draining_max() more whose writers drain; ahead 0: one at a time */
         pthread_mutex_lock(&t.mu);
         while (ahead > 0 && started - t.next > ahead && !t.stop)
             pthread_cond_wait(&t.cv, &t.mu);
         pthread_mutex_unlock(&t.mu);
-        while (joined < started - (ahead > 0 ? ahead + DRAINING_MAX : 0))
+        while (joined < started - (ahead > 0 ? ahead + draining : 0))
             join_scene(&jobs[joined++], &failed, &stopped);
         if (stopped)
             break;
