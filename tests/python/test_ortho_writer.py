@@ -76,6 +76,9 @@ DIRECT = {
     "nodata0": ("UInt16", ["-dstnodata", "0"], {}),
     "one_writer_thread": ("UInt16", [], {"GG_ORTHO_WRITERS": "1"}),
     "window_pipeline": ("UInt16", [], {"GG_ORTHO_SOURCE": "window"}),
+    # the pixels' range allocated (fallocate) before the first write
+    "preallocated": ("UInt16", [], {"GG_ORTHO_PREALLOC": "1"}),
+    "preallocated_rgb_band": ("rgb", ["-co", "INTERLEAVE=BAND"], {"GG_ORTHO_PREALLOC": "1"}),
 }
 
 
