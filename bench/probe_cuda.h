@@ -1,6 +1,7 @@
 /*
- * probe_cuda.h -- what the CUDA probes (probe_pin.c, probe_map.c) share:
- * a monotonic clock and a check that names the failed call.  Each probe
+ * probe_cuda.h -- what the CUDA probes (probe_pin.c, probe_map.c,
+ * probe_write.c) share: a check that names the failed call, and
+ * probe_procs.h's clock.  Each probe
  * defines PROBE_NAME before including it.
  *
  * MIT licence.
@@ -9,16 +10,10 @@
 #define GG_PROBE_CUDA_H
 
 #include <stdio.h>
-#include <time.h>
 
 #include <cuda_runtime.h>
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "probe_procs.h" /* the clock: probe_now() */
 
 /* 0 on success; else one line on stderr and 1 (the error is cleared). */
 static int check(cudaError_t e, const char *what)

@@ -54,7 +54,7 @@ static double read_threads(int fd, char *dst, size_t n, int threads)
 {
     pthread_t th[64];
     slice sl[64];
-    const double t0 = now();
+    const double t0 = probe_now();
     for (int i = 0; i < threads; i++) {
         sl[i].fd = fd;
         sl[i].dst = dst + n * i / threads;
@@ -64,12 +64,12 @@ static double read_threads(int fd, char *dst, size_t n, int threads)
     }
     for (int i = 0; i < threads; i++)
         pthread_join(th[i], NULL);
-    return now() - t0;
+    return probe_now() - t0;
 }
 
 static double upload(void *dev, const void *src, size_t n, cudaStream_t st)
 {
-    const double t0 = now();
+    const double t0 = probe_now();
     /* 4 MiB pieces, as gdal_ortho's strips */
     for (size_t o = 0; o < n; o += (4u << 20)) {
         const size_t k = n - o < (4u << 20) ? n - o : (4u << 20);
@@ -79,7 +79,7 @@ static double upload(void *dev, const void *src, size_t n, cudaStream_t st)
     }
     if (check(cudaStreamSynchronize(st), "sync"))
         return -1;
-    return now() - t0;
+    return probe_now() - t0;
 }
 
 int main(int argc, char **argv)
@@ -127,33 +127,33 @@ int main(int argc, char **argv)
                "%.4f s (%.1f GB/s); upload %.4f s (%.1f GB/s)\n",
                mib, rep + 1, tr1, n / tr1 / 1e9, threads, trn, n / trn / 1e9, tu, n / tu / 1e9);
         /* the file mapped read-only and registered */
-        double t0 = now();
+        double t0 = probe_now();
         void *m = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, 0);
-        const double tmap = now() - t0;
+        const double tmap = probe_now() - t0;
         if (m == MAP_FAILED) {
             fprintf(stderr, "probe_map: mmap: %s\n", strerror(errno));
             return 1;
         }
-        t0 = now();
+        t0 = probe_now();
         const int bad = check(cudaHostRegister(m, n, cudaHostRegisterReadOnly |
                                                          cudaHostRegisterPortable),
                               "cudaHostRegister(ReadOnly)");
-        const double treg = now() - t0;
+        const double treg = probe_now() - t0;
         double tu2 = -1, tun = -1;
         if (!bad) {
             tu2 = upload(dev, m, n, st);
-            t0 = now();
+            t0 = probe_now();
             check(cudaHostUnregister(m), "cudaHostUnregister");
-            tun = now() - t0;
+            tun = probe_now() - t0;
         }
-        t0 = now();
+        t0 = probe_now();
         void *m2 = mmap(NULL, n, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
-        const double tpop = now() - t0;
-        t0 = now();
+        const double tpop = probe_now() - t0;
+        t0 = probe_now();
         const int bad2 = check(cudaHostRegister(m2, n, cudaHostRegisterReadOnly |
                                                            cudaHostRegisterPortable),
                                "cudaHostRegister(ReadOnly, populated)");
-        const double treg2 = now() - t0;
+        const double treg2 = probe_now() - t0;
         double tu3 = -1;
         if (!bad2) {
             tu3 = upload(dev, m2, n, st);

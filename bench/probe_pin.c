@@ -55,10 +55,10 @@ static void fault_in(unsigned char *p, size_t n, int threads)
 /* GB/s of one host-to-device copy of n bytes from host. */
 static double upload(void *dev, const void *host, size_t n)
 {
-    double t = now();
+    double t = probe_now();
     if (check(cudaMemcpy(dev, host, n, cudaMemcpyHostToDevice), "cudaMemcpy"))
         return 0.0;
-    return (double)n / (now() - t) / 1e9;
+    return (double)n / (probe_now() - t) / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -81,10 +81,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < nsizes; i++)
         if (sizes[i] > largest)
             largest = sizes[i];
-    double t = now();
+    double t = probe_now();
     if (check(cudaFree(0), "cudaFree(0)") || check(cudaMalloc(&dev, largest), "cudaMalloc"))
         return 1;
-    printf("# context + cudaMalloc: %.3f s; %d threads fault pages in\n", now() - t, threads);
+    printf("# context + cudaMalloc: %.3f s; %d threads fault pages in\n", probe_now() - t, threads);
     printf("%-8s %-34s %8s %8s %8s %8s %8s\n", "MiB", "method", "map_s", "fault_s", "pin_s",
            "free_s", "up_GB/s");
     for (int i = 0; i < nsizes; i++) {
@@ -92,43 +92,43 @@ int main(int argc, char **argv)
         const double mib = (double)(n >> 20);
         /* 1: cudaHostAlloc, portable (gg_host_alloc) */
         void *p = NULL;
-        t = now();
+        t = probe_now();
         if (check(cudaHostAlloc(&p, n, cudaHostAllocPortable), "cudaHostAlloc"))
             return 1;
-        const double pin = now() - t;
-        t = now();
+        const double pin = probe_now() - t;
+        t = probe_now();
         memset(p, 1, n);
-        const double touch = now() - t;
+        const double touch = probe_now() - t;
         const double up = upload(dev, p, n);
-        t = now();
+        t = probe_now();
         cudaFreeHost(p);
         printf("%-8.0f %-34s %8s %8.3f %8.3f %8.3f %8.2f\n", mib, "cudaHostAlloc portable", "-",
-               touch, pin, now() - t, up);
+               touch, pin, probe_now() - t, up);
 
         /* 2, 3 and 4: huge-page mapping, faulted in first (memset; one write
          * per page on `threads` threads) or not, then registered */
         for (int fault = 2; fault >= 0; fault--) {
-            t = now();
+            t = probe_now();
             void *m = map_huge(n);
-            const double map = now() - t;
+            const double map = probe_now() - t;
             if (!m) {
                 fprintf(stderr, "probe_pin: mmap of %.0f MiB failed\n", mib);
                 return 1;
             }
-            t = now();
+            t = probe_now();
             if (fault == 2)
                 fault_in(m, n, threads);
             else if (fault == 1)
                 memset(m, 1, n);
-            const double faulted = now() - t;
-            t = now();
+            const double faulted = probe_now() - t;
+            t = probe_now();
             if (check(cudaHostRegister(m, n, cudaHostRegisterPortable), "cudaHostRegister"))
                 return 1;
-            const double reg = now() - t;
+            const double reg = probe_now() - t;
             if (!fault)
                 memset(m, 1, n);
             const double upr = upload(dev, m, n);
-            t = now();
+            t = probe_now();
             cudaHostUnregister(m);
             munmap(m, n);
             char method[64];
@@ -136,24 +136,24 @@ int main(int argc, char **argv)
                                                   : fault == 1 ? "huge pages, memset, register"
                                                                : "huge pages, registered at once");
             printf("%-8.0f %-34s %8.3f %8.3f %8.3f %8.3f %8.2f\n", mib, method, map, faulted, reg,
-                   now() - t, upr);
+                   probe_now() - t, upr);
         }
 
         /* 4: the same mapping left pageable (the driver stages it) */
-        t = now();
+        t = probe_now();
         void *m = map_huge(n);
-        const double map = now() - t;
+        const double map = probe_now() - t;
         if (!m)
             return 1;
-        t = now();
+        t = probe_now();
         memset(m, 1, n);
-        const double faulted = now() - t;
+        const double faulted = probe_now() - t;
         const double upp = upload(dev, m, n);
         const double upp2 = upload(dev, m, n);
-        t = now();
+        t = probe_now();
         munmap(m, n);
         printf("%-8.0f %-34s %8.3f %8.3f %8s %8.3f %8.2f (again %.2f)\n", mib,
-               "huge pages, pageable", map, faulted, "-", now() - t, upp, upp2);
+               "huge pages, pageable", map, faulted, "-", probe_now() - t, upp, upp2);
     }
     cudaFree(dev);
     return 0;

@@ -22,8 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <gdal.h>
@@ -32,12 +30,8 @@
 #include <gdal_alg.h>
 #include <ogr_srs_api.h>
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "probe_procs.h"
+
 
 #define MAX_T 32
 typedef struct {
@@ -100,15 +94,17 @@ static int split_transform(void *arg, int inv, int n, double *x, double *y, doub
     return ret;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
-static int one_process(int rank, const char *scene, const char *dem, const char *t_srs, int reps,
-                       int threads, int go_fd, int out_fd)
+typedef struct {
+    const char *scene, *dem, *t_srs;
+    int reps, threads;
+} setup;
+
+static int one_process(int rank, void *arg, int go_fd, int out_fd)
 {
+    const setup *su = arg;
+    const char *scene = su->scene, *dem = su->dem, *t_srs = su->t_srs;
+    const int reps = su->reps, threads = su->threads;
     GDALAllRegister();
     GDALDatasetH src = GDALOpen(scene, GA_ReadOnly);
     OGRSpatialReferenceH srs = OSRNewSpatialReference(NULL);
@@ -137,7 +133,7 @@ static int one_process(int rank, const char *scene, const char *dem, const char 
     int same = 1;
     split_tr s = {0};
     for (int r = 0; r < reps; r++) {
-        const double a = now();
+        const double a = probe_now();
         s.threads = threads;
         s.tr[0] = GDALCreateGenImgProjTransformer2(src, NULL, to);
         for (int i = 1; i < threads && serial; i++)
@@ -158,19 +154,19 @@ static int one_process(int rank, const char *scene, const char *dem, const char 
             }
             CPLDestroyXMLNode(xml);
         }
-        tc[r] = now() - a;
+        tc[r] = probe_now() - a;
         double gt[6], ext[4];
         int w = 0, h = 0;
         s.calls = s.points = 0;
         const CPLErr e = GDALSuggestedWarpOutput2(src, split_transform, &s, gt, &w, &h, ext, 0);
         for (int i = 0; i < threads; i++)
             GDALDestroyGenImgProjTransformer(s.tr[i]);
-        t[r] = now() - a;
+        t[r] = probe_now() - a;
         same &= e == CE_None && w == w0 && h == h0 && !memcmp(gt, gt0, sizeof gt) &&
                 !memcmp(ext, ext0, sizeof ext);
     }
-    qsort(t, (size_t)reps, sizeof *t, cmp_double);
-    qsort(tc, (size_t)reps, sizeof *tc, cmp_double);
+    qsort(t, (size_t)reps, sizeof *t, probe_cmp_double);
+    qsort(tc, (size_t)reps, sizeof *tc, probe_cmp_double);
     char line[320];
     const int len = snprintf(line, sizeof line,
                              "  rank %d: median %.4f s a set-up (min %.4f, max %.4f), of which "
@@ -195,32 +191,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "probe_setup: bad arguments\n");
         return 2;
     }
-    int go[2], out[2];
-    if (pipe(go) || pipe(out))
-        return 1;
-    for (int r = 0; r < procs; r++)
-        if (fork() == 0) {
-            close(go[1]);
-            close(out[0]);
-            _exit(one_process(r, argv[1], argv[2], argv[3], reps, threads, go[0], out[1]));
-        }
-    close(go[0]);
-    close(out[1]);
-    sleep(1);
-    const double t0 = now();
-    for (int r = 0; r < procs; r++)
-        if (write(go[1], "g", 1) != 1)
-            return 1;
-    int bad = 0;
-    for (int r = 0; r < procs; r++) {
-        int st = 0;
-        wait(&st);
-        bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
-    }
-    const double wall = now() - t0;
+    setup su = {argv[1], argv[2], argv[3], reps, threads};
+    double wall = 0;
     char text[16384];
-    const ssize_t k = read(out[0], text, sizeof text - 1);
-    text[k > 0 ? k : 0] = 0;
+    const int bad = probe_run_procs(procs, 1, one_process, &su, &wall, text, sizeof text);
     printf("set-up x %d, %d processes, threads %d: %.3f s%s\n%s", reps, procs, threads, wall,
            bad ? " (A PROCESS FAILED)" : "", text);
     return bad;

@@ -31,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define PROBE_NAME "probe_write"
@@ -50,10 +49,18 @@ static void *copy_piece(void *arg)
     return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* memcpy of n bytes split over `threads` threads */
+static void copy_threads(char *dst, const char *src, size_t n, int threads)
 {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    pthread_t th[64];
+    piece pc[64];
+    for (int i = 0; i < threads; i++) {
+        const size_t a = n * i / threads, b = n * (i + 1) / threads;
+        pc[i] = (piece){dst + a, src + a, b - a};
+        pthread_create(&th[i], NULL, copy_piece, &pc[i]);
+    }
+    for (int i = 0; i < threads; i++)
+        pthread_join(th[i], NULL);
 }
 
 /* one file: 0 on success */
@@ -67,15 +74,7 @@ static int write_one(const char *path, const char *mode, const char *buf, void *
                 return 1;
             memset(dst, 0, n);
         }
-        pthread_t th[64];
-        piece pc[64];
-        for (int i = 0; i < threads; i++) {
-            const size_t a = n * i / threads, b = n * (i + 1) / threads;
-            pc[i] = (piece){dst + a, buf + a, b - a};
-            pthread_create(&th[i], NULL, copy_piece, &pc[i]);
-        }
-        for (int i = 0; i < threads; i++)
-            pthread_join(th[i], NULL);
+        copy_threads(dst, buf, n, threads);
         const int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600); /* the byte check below */
         const int bad = fd < 0 || pwrite(fd, dst, 1, 0) != 1 || pwrite(fd, dst + n - 1, 1, (off_t)n - 1) != 1;
         if (fd >= 0)
@@ -104,15 +103,7 @@ static int write_one(const char *path, const char *mode, const char *buf, void *
             fprintf(stderr, "probe_write: mmap: %s\n", strerror(errno));
             bad = 1;
         } else if (!strcmp(mode, "mmap")) {
-            pthread_t th[64];
-            piece pc[64];
-            for (int i = 0; i < threads; i++) {
-                const size_t a = n * i / threads, b = n * (i + 1) / threads;
-                pc[i] = (piece){m + a, buf + a, b - a};
-                pthread_create(&th[i], NULL, copy_piece, &pc[i]);
-            }
-            for (int i = 0; i < threads; i++)
-                pthread_join(th[i], NULL);
+            copy_threads(m, buf, n, threads);
             munmap(m, n);
         } else {
             bad = check(cudaHostRegister(m, n, cudaHostRegisterPortable), "cudaHostRegister") ||
@@ -126,9 +117,18 @@ static int write_one(const char *path, const char *mode, const char *buf, void *
     return bad;
 }
 
-static int one_process(int rank, const char *dir, size_t n, int files, const char *mode,
-                       int threads, int go_fd, int out_fd)
+typedef struct {
+    const char *dir, *mode;
+    size_t n;
+    int files, threads;
+} setup;
+
+static int one_process(int rank, void *arg, int go_fd, int out_fd)
 {
+    const setup *su = arg;
+    const char *dir = su->dir, *mode = su->mode;
+    const size_t n = su->n;
+    const int files = su->files, threads = su->threads;
     /* page-locked buffers where there is a device (as in the workers);
      * the host modes still run without one */
     int count = 0;
@@ -152,16 +152,16 @@ static int one_process(int rank, const char *dir, size_t n, int files, const cha
     if (read(go_fd, &c, 1) != 1) /* all processes start together */
         return 1;
     double *t = calloc((size_t)files, sizeof *t);
-    const double t0 = now();
+    const double t0 = probe_now();
     for (int f = 0; f < files; f++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/probe_write.%d.%d", dir, rank, f);
-        const double a = now();
+        const double a = probe_now();
         if (write_one(path, mode, buf, dev, n, threads))
             return 1;
-        t[f] = now() - a;
+        t[f] = probe_now() - a;
     }
-    const double wall = now() - t0;
+    const double wall = probe_now() - t0;
     /* the bytes landed: first and last of the last file */
     char path[4096];
     snprintf(path, sizeof path, "%s/probe_write.%d.%d", dir, rank, files - 1);
@@ -171,7 +171,7 @@ static int one_process(int rank, const char *dir, size_t n, int files, const cha
                    pread(fd, &ends[1], 1, (off_t)n - 1) == 1 && ends[0] == 0x5a && ends[1] == 0x5a;
     if (fd >= 0)
         close(fd);
-    qsort(t, (size_t)files, sizeof *t, cmp_double);
+    qsort(t, (size_t)files, sizeof *t, probe_cmp_double);
     char line[256];
     const int len = snprintf(line, sizeof line, "  rank %d: median %.4f s a file (min %.4f, max %.4f), wall "
                              "%.3f s, bytes %s\n",
@@ -201,32 +201,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "probe_write: bad arguments\n");
         return 2;
     }
-    int go[2], out[2];
-    if (pipe(go) || pipe(out))
-        return 1;
-    for (int r = 0; r < procs; r++)
-        if (fork() == 0) {
-            close(go[1]);
-            close(out[0]);
-            _exit(one_process(r, dir, n, files, mode, threads, go[0], out[1]));
-        }
-    close(go[0]);
-    close(out[1]);
-    sleep(2); /* the processes' CUDA contexts and buffers */
-    const double t0 = now();
-    for (int r = 0; r < procs; r++)
-        if (write(go[1], "g", 1) != 1)
-            return 1;
-    int bad = 0;
-    for (int r = 0; r < procs; r++) {
-        int st = 0;
-        wait(&st);
-        bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
-    }
-    const double wall = now() - t0;
+    setup su = {dir, mode, n, files, threads};
+    double wall = 0;
     char text[16384];
-    const ssize_t k = read(out[0], text, sizeof text - 1);
-    text[k > 0 ? k : 0] = 0;
+    /* 2 s: the processes' CUDA contexts and buffers */
+    const int bad = probe_run_procs(procs, 2, one_process, &su, &wall, text, sizeof text);
     printf("%s %zu MiB x %d files x %d processes (threads %d): %.3f s, %.1f GB/s in all%s\n%s",
            mode, n >> 20, files, procs, threads, wall, (double)n * files * procs / wall / 1e9,
            bad ? " (A PROCESS FAILED)" : "", text);

@@ -181,18 +181,24 @@ typedef ggo_block block;
 
 #define QDEPTH 3
 
+/* An integer setting from the environment, clamped to [lo, hi]; def when
+ * unset or empty. */
+static int env_int(const char *name, int def, int lo, int hi)
+{
+    const char *env = getenv(name);
+    if (!env || !*env)
+        return def;
+    const long n = atol(env);
+    return n < lo ? lo : n > hi ? hi : (int)n;
+}
+
 /* Scenes of a batch whose device part is over and whose writer still
  * drains their queued blocks, beside the ones setting up and the one on the
  * device (each holds at most its queue; see queue_bytes).
  * GG_ORTHO_DRAINING=<n> (default 2, at most 8). */
 static int draining_max(void)
 {
-    const char *env = getenv("GG_ORTHO_DRAINING");
-    if (env && *env) {
-        const int n = atoi(env);
-        return n < 1 ? 1 : n > 8 ? 8 : n;
-    }
-    return 2;
+    return env_int("GG_ORTHO_DRAINING", 2, 1, 8);
 }
 
 /* Output bytes a resident-source scene may queue for its writer
@@ -702,9 +708,9 @@ static int run_block_resident(pipe_t *p, block *b)
 /* Readers: GG_ORTHO_READERS, else half the processors, 2 to 8. */
 static int reader_count(void)
 {
-    const char *env = getenv("GG_ORTHO_READERS");
-    if (env && atoi(env) > 0)
-        return atoi(env) > 64 ? 64 : atoi(env);
+    const int set = env_int("GG_ORTHO_READERS", 0, 0, 64);
+    if (set > 0)
+        return set;
     const long n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
     return n < 2 ? 2 : n > 8 ? 8 : (int)n;
 }
@@ -900,10 +906,7 @@ static GDALDatasetH create_output(orun *run, scene *sc, GDALDriverH drv, const c
  * chooses from the file's layout: one unless it converts rows). */
 static int writer_threads(void)
 {
-    const char *env = getenv("GG_ORTHO_WRITERS");
-    if (env && atoi(env) > 0)
-        return atoi(env) > 32 ? 32 : atoi(env);
-    return 0;
+    return env_int("GG_ORTHO_WRITERS", 0, 0, 32);
 }
 
 /* The scene's output under a temporary name (*tmp): *out, a GDAL dataset,
@@ -1324,12 +1327,7 @@ static void *scene_main(void *arg)
  * session 22; the one report of session 16 was not seen again). */
 static int scenes_ahead(void)
 {
-    const char *env = getenv("GG_ORTHO_AHEAD");
-    if (env && *env) {
-        const int n = atoi(env);
-        return n < 0 ? 0 : n > 8 ? 8 : n;
-    }
-    return 2;
+    return env_int("GG_ORTHO_AHEAD", 2, 0, 8);
 }
 
 /* Waits for a scene's thread and counts its result. */
