@@ -503,7 +503,7 @@ def _batch(tmp_path, synth):
     return [synth["UInt16"], synth["Float32"], bad, copy, junk]
 
 
-@pytest.mark.parametrize("ahead", ["0", "1", "3"])
+@pytest.mark.parametrize("ahead", ["0", "1", "2", "3"])
 def test_batch_scenes_overlap(gg, synth, tmp_path, ahead):
     """Scenes of a batch set up while the previous one runs (GG_ORTHO_AHEAD
     scenes ahead); the device part is taken in the scenes' order.  Outputs
