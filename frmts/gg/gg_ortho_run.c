@@ -181,24 +181,13 @@ typedef ggo_block block;
 
 #define QDEPTH 3
 
-/* An integer setting from the environment, clamped to [lo, hi]; def when
- * unset or empty. */
-static int env_int(const char *name, int def, int lo, int hi)
-{
-    const char *env = getenv(name);
-    if (!env || !*env)
-        return def;
-    const long n = atol(env);
-    return n < lo ? lo : n > hi ? hi : (int)n;
-}
-
 /* Scenes of a batch whose device part is over and whose writer still
  * drains their queued blocks, beside the ones setting up and the one on the
  * device (each holds at most its queue; see queue_bytes).
  * GG_ORTHO_DRAINING=<n> (default 2, at most 8). */
 static int draining_max(void)
 {
-    return env_int("GG_ORTHO_DRAINING", 2, 1, 8);
+    return ggo_env_int("GG_ORTHO_DRAINING", 2, 1, 8);
 }
 
 /* Output bytes a resident-source scene may queue for its writer
@@ -708,7 +697,7 @@ static int run_block_resident(pipe_t *p, block *b)
 /* Readers: GG_ORTHO_READERS, else half the processors, 2 to 8. */
 static int reader_count(void)
 {
-    const int set = env_int("GG_ORTHO_READERS", 0, 0, 64);
+    const int set = ggo_env_int("GG_ORTHO_READERS", 0, 0, 64);
     if (set > 0)
         return set;
     const long n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
@@ -906,7 +895,7 @@ static GDALDatasetH create_output(orun *run, scene *sc, GDALDriverH drv, const c
  * chooses from the file's layout: one unless it converts rows). */
 static int writer_threads(void)
 {
-    return env_int("GG_ORTHO_WRITERS", 0, 0, 32);
+    return ggo_env_int("GG_ORTHO_WRITERS", 0, 0, 32);
 }
 
 /* The scene's output under a temporary name (*tmp): *out, a GDAL dataset,
@@ -1327,7 +1316,7 @@ static void *scene_main(void *arg)
  * session 22; the one report of session 16 was not seen again). */
 static int scenes_ahead(void)
 {
-    return env_int("GG_ORTHO_AHEAD", 2, 0, 8);
+    return ggo_env_int("GG_ORTHO_AHEAD", 2, 0, 8);
 }
 
 /* Waits for a scene's thread and counts its result. */

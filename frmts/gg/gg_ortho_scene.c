@@ -387,6 +387,15 @@ int ggo_first_margin(const ggo_scene *sc)
     return 4 + sc->step / 2 + (sc_min < 0.95 ? clamp_int(ceil(2.0 / sc_min), 0, 1 << 20) : 0);
 }
 
+int ggo_env_int(const char *name, int def, int lo, int hi)
+{
+    const char *env = getenv(name);
+    if (!env || !*env)
+        return def;
+    const long n = atol(env);
+    return n < lo ? lo : n > hi ? hi : (int)n;
+}
+
 size_t ggo_tsize(gg_ortho_type t)
 {
     return t == GG_ORTHO_BYTE ? 1 : t == GG_ORTHO_FLOAT32 ? 4 : 2;
@@ -496,12 +505,9 @@ static int split_transform(void *arg, int inv, int n, double *x, double *y, doub
 
 static int grid_threads(void)
 {
-    const char *env = getenv("GG_ORTHO_GRID_THREADS");
-    int n = env && *env ? atoi(env) : 4;
+    const int n = ggo_env_int("GG_ORTHO_GRID_THREADS", 4, 1, GRID_THREADS_MAX);
     const long procs = sysconf(_SC_NPROCESSORS_ONLN);
-    if (procs > 0 && n > procs)
-        n = (int)procs;
-    return n < 1 ? 1 : n > GRID_THREADS_MAX ? GRID_THREADS_MAX : n;
+    return procs > 0 && n > procs ? (int)procs : n;
 }
 
 /* GDALSuggestedWarpOutput2 through tr (made from sc->src with options to),

@@ -120,6 +120,10 @@ int ggo_scene_open(ggo_scene *sc, const ggo_options *o, const char *src_name);
 void ggo_scene_close(ggo_scene *sc);
 
 size_t ggo_tsize(gg_ortho_type t);
+
+/* An integer setting from the environment (GG_ORTHO_*), clamped to
+ * [lo, hi]; def when unset or empty. */
+int ggo_env_int(const char *name, int def, int lo, int hi);
 GDALDataType ggo_to_gdal_type(gg_ortho_type t);
 /* The coordinate grid of a block (b->y0, b->rows set); 0 out of memory. */
 int ggo_block_grid(const ggo_scene *sc, ggo_block *b, double lon_ref);
