@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-#define GG_BACKEND_ABI 3   /* 2: the copy queue (write2d_async ... wait_mark); 3: host_register */
+#define GG_BACKEND_ABI 2   /* 2: the copy queue (write2d_async ... wait_mark) */
 #define GG_ERRLEN 512
 #define GG_NAMELEN 256
 #define GGB_MARKS 8   /* marks of the copy queue (write2d_async ... wait_mark) */
@@ -150,14 +150,6 @@ struct gg_backend {
                         void *dst, size_t host_pitch, size_t row_bytes, size_t rows, int after);
     int (*mark)(gg_dev *dev, int m);
     int (*wait_mark)(gg_dev *dev, int m);
-
-    /* Optional (NULL: not supported): host memory the caller already has
-     * (a file mapped read-only) made a source that write2d reads without
-     * a host copy, until host_unregister.  Page-locked where the backend
-     * can (CUDA, read-only).  Safe beside the handle's other work: it
-     * returns a status and writes no message into dev->err. */
-    int (*host_register)(gg_dev *dev, const void *p, size_t bytes);
-    void (*host_unregister)(gg_dev *dev, const void *p);
 };
 
 typedef const gg_backend *(*gg_backend_entry_fn)(void);

@@ -347,21 +347,6 @@ void gg_host_free(gg_context *ctx, void *p)
         ctx->vt->host_free(ctx->dev, p);
 }
 
-gg_status gg_host_register(gg_context *ctx, const void *p, size_t bytes)
-{
-    if (!ctx || !p || !bytes)
-        return GG_ERR_ARGUMENT;
-    if (!ctx->vt->host_register)
-        return GG_ERR_UNSUPPORTED;
-    return (gg_status)ctx->vt->host_register(ctx->dev, p, bytes);
-}
-
-void gg_host_unregister(gg_context *ctx, const void *p)
-{
-    if (ctx && p && ctx->vt->host_unregister)
-        ctx->vt->host_unregister(ctx->dev, p);
-}
-
 gg_status gg_list_devices(char *buf, size_t buflen)
 {
     if (!buf || !buflen)

@@ -836,17 +836,6 @@ GG_API void gg_coreg_carrier_result(const gg_coreg_carrier *c, double *fy, doubl
 GG_API gg_status gg_host_alloc(gg_context *ctx, size_t bytes, void **out);
 GG_API void gg_host_free(gg_context *ctx, void *p);
 
-/* Host memory the caller already has -- typically an input file mapped
- * read-only -- made an upload source that transfers read without a host
- * copy (CUDA: registered read-only and page-locked, so the copy engine
- * reads the page cache itself; CPU: nothing to do).  The memory must stay
- * mapped and unchanged until gg_host_unregister.  GG_ERR_UNSUPPORTED where
- * the backend or device cannot (OpenCL; a GPU without read-only
- * registration): the caller then copies as before.  Safe to call while
- * other threads use ctx; no message is recorded on failure. */
-GG_API gg_status gg_host_register(gg_context *ctx, const void *p, size_t bytes);
-GG_API void gg_host_unregister(gg_context *ctx, const void *p);
-
 #ifdef __cplusplus
 }
 #endif

@@ -27,7 +27,6 @@
 #include "gg_ortho_direct.h"
 #include "gg_ortho_run.h"
 #include "gg_ortho_scene.h"
-#include "gg_ortho_source_map.h"
 #include "gg_app.h" /* gg_app_parse_only (tests/fuzz), the safe output path */
 
 #include "cpl_conv.h"
@@ -252,11 +251,6 @@ typedef struct pipe {
     long write_delay_us;
     double t_up, t_kernel, t_down; /* the session's times, kept when it goes early */
     long long t_px;
-    /* the source mapped from the page cache and registered
-     * (gg_ortho_source_map.h): strips are uploaded from it, no readers */
-    const unsigned char *map_rows;
-    size_t map_row_bytes;
-    double t_map;
 } pipe_t;
 
 /* Host buffers (gg_ortho_buffers.h) kept: at most what the scenes in
@@ -497,19 +491,11 @@ static void request_rows(pipe_t *p, int y0, int y1)
         y1 = p->sc->height;
     if (y1 <= y0)
         return;
-    for (int i = y0 / p->strip_rows; i <= (y1 - 1) / p->strip_rows; i++) {
-        strip *st = &p->strips[i];
-        if (st->state != STRIP_IDLE)
-            continue;
-        if (p->map_rows) { /* in the mapped file already: nothing to read */
-            st->state = STRIP_READ;
-            st->buf = (void *)(p->map_rows + (size_t)st->y0 * p->map_row_bytes);
-            p->ready[p->nready++] = i;
-        } else {
-            st->state = STRIP_QUEUED;
+    for (int i = y0 / p->strip_rows; i <= (y1 - 1) / p->strip_rows; i++)
+        if (p->strips[i].state == STRIP_IDLE) {
+            p->strips[i].state = STRIP_QUEUED;
             p->queue[p->nqueue++] = i;
         }
-    }
     pthread_cond_broadcast(&p->cv);
 }
 
@@ -552,8 +538,7 @@ static void upload_ready(pipe_t *p)
             p->error = 1;
         }
         st->state = STRIP_ON_DEVICE;
-        if (!p->map_rows)
-            p->pool[p->npool++] = st->buf;
+        p->pool[p->npool++] = st->buf;
         st->buf = NULL;
         pthread_cond_broadcast(&p->cv);
     }
@@ -734,12 +719,12 @@ static int run_resident(pipe_t *p)
     srows = srows < 1 ? 1 : srows > sc->height ? sc->height : srows;
     p->strip_rows = srows;
     p->nstrips = (sc->height + srows - 1) / srows;
-    const int nreaders = p->map_rows ? 0 : reader_count();
-    const int nbuf = p->map_rows ? 0 : 2 * nreaders + 2;
+    const int nreaders = reader_count();
+    const int nbuf = 2 * nreaders + 2;
     p->strips = calloc((size_t)p->nstrips, sizeof(strip));
     p->queue = calloc((size_t)p->nstrips, sizeof(int));
     p->ready = calloc((size_t)p->nstrips, sizeof(int));
-    p->pool = calloc((size_t)nbuf + 1, sizeof(void *));
+    p->pool = calloc((size_t)nbuf, sizeof(void *));
     int ok = p->strips && p->queue && p->ready && p->pool;
     for (int i = 0; ok && i < p->nstrips; i++) {
         p->strips[i].y0 = i * srows;
@@ -762,7 +747,7 @@ static int run_resident(pipe_t *p)
         for (; nr < nreaders; nr++)
             if (pthread_create(&tr[nr], NULL, strip_reader, p) != 0)
                 break;
-        if (!have_tg || !have_tw || (nreaders > 0 && nr == 0))
+        if (!have_tg || !have_tw || nr == 0)
             pipe_fail(p, "cannot start the pipeline threads");
     }
     for (int k = 0; k < p->nblocks && !p->error; k++) {
@@ -799,7 +784,7 @@ static int run_resident(pipe_t *p)
         pthread_join(tg, NULL);
     if (have_tw)
         pthread_join(tw, NULL);
-    for (int i = 0; i < p->nstrips && p->strips && !p->map_rows; i++)
+    for (int i = 0; i < p->nstrips && p->strips; i++)
         if (p->strips[i].buf)
             p->pool[p->npool++] = p->strips[i].buf;
     for (int i = 0; i < p->npool; i++)
@@ -995,7 +980,6 @@ typedef struct turns {
     int next;   /* the scene whose turn it is */
     int stop;   /* the device did not start: the scenes after it stop */
     int notice_done;  /* the device's notice printed (by the first scene in turn) */
-    gg_context *ctx;  /* the device once started (or the caller's), for the scenes setting up */
 } turns;
 
 typedef struct scene_job {
@@ -1071,14 +1055,6 @@ static int process_scene(scene_job *job)
     gg_ortho_session *sess = NULL;
     pipe_t p;
     memset(&p, 0, sizeof p);
-    ggo_source_map *map = NULL;
-    /* the source from the page cache, mapped beside the set-up */
-    {
-        pthread_mutex_lock(&job->t->mu);
-        gg_context *known = job->t->ctx;
-        pthread_mutex_unlock(&job->t->mu);
-        map = ggo_source_map_begin(src_name, known);
-    }
     /* before the device's turn: GDAL only; a failure is reported in turn */
     char why_not[2048] = "";
     const int opened = ggo_scene_open(&sc, &o->g, src_name) == 0;
@@ -1127,9 +1103,6 @@ static int process_scene(scene_job *job)
             rc = SCENE_NO_DEVICE;
             goto done;
         }
-        pthread_mutex_lock(&job->t->mu); /* the scenes setting up may now register with it */
-        job->t->ctx = ctx;
-        pthread_mutex_unlock(&job->t->mu);
         if (!job->t->notice_done) { /* the device's notice, once (in turn) */
             job->t->notice_done = 1;
             gg_app_notice(PROG, o->g.quiet, gg_context_notice(ctx));
@@ -1219,16 +1192,10 @@ static int process_scene(scene_job *job)
     if (!o->g.quiet)
         GDALTermProgress(0.0, NULL, NULL);
     const double t_pipe = wall();
-    if (p.resident && sc.nbands == 1)
-        p.map_rows = ggo_source_map_rows(map, ctx, sc.width, sc.height,
-                                         ggo_to_gdal_type(sc.src_t), &p.map_row_bytes, &p.t_map);
     if (p.resident)
         run_resident(&p);
     else
         run_windowed(&p);
-    /* every upload has returned: the mapping may go */
-    ggo_source_map_end(map);
-    map = NULL;
     if (!p.sess) /* released by the pipeline (release_device) */
         sess = NULL;
     if (getenv("GG_ORTHO_TIMING")) {
@@ -1244,13 +1211,11 @@ static int process_scene(scene_job *job)
         if (p.resident)
             fprintf(stderr,
                     "%s: timing: resident source, %d strips of %d rows; grid thread %.3f s, "
-                    "%s %.3f s, device thread: uploads %.3f s, idle %.3f s; "
+                    "readers %.3f s (summed), device thread: uploads %.3f s, idle %.3f s; "
                     "writer %.3f s; pipeline wall %.3f s; device handed on with %d of %d "
                     "blocks to write (queue %d)\n",
-                    PROG, p.nstrips, p.strip_rows, p.t_grid,
-                    p.map_rows ? "source mapped and registered" : "readers (summed)",
-                    p.map_rows ? p.t_map : p.t_readers, p.t_put, p.t_wait, p.t_write,
-                    wall() - t_pipe, p.left_at_release, p.nblocks, p.qdepth);
+                    PROG, p.nstrips, p.strip_rows, p.t_grid, p.t_readers, p.t_put, p.t_wait,
+                    p.t_write, wall() - t_pipe, p.left_at_release, p.nblocks, p.qdepth);
         else
             fprintf(stderr,
                     "%s: timing: host grid+windows %.3f s, GDAL reads %.3f s, GDAL writes %.3f s; "
@@ -1325,7 +1290,6 @@ done:
     }
     gg_ortho_session_destroy(sess);
     pass_turn(job, rc == SCENE_NO_DEVICE);
-    ggo_source_map_end(map);
     if (rds)
         GDALClose(rds);
     ggo_scene_close(&sc);
@@ -1566,7 +1530,6 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     ggo_buffers_keep(keep_bytes());
     turns t;
     memset(&t, 0, sizeof t);
-    t.ctx = given;
     pthread_mutex_init(&t.mu, NULL);
     pthread_cond_init(&t.cv, NULL);
     scene_job *jobs = calloc((size_t)nsrc, sizeof *jobs);

@@ -5,7 +5,6 @@
  * MIT licence.
  */
 #include "gg_stack_rows.h"
-#include "gg_raw_rows.h"
 #include "gg_tiff_strips.h"
 
 #include "cpl_conv.h"
@@ -179,15 +178,4 @@ CPLErr GGStackRowsRead(const GGStackRows &sRows, const gg_window &sWin, GByte *p
             return CE_Failure;
         }
     return CE_None;
-}
-
-extern "C" int gg_raw_rows_find(GDALDatasetH hDS, GDALDataType eType, unsigned long long *pnOffset,
-                                size_t *pnRowBytes)
-{
-    GGStackRows sRows;
-    if (!hDS || !GGStackRowsFind(GDALDataset::FromHandle(hDS), eType, &sRows))
-        return 0;
-    *pnOffset = sRows.nOffset;
-    *pnRowBytes = sRows.nRowBytes;
-    return 1;
 }

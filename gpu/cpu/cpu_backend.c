@@ -363,19 +363,6 @@ static void cpu_host_free(gg_dev *d, void *p)
     free(p);
 }
 
-/* The CPU's "device" reads host memory itself: any memory is a source. */
-static int cpu_host_register(gg_dev *d, const void *p, size_t bytes)
-{
-    (void)d;
-    return p && bytes ? GGB_OK : GGB_ERR_ARGUMENT;
-}
-
-static void cpu_host_unregister(gg_dev *d, const void *p)
-{
-    (void)d;
-    (void)p;
-}
-
 static const gg_backend cpu_backend = {
     .abi = GG_BACKEND_ABI,
     .name = "cpu",
@@ -398,8 +385,6 @@ static const gg_backend cpu_backend = {
     .launch_info = cpu_launch_info,
     .host_alloc = cpu_host_alloc,
     .host_free = cpu_host_free,
-    .host_register = cpu_host_register,
-    .host_unregister = cpu_host_unregister,
 };
 
 const gg_backend *gg_backend_cpu_entry(void) { return &cpu_backend; }

@@ -1184,7 +1184,7 @@ static void fault_in(unsigned char *p, size_t n, int threads)
 
 /* A registered huge-page mapping of `bytes`, or NULL (the caller falls
  * back on cudaHostAlloc).  The block starts on a huge-page boundary. */
-static void *pinned_map(size_t bytes, int threads)
+static void *host_register(size_t bytes, int threads)
 {
     pinned_block *b = (pinned_block *)malloc(sizeof *b);
     if (!b || bytes > SIZE_MAX - 2 * HUGE_PAGE_BYTES) {
@@ -1217,8 +1217,8 @@ static void *pinned_map(size_t bytes, int threads)
     return b->p;
 }
 
-/* Unregisters and unmaps p when pinned_map gave it: 1, else 0. */
-static int pinned_unmap(void *p)
+/* Unregisters and unmaps p when host_register gave it: 1, else 0. */
+static int host_unregister(void *p)
 {
     pthread_mutex_lock(&pinned_lock);
     pinned_block **link = &pinned_blocks;
@@ -1243,7 +1243,7 @@ static int cuda_host_alloc(gg_dev *dev, size_t bytes, void **out)
     int rc = use_device(d);
     if (rc)
         return rc;
-    void *p = host_register_wanted() ? pinned_map(bytes ? bytes : 1, d->copy_threads) : NULL;
+    void *p = host_register_wanted() ? host_register(bytes ? bytes : 1, d->copy_threads) : NULL;
     if (p) {
         *out = p;
         return GGB_OK;
@@ -1260,46 +1260,12 @@ static int cuda_host_alloc(gg_dev *dev, size_t bytes, void **out)
 
 static void cuda_host_free(gg_dev *dev, void *p)
 {
-    if (!p || pinned_unmap(p))
+    if (!p || host_unregister(p))
         return;
     cuda_dev *d = as_cuda(dev);
     const cudaError_t e = cudaFreeHost(p);
     if (e != cudaSuccess)
         cuda_fail(d, e, "cudaFreeHost");
-}
-
-/* Memory the caller has (a source file mapped read-only) registered as an
- * upload source: the copy engine then reads the page cache itself, with no
- * host copy (bench/probe_map.c: 128 MiB of a tmpfs file in 0.007 s, against
- * 0.006 s of 8 threads' pread into page-locked memory, which also moves
- * the bytes through memory twice).  Read-only registration needs the
- * device's HostRegisterReadOnly support.  Called beside the handle's own
- * work: writes no error message, only the status. */
-static int cuda_host_register(gg_dev *dev, const void *p, size_t bytes)
-{
-    cuda_dev *d = as_cuda(dev);
-    int ro = 0;
-    if (!p || !bytes || cudaSetDevice(d->ordinal) != cudaSuccess ||
-        cudaDeviceGetAttribute(&ro, cudaDevAttrHostRegisterReadOnlySupported, d->ordinal) !=
-            cudaSuccess ||
-        !ro) {
-        (void)cudaGetLastError();
-        return GGB_ERR_UNSUPPORTED;
-    }
-    const cudaError_t e = cudaHostRegister((void *)p, bytes,
-                                           cudaHostRegisterReadOnly | cudaHostRegisterPortable);
-    if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        return e == cudaErrorMemoryAllocation ? GGB_ERR_NOMEM : GGB_ERR_UNSUPPORTED;
-    }
-    return GGB_OK;
-}
-
-static void cuda_host_unregister(gg_dev *dev, const void *p)
-{
-    (void)dev;
-    if (p && cudaHostUnregister((void *)p) != cudaSuccess)
-        (void)cudaGetLastError();
 }
 
 /* ------------------------------------------------------------- entry */
@@ -1330,8 +1296,6 @@ static const gg_backend cuda_backend = {
     /* read2d_after */ cuda_read2d_after,
     /* mark */ cuda_mark,
     /* wait_mark */ cuda_wait_mark,
-    /* host_register */ cuda_host_register,
-    /* host_unregister */ cuda_host_unregister,
 };
 
 GG_CUDA_EXPORT const gg_backend *gg_backend_cuda_entry(void)

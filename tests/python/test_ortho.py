@@ -489,65 +489,6 @@ def test_batch_one_bad_scene(gg, synth, tmp_path):
     assert (a != 0).sum() > 0.3 * a.size
 
 
-def _source_path(stderr):
-    """How each scene's resident source reached the device (timing lines)."""
-    return re.findall(r"(source mapped and registered|readers \(summed\))", stderr)
-
-
-def test_source_mapped_from_the_page_cache(gg, synth, tmp_path):
-    """A one-band source lying in its file as rows of its type, in the page
-    cache, is uploaded from the mapped file (gg_ortho_source_map.h: no
-    readers, no host copy) on the backends that register host memory (the
-    CPU's); other layouts (tiled, compressed, several bands) and
-    GG_RAW_READS=NO take the readers.  Every way gives the same bytes, with
-    small strips and with blocks that run again for more rows, and the
-    source is left as it was."""
-    src = synth["UInt16"]
-    before = src.read_bytes()  # also brings every page into the page cache
-    args = ["-q", "-device", "cpu", "-dem", synth["dem4326"], "-r", "cubic", "-grid_step", "8",
-            *UTM]
-    runs = {
-        "mapped": ({}, "source mapped and registered"),
-        "mapped_small_strips": ({"GG_ORTHO_STRIP_ROWS": "7", "GG_ORTHO_BLOCK_ROWS": "16"},
-                                "source mapped and registered"),
-        "mapped_retry": ({"GG_ORTHO_STRIP_ROWS": "5", "GG_ORTHO_MARGIN": "-6",
-                          "GG_ORTHO_BLOCK_ROWS": "24"}, "source mapped and registered"),
-        "readers": ({"GG_RAW_READS": "NO"}, "readers (summed)"),
-    }
-    outs = {}
-    for name, (env, want) in runs.items():
-        out = tmp_path / f"{name}.tif"
-        p = gg.run("gdal_ortho", *args, "-v", src, out,
-                   env={"GG_ORTHO_TIMING": "1", "GG_ORTHO_SOURCE": "resident", **env})
-        assert _source_path(p.stderr) == [want], (name, p.stderr)
-        if name.endswith("retry"):
-            assert "needed more source rows" in p.stderr, p.stderr
-        outs[name] = out.read_bytes()
-    a = gdal.Open(str(tmp_path / "readers.tif")).ReadAsArray()
-    assert (a != 0).sum() > 0.3 * a.size and np.std(a[a != 0]) > 10
-    for name, b in outs.items():
-        assert b == outs["readers"], f"{name} differs from the readers' output"
-    assert src.read_bytes() == before
-    # layouts the mapping does not take: the readers, the same pixels
-    ds = gdal.Open(str(src))
-    other = {
-        "tiled": ["-co", "TILED=YES", "-co", "BLOCKXSIZE=64", "-co", "BLOCKYSIZE=64"],
-        "deflate": ["-co", "COMPRESS=DEFLATE"],
-        "two_bands": ["-b", "1", "-b", "1"],
-    }
-    for name, opts in other.items():
-        copy = tmp_path / f"src_{name}.tif"
-        gdal.Translate(str(copy), ds, options=opts)
-        copy.read_bytes()
-        out = tmp_path / f"out_{name}.tif"
-        p = gg.run("gdal_ortho", *args, copy, out,
-                   env={"GG_ORTHO_TIMING": "1", "GG_ORTHO_SOURCE": "resident"})
-        assert _source_path(p.stderr) == ["readers (summed)"], (name, p.stderr)
-        got = gdal.Open(str(out)).ReadAsArray()
-        for band in (got if name == "two_bands" else [got]):
-            assert np.array_equal(band, a), name
-
-
 def _batch(tmp_path, synth):
     """Five scenes: two good ones, one without RPCs, a copy of the first
     under another name, and a file that is not a raster."""
