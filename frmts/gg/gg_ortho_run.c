@@ -250,6 +250,7 @@ typedef struct pipe {
     int left_at_release;     /* blocks still to write when the device went on */
     long write_delay_us;
     double t_up, t_kernel, t_down; /* the session's times, kept when it goes early */
+    double t_released;       /* when the device went on (GG_ORTHO_TIMING's timeline) */
     long long t_px;
 } pipe_t;
 
@@ -1030,6 +1031,7 @@ static void release_device(pipe_t *p)
     pthread_mutex_lock(&p->mu);
     p->left_at_release = p->nblocks - p->write_done;
     pthread_mutex_unlock(&p->mu);
+    p->t_released = wall();
     if (p->sess) {
         gg_ortho_session_times(p->sess, &p->t_up, &p->t_kernel, &p->t_down, &p->t_px);
         gg_ortho_session_destroy(p->sess);
@@ -1062,7 +1064,7 @@ static int process_scene(scene_job *job)
         snprintf(why_not, sizeof why_not, "%s", sc.err);
     sc.dst_name = dst_name;
     const double t_setup = wall() - t_start;
-    double t_create_s = 0;
+    double t_create_s = 0, t_setup_s = 0, t_pipe_end = 0, t_sess_s = 0;
     if (opened) {
         /* output, under a temporary name */
         drv = GDALGetDriverByName(o->format ? o->format : "GTiff");
@@ -1077,6 +1079,7 @@ static int process_scene(scene_job *job)
             t_create_s = wall() - t_create;
         }
     }
+    t_setup_s = wall() - t_start; /* set-up and output file: ready for the device */
     if (!take_turn(job)) {
         rc = SCENE_STOPPED;
         goto done;
@@ -1119,10 +1122,12 @@ static int process_scene(scene_job *job)
                 occ);
     }
 
+    const double t_sess0 = wall();
     if (ggo_session_create(&sc, ctx, &sess)) {
         fail(run, src_name, "%s", sc.err);
         goto done;
     }
+    t_sess_s = wall() - t_sess0;
 
     /* blocks: rows from free device memory, at least 8 blocks for overlap */
     {
@@ -1196,6 +1201,7 @@ static int process_scene(scene_job *job)
         run_resident(&p);
     else
         run_windowed(&p);
+    t_pipe_end = wall();
     if (!p.sess) /* released by the pipeline (release_device) */
         sess = NULL;
     if (getenv("GG_ORTHO_TIMING")) {
@@ -1273,6 +1279,15 @@ static int process_scene(scene_job *job)
                     "turn at the device (%.3f s with the set-up and the wait), %.3f s since the "
                     "process started\n", PROG, wall() - t0, wall() - t_turn, wall() - t_start,
                     wall() - run->t_main);
+        if (getenv("GG_ORTHO_TIMING"))
+            /* one line a scene, seconds since the call started: where a
+             * batch's scenes wait for each other */
+            fprintf(stderr, "%s: timeline: pid %ld scene %d start %.4f set up %.4f turn %.4f "
+                    "device done %.4f written %.4f renamed %.4f; session %.4f\n",
+                    PROG, (long)getpid(),
+                    job->index, t_start - run->t_main, t_start + t_setup_s - run->t_main,
+                    t_turn - run->t_main, (p.t_released > 0 ? p.t_released : t_pipe_end) -
+                    run->t_main, t_pipe_end - run->t_main, wall() - run->t_main, t_sess_s);
     }
     CPLFree(tmp);
     tmp = NULL;

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Summarises gdal_ortho's per-scene timelines (GG_ORTHO_TIMING=1) from a
+log: for each batch (a "# batch ..." line of bench_distributed.py; the whole
+log when there is none) and each process, how busy its device was and what
+its scenes waited for.
+
+    python3 bench/ortho_timeline.py bench_ortho.log
+
+Per process: the device's span (first turn to last release) and the share
+of it some scene held the device; the median turn (take to release: what
+bounds a batch when the device is busy ~1.0); the median gap between one
+scene's release and the next one's turn; how many turns waited for their
+scene's set-up; the median set-up (start to ready), start-to-start and
+writer tail (release to the last block written).
+
+MIT licence.
+"""
+import re
+import statistics
+import sys
+from collections import defaultdict
+
+LINE = re.compile(r"timeline: pid (\d+) scene (\d+) start ([\d.]+) set up ([\d.]+) turn ([\d.]+) "
+                  r"device done ([\d.]+) written ([\d.]+) renamed ([\d.]+)")
+
+
+def read(path):
+    batches, cur = {}, "(whole log)"
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("# batch "):
+                cur = line[len("# batch "):].strip()
+                continue
+            for m in LINE.finditer(line):
+                pid, idx = int(m.group(1)), int(m.group(2))
+                start, ready, turn, done, written, _ = (float(x) for x in m.groups()[2:])
+                batches.setdefault(cur, defaultdict(list))[pid].append(
+                    (idx, start, ready, turn, done, written))
+    return batches
+
+
+def ms(xs):
+    return 1e3 * statistics.median(xs) if xs else float("nan")
+
+
+def summary(rows):
+    rows.sort()
+    turns = [r[4] - r[3] for r in rows]
+    pairs = list(zip(rows, rows[1:]))
+    span = rows[-1][4] - rows[0][3]
+    return (f"{len(rows)} scenes, device span {span:.3f} s, busy {sum(turns) / span if span > 0 else 0:.2f}; "
+            f"turn {ms(turns):.1f} ms, gap {ms([b[3] - a[4] for a, b in pairs]):.1f} ms, "
+            f"turns that waited for their set-up {sum(b[2] > a[4] + 1e-4 for a, b in pairs)}; "
+            f"set-up {ms([r[2] - r[1] for r in rows]):.1f} ms, "
+            f"start to start {ms([b[1] - a[1] for a, b in pairs]):.1f} ms, "
+            f"writer tail {ms([r[5] - r[4] for r in rows]):.1f} ms (medians)")
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    batches = read(argv[1])
+    if not batches:
+        print("ortho_timeline: no timeline lines (run with GG_ORTHO_TIMING=1)", file=sys.stderr)
+        return 1
+    for name, procs in batches.items():
+        print(name)
+        for pid, rows in sorted(procs.items()):
+            print(f"  pid {pid}: {summary(rows)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
