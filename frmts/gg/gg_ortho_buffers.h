@@ -8,9 +8,9 @@
  * touch; pageable ones also cost the CUDA backend a staging copy each way
  * (about 0.5 GB of memory traffic per 8192^2 scene).  A buffer may be
  * page-locked (gg_host_alloc on a context): the copy engine then reads and
- * writes it directly.  Pinning is slow (about 2 GB/s), so it pays only when
- * the buffers live long: a caller's context kept across calls (a Dask
- * worker), not one process's single batch.
+ * writes it directly.  gdal_ortho pins them unless GG_ORTHO_PINNED=0: since
+ * the CUDA backend pins huge-page mappings (session 20) it costs less than
+ * the staging it saves, even for one scene in one process.
  *
  * Buffers kept: up to ggo_buffers_keep bytes; a request takes a kept buffer
  * of the same kind (pageable, or page-locked through the same context) of

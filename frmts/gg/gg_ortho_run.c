@@ -1538,10 +1538,13 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     int failed = 0, stopped = 0;
     const int nsrc = o.outdir ? npos : 1;
     const int ahead = scenes_ahead(), draining = draining_max();
-    /* page-locked buffers pay when they outlive the call: a caller's own
-     * context, run again and again (GG_ORTHO_PINNED=1/0 forces either way) */
+    /* page-locked pipeline buffers (GG_ORTHO_PINNED=0: pageable): with
+     * pageable ones the CUDA backend stages every copy, and a scene's turn
+     * at an H200 took 30-31 ms against 20 ms (112 scenes of 8192^2 in one
+     * process: 3.9-4.2 s against 3.1-3.2 s; one scene no slower;
+     * bench/RESULTS.md, sessions 22 and 23) */
     const char *pinned = getenv("GG_ORTHO_PINNED");
-    o.pinned = pinned && *pinned ? atoi(pinned) != 0 : given != NULL;
+    o.pinned = pinned && *pinned ? atoi(pinned) != 0 : 1;
     ggo_buffers_keep(keep_bytes());
     turns t;
     memset(&t, 0, sizeof t);

@@ -551,20 +551,21 @@ def _handed_on(stderr):
     return [tuple(int(v) for v in m.groups()) for m in pat.finditer(stderr)]
 
 
-@pytest.mark.parametrize("queue", ["0", "default", "pinned"])
+@pytest.mark.parametrize("queue", ["0", "default", "pageable"])
 def test_batch_writers_drain_beside_the_device(gg, synth, tmp_path, queue):
     """A slow writer (GG_ORTHO_WRITE_DELAY_MS: a slow disk) does not hold the
     device: with the default queue a scene hands the device on while most
     of its blocks are still to write, and the next scenes run beside its
     writer; GG_ORTHO_QUEUE_MB=0 keeps at most 3 blocks queued.  Either way,
-    and with the host buffers from the context (GG_ORTHO_PINNED=1), the
-    files equal those of scenes run one at a time."""
+    and with pageable host buffers (GG_ORTHO_PINNED=0; the default takes
+    them from the context), the files equal those of scenes run one at a
+    time."""
     srcs = _four_scenes(tmp_path, synth)
     out = tmp_path / "out"
     out.mkdir()
     env = {"GG_ORTHO_WRITE_DELAY_MS": "25", "GG_ORTHO_BLOCK_ROWS": "16", "GG_ORTHO_TIMING": "1"}
-    if queue == "pinned":
-        env["GG_ORTHO_PINNED"] = "1"
+    if queue == "pageable":
+        env["GG_ORTHO_PINNED"] = "0"
     elif queue != "default":
         env["GG_ORTHO_QUEUE_MB"] = queue
     args = ["-device", "cpu", "-dem", synth["dem4326"], "-t_srs", "EPSG:32632", "-tr", "10", "10"]
