@@ -1064,7 +1064,7 @@ static int process_scene(scene_job *job)
         snprintf(why_not, sizeof why_not, "%s", sc.err);
     sc.dst_name = dst_name;
     const double t_setup = wall() - t_start;
-    double t_create_s = 0, t_setup_s = 0, t_pipe_end = 0, t_sess_s = 0;
+    double t_create_s = 0, t_ready = 0, t_pipe_end = 0, t_sess_s = 0;
     if (opened) {
         /* output, under a temporary name */
         drv = GDALGetDriverByName(o->format ? o->format : "GTiff");
@@ -1079,7 +1079,7 @@ static int process_scene(scene_job *job)
             t_create_s = wall() - t_create;
         }
     }
-    t_setup_s = wall() - t_start; /* set-up and output file: ready for the device */
+    t_ready = wall(); /* set-up and output file done: ready for the device */
     if (!take_turn(job)) {
         rc = SCENE_STOPPED;
         goto done;
@@ -1274,20 +1274,21 @@ static int process_scene(scene_job *job)
                 fail(run, src_name, "cannot move %s into place (see stderr)", dst_name);
             goto done;
         }
-        if (getenv("GG_ORTHO_TIMING"))
+        if (getenv("GG_ORTHO_TIMING")) {
+            const double now = wall();
             fprintf(stderr, "%s: timing: renaming into place %.3f s; scene %.3f s from its "
                     "turn at the device (%.3f s with the set-up and the wait), %.3f s since the "
-                    "process started\n", PROG, wall() - t0, wall() - t_turn, wall() - t_start,
-                    wall() - run->t_main);
-        if (getenv("GG_ORTHO_TIMING"))
+                    "process started\n", PROG, now - t0, now - t_turn, now - t_start,
+                    now - run->t_main);
             /* one line a scene, seconds since the call started: where a
-             * batch's scenes wait for each other */
+             * batch's scenes wait for each other (bench/ortho_timeline.py) */
+            const double released = p.t_released > 0 ? p.t_released : t_pipe_end;
             fprintf(stderr, "%s: timeline: pid %ld scene %d start %.4f set up %.4f turn %.4f "
-                    "device done %.4f written %.4f renamed %.4f; session %.4f\n",
-                    PROG, (long)getpid(),
-                    job->index, t_start - run->t_main, t_start + t_setup_s - run->t_main,
-                    t_turn - run->t_main, (p.t_released > 0 ? p.t_released : t_pipe_end) -
-                    run->t_main, t_pipe_end - run->t_main, wall() - run->t_main, t_sess_s);
+                    "device done %.4f written %.4f renamed %.4f; session %.4f\n", PROG,
+                    (long)getpid(), job->index, t_start - run->t_main, t_ready - run->t_main,
+                    t_turn - run->t_main, released - run->t_main, t_pipe_end - run->t_main,
+                    now - run->t_main, t_sess_s);
+        }
     }
     CPLFree(tmp);
     tmp = NULL;
