@@ -663,9 +663,32 @@ GG_API gg_status gg_ortho_session_run_resident(gg_ortho_session *s, const gg_ort
                                                int band, int y0, int rows, void *dst,
                                                gg_ortho_type dst_type, int width, int height,
                                                size_t dst_stride, int *missed);
+/* Pipelined resident blocks: where the device has a copy queue (CUDA,
+ * OpenCL) uploads and downloads run beside the kernels; elsewhere the same
+ * calls run at once, with the same results.
+ * put_rows_async: put_rows queued; data must stay unchanged until the next
+ * gg_ortho_session_wait or gg_ortho_session_flush returns.
+ * queue_resident: every band of the resident source for one block (rows
+ * y0 .. y0+rows-1 put or queued), band b into dst + b * dst_plane samples;
+ * returns once queued.  At most GG_ORTHO_QUEUED blocks are queued; the
+ * grid's nodes and dst must stay until the block's wait.
+ * wait: completes the oldest queued block: on return its output is in dst,
+ * *missed is set as by run_resident (any band), and every upload queued
+ * before the call has landed.  flush: every queued upload has landed. */
+#define GG_ORTHO_QUEUED 2
+GG_API gg_status gg_ortho_session_put_rows_async(gg_ortho_session *s, int band, int y0,
+                                                 int rows, const void *data, size_t stride);
+GG_API gg_status gg_ortho_session_queue_resident(gg_ortho_session *s, const gg_ortho_grid *grid,
+                                                 int y0, int rows, void *dst,
+                                                 gg_ortho_type dst_type, int width, int height,
+                                                 size_t dst_stride, size_t dst_plane);
+GG_API gg_status gg_ortho_session_wait(gg_ortho_session *s, int *missed);
+GG_API gg_status gg_ortho_session_flush(gg_ortho_session *s);
 /* With GG_ORTHO_TIMING set in the environment, the session finishes the
  * device after each step and sums the seconds of uploads (source window,
- * grid), kernels and downloads, and the pixels computed. */
+ * grid), kernels and downloads, and the pixels computed.  Queued blocks
+ * are not finished: their upload seconds are the time spent queuing, their
+ * download seconds the waits (kernels included), their kernel seconds 0. */
 GG_API void gg_ortho_session_times(const gg_ortho_session *s, double *upload_s, double *kernel_s,
                                    double *download_s, long long *pixels);
 /* Device bytes per output pixel of a block whose source window has about

@@ -38,7 +38,27 @@ struct gg_ortho_session {
     int timing;                /* GG_ORTHO_TIMING set: finish after each step */
     double t_up, t_kernel, t_down, t_put;
     long long pixels;
+    /* queued blocks (gg_ortho_session_queue_resident): slot (head + i) % 2
+     * holds the i-th oldest; each slot has its own device output, grid and
+     * miss flag, so a block's kernel runs while the one before downloads */
+    gg_buffer *qdst[GG_ORTHO_QUEUED], *qgrid[GG_ORTHO_QUEUED], *qflag[GG_ORTHO_QUEUED];
+    size_t qdst_cap[GG_ORTHO_QUEUED], qgrid_cap[GG_ORTHO_QUEUED];
+    struct queued {
+        void *dst;
+        gg_ortho_type dst_type;
+        int width, height, nbands;
+        size_t dst_stride, dst_plane;
+    } q[GG_ORTHO_QUEUED];
+    int qhead, nq;
+    int queued_copies;         /* copy-queue uploads were queued: kernels wait for them */
+    int qflag_host[4];         /* a miss flag's download (outlives the call) */
 };
+
+/* Marks of the copy queue (gpu/runtime.h): every upload reaches MARK_UP,
+ * which the kernels wait for; MARK_RUN(slot) follows a queued block's
+ * kernels, which its download waits for. */
+#define MARK_UP 0
+#define MARK_RUN(slot) (1 + (slot))
 
 static double now_s(void)
 {
@@ -286,10 +306,18 @@ void gg_ortho_session_destroy(gg_ortho_session *s)
 {
     if (!s)
         return;
+    if (s->queued_copies || s->nq) /* copies and kernels may still use the buffers */
+        (void)gg_rt_finish(s->ctx);
     gg_buffer *b[] = {s->coef, s->dem, s->flag, s->src, s->dst, s->grid, s->image};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         if (b[i])
             gg_buffer_free(s->ctx, b[i]);
+    for (int i = 0; i < GG_ORTHO_QUEUED; i++) {
+        gg_buffer *qb[] = {s->qdst[i], s->qgrid[i], s->qflag[i]};
+        for (size_t j = 0; j < sizeof qb / sizeof qb[0]; j++)
+            if (qb[j])
+                gg_buffer_free(s->ctx, qb[j]);
+    }
     free(s);
 }
 
@@ -345,6 +373,10 @@ static gg_status run_block(gg_ortho_session *s, gg_ortho_params p, gg_buffer *sr
     const int zero[4] = {0, 0, 0, 0};
     if (st == GG_OK)
         st = gg_buffer_write(ctx, s->flag, 0, zero, sizeof zero);
+    if (st != GG_OK)
+        return st;
+    if (s->queued_copies) /* rows put with put_rows_async */
+        st = gg_rt_wait_mark(ctx, MARK_UP);
     if (st != GG_OK)
         return st;
     gg_buffer *bufs[6] = {srcbuf, s->dst, s->grid, s->dem, s->coef, s->flag};
@@ -494,8 +526,9 @@ gg_status gg_ortho_session_set_source(gg_ortho_session *s, gg_ortho_type type, i
     return GG_OK;
 }
 
-gg_status gg_ortho_session_put_rows(gg_ortho_session *s, int band, int y0, int rows,
-                                    const void *data, size_t stride)
+/* put_rows, blocking or queued on the copy queue (reaching MARK_UP). */
+static gg_status put_rows(gg_ortho_session *s, int band, int y0, int rows, const void *data,
+                          size_t stride, int queued)
 {
     if (!s)
         return GG_ERR_ARGUMENT;
@@ -508,13 +541,61 @@ gg_status gg_ortho_session_put_rows(gg_ortho_session *s, int band, int y0, int r
         return GG_OK;
     const size_t ssz = type_size(s->image_type);
     const size_t row = (size_t)s->image_w * ssz;
+    const size_t offset = ((size_t)band * (size_t)s->image_h + (size_t)y0) * row;
     const double t0 = s->timing ? now_s() : 0.0;
     gg_tile t = {(void *)data, GG_BYTE, (int)row, rows, stride * ssz, 0, 0};
-    const gg_status st = gg_rt_write_tile(
-        s->ctx, s->image, ((size_t)band * (size_t)s->image_h + (size_t)y0) * row, row, &t);
+    gg_status st;
+    if (queued) {
+        st = gg_rt_write_tile_async(s->ctx, s->image, offset, row, &t, -1, MARK_UP);
+        s->queued_copies = 1;
+    } else {
+        st = gg_rt_write_tile(s->ctx, s->image, offset, row, &t);
+    }
     if (s->timing)
         s->t_put += now_s() - t0;
     return st;
+}
+
+gg_status gg_ortho_session_put_rows(gg_ortho_session *s, int band, int y0, int rows,
+                                    const void *data, size_t stride)
+{
+    return put_rows(s, band, y0, rows, data, stride, 0);
+}
+
+gg_status gg_ortho_session_put_rows_async(gg_ortho_session *s, int band, int y0, int rows,
+                                          const void *data, size_t stride)
+{
+    return put_rows(s, band, y0, rows, data, stride, 1);
+}
+
+/* The params of a block over rows y0 .. y0+rows-1 of the resident source
+ * (band set later by band_params), after checking them. */
+static gg_status resident_params(gg_ortho_session *s, int y0, int rows, gg_ortho_params *p)
+{
+    if (!s->image)
+        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: no resident source (set_source)");
+    if (y0 < 0 || rows < 0 || y0 + rows > s->image_h)
+        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: rows outside the resident source");
+    if (s->base.nd_bands > 1 && s->image_bands != s->nbands)
+        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT,
+                          "ortho: the resident source has %d bands, the nodata rule %d",
+                          s->image_bands, s->nbands);
+    *p = s->base;
+    p->img_w = s->image_w;
+    p->img_h = s->image_h;
+    p->win_x0 = 0;
+    p->win_w = s->image_w;
+    p->win_y0 = y0;
+    p->win_h = rows;
+    p->src_type = (int)s->image_type;
+    return GG_OK;
+}
+
+/* The window of `band` starts band * height + y0 rows into the image. */
+static void resident_band(const gg_ortho_session *s, gg_ortho_params *p, int band)
+{
+    p->win_dy = band * s->image_h + p->win_y0;
+    band_params(s, p, band, s->image_h);
 }
 
 gg_status gg_ortho_session_run_resident(gg_ortho_session *s, const gg_ortho_grid *grid,
@@ -526,32 +607,136 @@ gg_status gg_ortho_session_run_resident(gg_ortho_session *s, const gg_ortho_grid
         return GG_ERR_ARGUMENT;
     *missed = 0;
     gg_status st = check_block(s, grid, dst, dst_type, width, height, dst_stride);
+    gg_ortho_params p;
+    if (st == GG_OK)
+        st = resident_params(s, y0, rows, &p);
     if (st != GG_OK)
         return st;
-    if (!s->image)
-        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: no resident source (set_source)");
-    if (band < 0 || band >= s->image_bands || y0 < 0 || rows < 0 || y0 + rows > s->image_h)
+    if (band < 0 || band >= s->image_bands)
         return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: rows outside the resident source");
-    gg_ortho_params p = s->base;
-    p.img_w = s->image_w;
-    p.img_h = s->image_h;
-    p.win_x0 = 0;
-    p.win_w = s->image_w;
-    p.win_y0 = y0;
-    p.win_h = rows;
-    /* the window starts band * height + y0 rows into the image buffer */
-    p.win_dy = band * s->image_h + y0;
-    p.src_type = (int)s->image_type;
-    if (s->base.nd_bands > 1 && s->image_bands != s->nbands)
-        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT,
-                          "ortho: the resident source has %d bands, the nodata rule %d",
-                          s->image_bands, s->nbands);
     if (s->bands_set && band >= s->nbands)
         return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: band %d, the session has %d", band,
                           s->nbands);
-    band_params(s, &p, band, s->image_h);
+    resident_band(s, &p, band);
     const double t0 = s->timing ? now_s() : 0.0;
     return run_block(s, p, s->image, grid, dst, dst_type, width, height, dst_stride, missed, t0);
+}
+
+gg_status gg_ortho_session_queue_resident(gg_ortho_session *s, const gg_ortho_grid *grid,
+                                          int y0, int rows, void *dst, gg_ortho_type dst_type,
+                                          int width, int height, size_t dst_stride,
+                                          size_t dst_plane)
+{
+    if (!s || !grid || !dst)
+        return GG_ERR_ARGUMENT;
+    gg_context *ctx = s->ctx;
+    if (s->nq >= GG_ORTHO_QUEUED)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: %d blocks queued already (wait first)",
+                          s->nq);
+    gg_status st = check_block(s, grid, dst, dst_type, width, height, dst_stride);
+    gg_ortho_params p;
+    if (st == GG_OK)
+        st = resident_params(s, y0, rows, &p);
+    if (st != GG_OK)
+        return st;
+    const int nbands = s->image_bands;
+    if (s->bands_set && nbands > s->nbands)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: %d bands, the session has %d", nbands,
+                          s->nbands);
+    if (nbands > 1 && dst_plane < (size_t)height * dst_stride)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: bad output plane size");
+    const double t0 = s->timing ? now_s() : 0.0;
+    const int slot = (s->qhead + s->nq) % GG_ORTHO_QUEUED;
+    const size_t plane = (size_t)width * (size_t)height * type_size(dst_type);
+    const size_t grid_bytes =
+        (size_t)GG_ORTHO_GRID_PLANES * (size_t)grid->nx * (size_t)grid->ny * sizeof(double);
+    /* nbands planes of the slot's output; with several bands the kernel
+     * writes the session's one-plane buffer (main queue order keeps it
+     * free), copied into its band's plane */
+    st = ensure(s, &s->qdst[slot], &s->qdst_cap[slot], plane * (size_t)nbands);
+    if (st == GG_OK && nbands > 1)
+        st = ensure(s, &s->dst, &s->dst_cap, plane);
+    if (st == GG_OK)
+        st = ensure(s, &s->qgrid[slot], &s->qgrid_cap[slot], grid_bytes);
+    if (st == GG_OK && !s->qflag[slot])
+        st = gg_buffer_alloc(ctx, 16, &s->qflag[slot]);
+    /* the grid goes up the copy queue (its nodes stay until the block's
+     * wait); the flag is cleared and the kernels wait on the main queue */
+    const size_t grid_row = (size_t)grid->nx * sizeof(double);
+    gg_tile gt = {(void *)grid->nodes, GG_BYTE, (int)grid_row, GG_ORTHO_GRID_PLANES * grid->ny,
+                  grid_row, 0, 0};
+    if (st == GG_OK)
+        st = gg_rt_write_tile_async(ctx, s->qgrid[slot], 0, 0, &gt, -1, MARK_UP);
+    s->queued_copies = 1;
+    if (st == GG_OK)
+        st = gg_rt_fill_float(ctx, s->qflag[slot], 0, 0.0f, 4);
+    if (st == GG_OK)
+        st = gg_rt_wait_mark(ctx, MARK_UP);
+    p.grid_nx = grid->nx;
+    p.grid_ny = grid->ny;
+    p.grid_step = grid->step;
+    p.dst_type = (int)dst_type;
+    for (int k = 0; k < nbands && st == GG_OK; k++) {
+        gg_ortho_params pk = p;
+        resident_band(s, &pk, k);
+        gg_buffer *out = nbands > 1 ? s->dst : s->qdst[slot];
+        gg_buffer *bufs[6] = {s->image, out, s->qgrid[slot], s->dem, s->coef, s->qflag[slot]};
+        st = gg_rt_launch(ctx, GG_K_ORTHO, width, height, &pk, sizeof pk, bufs, 6);
+        if (st == GG_OK && nbands > 1)
+            st = gg_rt_copy(ctx, s->qdst[slot], (size_t)k * plane, s->dst, 0, plane);
+    }
+    if (st == GG_OK)
+        st = gg_rt_mark(ctx, MARK_RUN(slot));
+    if (st != GG_OK) {
+        (void)gg_rt_finish(ctx); /* nothing of the block left in flight */
+        return st;
+    }
+    s->q[slot] = (struct queued){dst, dst_type, width, height, nbands, dst_stride, dst_plane};
+    s->nq++;
+    if (s->timing) {
+        s->t_up += now_s() - t0;
+        s->pixels += (long long)width * height * nbands;
+    }
+    return GG_OK;
+}
+
+gg_status gg_ortho_session_wait(gg_ortho_session *s, int *missed)
+{
+    if (!s || !missed)
+        return GG_ERR_ARGUMENT;
+    *missed = 0;
+    if (s->nq == 0)
+        return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: no block queued");
+    const double t0 = s->timing ? now_s() : 0.0;
+    const int slot = s->qhead;
+    const struct queued *q = &s->q[slot];
+    s->qhead = (s->qhead + 1) % GG_ORTHO_QUEUED;
+    s->nq--;
+    const size_t dsz = type_size(q->dst_type);
+    const size_t plane = (size_t)q->width * (size_t)q->height * dsz;
+    gg_status st = GG_OK;
+    for (int k = 0; k < q->nbands && st == GG_OK; k++) {
+        gg_tile out = {(char *)q->dst + (size_t)k * q->dst_plane * dsz, GG_BYTE,
+                       (int)(q->width * dsz), q->height, q->dst_stride * dsz, 0, 0};
+        st = gg_rt_read_tile_after(s->ctx, s->qdst[slot], (size_t)k * plane, 0, &out,
+                                   MARK_RUN(slot));
+    }
+    gg_tile ft = {s->qflag_host, GG_BYTE, (int)sizeof s->qflag_host, 1, sizeof s->qflag_host, 0,
+                  0};
+    if (st == GG_OK)
+        st = gg_rt_read_tile_after(s->ctx, s->qflag[slot], 0, 0, &ft, MARK_RUN(slot));
+    if (st == GG_OK)
+        *missed = s->qflag_host[0] != 0;
+    if (s->timing)
+        s->t_down += now_s() - t0;
+    return st;
+}
+
+gg_status gg_ortho_session_flush(gg_ortho_session *s)
+{
+    if (!s)
+        return GG_ERR_ARGUMENT;
+    return gg_rt_finish(s->ctx);
 }
 
 void gg_ortho_session_times(const gg_ortho_session *s, double *upload_s, double *kernel_s,

@@ -238,6 +238,14 @@ typedef struct pipe {
     int *ready, nready;         /* read, waiting for the upload */
     void **pool;                /* free staging buffers */
     int npool;
+    /* blocks queued on the device (gg_ortho_session_queue_resident), the
+     * device thread's alone: their kernels run while the one before
+     * downloads and the next one's strips go up */
+    int overlap;                /* GG_ORTHO_OVERLAP (default 1) */
+    void **inflight;            /* strips whose queued upload may not have landed */
+    int ninflight;
+    int queued[GG_ORTHO_QUEUED], nqueued, qfirst; /* block numbers, oldest first */
+    unsigned char *block_run;   /* block k's output is complete */
     int grid_done, finished;
     double t_put, t_wait;       /* device thread: uploads, idle waits */
     double t_readers;           /* summed busy seconds of the readers */
@@ -527,10 +535,13 @@ static void upload_ready(pipe_t *p)
         pthread_mutex_unlock(&p->mu);
         const double t0 = wall();
         gg_status rc = GG_OK;
-        for (int k = 0; k < sc->nbands && rc == GG_OK; k++)
-            rc = gg_ortho_session_put_rows(p->sess, k, st->y0, st->rows,
-                                           (const char *)st->buf + (size_t)k * plane,
-                                           (size_t)sc->width);
+        for (int k = 0; k < sc->nbands && rc == GG_OK; k++) {
+            const void *rows = (const char *)st->buf + (size_t)k * plane;
+            rc = p->overlap ? gg_ortho_session_put_rows_async(p->sess, k, st->y0, st->rows, rows,
+                                                              (size_t)sc->width)
+                            : gg_ortho_session_put_rows(p->sess, k, st->y0, st->rows, rows,
+                                                        (size_t)sc->width);
+        }
         p->t_put += wall() - t0;
         pthread_mutex_lock(&p->mu);
         if (rc != GG_OK) {
@@ -539,10 +550,49 @@ static void upload_ready(pipe_t *p)
             p->error = 1;
         }
         st->state = STRIP_ON_DEVICE;
-        p->pool[p->npool++] = st->buf;
+        if (p->overlap) /* back to the pool once the copy queue has passed it */
+            p->inflight[p->ninflight++] = st->buf;
+        else
+            p->pool[p->npool++] = st->buf;
         st->buf = NULL;
         pthread_cond_broadcast(&p->cv);
     }
+}
+
+/* mu held: the strips whose uploads have landed go back to the pool. */
+static void release_inflight(pipe_t *p)
+{
+    while (p->ninflight > 0)
+        p->pool[p->npool++] = p->inflight[--p->ninflight];
+    pthread_cond_broadcast(&p->cv);
+}
+
+static int complete_oldest(pipe_t *p);
+
+/* Device thread, mu held, nothing to upload: instead of sleeping, it
+ * completes the oldest queued block or, when the readers are out of
+ * buffers, lets the queued uploads land.  1 when it did one (mu was
+ * released meanwhile), 0 when the caller should wait. */
+static int device_idle(pipe_t *p)
+{
+    if (p->nqueued > 0) {
+        pthread_mutex_unlock(&p->mu);
+        complete_oldest(p);
+        pthread_mutex_lock(&p->mu);
+        return 1;
+    }
+    if (p->ninflight > 0 && p->npool == 0) {
+        pthread_mutex_unlock(&p->mu);
+        const gg_status rc = gg_ortho_session_flush(p->sess);
+        pthread_mutex_lock(&p->mu);
+        if (rc != GG_OK && !p->error) {
+            snprintf(p->msg, sizeof p->msg, "%s", gg_context_last_error(p->ctx));
+            p->error = 1;
+        }
+        release_inflight(p);
+        return 1;
+    }
+    return 0;
 }
 
 /* Device thread: waits until rows [y0, y1) are on the device, uploading
@@ -556,7 +606,7 @@ static int wait_rows(pipe_t *p, int y0, int y1)
         upload_ready(p);
         if (p->error || rows_on_device(p, y0, y1))
             break;
-        if (p->nready == 0)
+        if (p->nready == 0 && !device_idle(p))
             pthread_cond_wait(&p->cv, &p->mu);
     }
     const int ok = !p->error;
@@ -649,21 +699,45 @@ static void *strip_reader(void *arg)
     return NULL;
 }
 
-/* Device part of one block from the resident source; more rows and a new
- * run when the kernel reports a tap outside the rows it had. */
-static int run_block_resident(pipe_t *p, block *b)
+/* The source rows block b's attempt needs: its planned window (0), a
+ * wider one (1), all rows (2). */
+static void attempt_rows(pipe_t *p, block *b, int attempt, int *y0, int *y1)
+{
+    if (attempt == 1)
+        ggo_block_window(p->sc, b, 64 + 4 * p->sc->step);
+    if (attempt == 2) {
+        *y0 = 0;
+        *y1 = p->sc->height;
+        return;
+    }
+    *y0 = b->sh > 0 ? b->sy0 : 0;
+    *y1 = b->sh > 0 ? b->sy0 + b->sh : 0;
+}
+
+static void note_miss(const pipe_t *p, const block *b)
+{
+    if (p->sc->o->verbose)
+        fprintf(stderr, "%s: block at row %d needed more source rows\n", PROG, b->y0);
+}
+
+/* Device part of one block from the resident source, run at once from
+ * attempt `first` (attempt_rows); more rows and a new run when the kernel
+ * reports a tap outside the rows it had. */
+static int run_block_resident(pipe_t *p, block *b, int first)
 {
     scene *sc = p->sc;
     const size_t ds = ggo_tsize(sc->dst_t);
     const size_t plane = (size_t)sc->out_w * b->rows;
-    b->dst = ggo_buffer_get(p->pin, p->dst_bytes);
+    if (!b->dst)
+        b->dst = ggo_buffer_get(p->pin, p->dst_bytes);
     if (!b->dst) {
         pipe_fail(p, "out of memory");
         return 0;
     }
     gg_ortho_grid g = {b->nodes, b->gnx, b->gny, sc->step};
-    int y0 = b->sh > 0 ? b->sy0 : 0, y1 = b->sh > 0 ? b->sy0 + b->sh : 0;
-    for (int attempt = 0; attempt < 3; attempt++) {
+    for (int attempt = first; attempt < 3; attempt++) {
+        int y0, y1;
+        attempt_rows(p, b, attempt, &y0, &y1);
         if (y1 > y0 && !wait_rows(p, y0, y1))
             return 0;
         int any_miss = 0;
@@ -680,19 +754,80 @@ static int run_block_resident(pipe_t *p, block *b)
         }
         if (!any_miss)
             return 1;
-        if (sc->o->verbose)
-            fprintf(stderr, "%s: block at row %d needed more source rows\n", PROG, b->y0);
-        if (attempt == 0) {
-            ggo_block_window(sc, b, 64 + 4 * sc->step);
-            y0 = b->sh > 0 ? b->sy0 : 0;
-            y1 = b->sh > 0 ? b->sy0 + b->sh : 0;
-        } else {
-            y0 = 0;
-            y1 = sc->height;
-        }
+        note_miss(p, b);
     }
     pipe_fail(p, "internal error: source rows still missing");
     return 0;
+}
+
+/* Device thread: block k's output is complete; run_done counts the
+ * complete blocks from the first (the writer writes in order). */
+static void block_finished(pipe_t *p, int k)
+{
+    pthread_mutex_lock(&p->mu);
+    p->block_run[k] = 1;
+    const int before = p->run_done;
+    while (p->run_done < p->nblocks && p->block_run[p->run_done])
+        p->run_done++;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    if (!p->sc->o->quiet && p->run_done > before)
+        GDALTermProgress((double)p->run_done / p->nblocks, NULL, NULL);
+}
+
+/* Device thread: the oldest queued block's download; a block that missed
+ * source rows runs again at once with more.  0 on error. */
+static int complete_oldest(pipe_t *p)
+{
+    const int k = p->queued[p->qfirst];
+    p->qfirst = (p->qfirst + 1) % GG_ORTHO_QUEUED;
+    p->nqueued--;
+    int missed = 0;
+    const gg_status rc = gg_ortho_session_wait(p->sess, &missed);
+    pthread_mutex_lock(&p->mu);
+    release_inflight(p);
+    pthread_mutex_unlock(&p->mu);
+    if (rc != GG_OK) {
+        pipe_fail(p, "%s", gg_context_last_error(p->ctx));
+        return 0;
+    }
+    if (missed) {
+        note_miss(p, &p->blocks[k]);
+        if (!run_block_resident(p, &p->blocks[k], 1))
+            return 0;
+    }
+    block_finished(p, k);
+    return 1;
+}
+
+/* Device thread: queues block k (all bands) once its rows are on the
+ * device, completing the oldest queued block first when the queue is
+ * full.  0 on error. */
+static int queue_block(pipe_t *p, int k)
+{
+    scene *sc = p->sc;
+    block *b = &p->blocks[k];
+    b->dst = ggo_buffer_get(p->pin, p->dst_bytes);
+    if (!b->dst) {
+        pipe_fail(p, "out of memory");
+        return 0;
+    }
+    int y0, y1;
+    attempt_rows(p, b, 0, &y0, &y1);
+    if (y1 > y0 && !wait_rows(p, y0, y1))
+        return 0;
+    if (p->nqueued == GG_ORTHO_QUEUED && !complete_oldest(p))
+        return 0;
+    gg_ortho_grid g = {b->nodes, b->gnx, b->gny, sc->step};
+    if (gg_ortho_session_queue_resident(p->sess, &g, y0, y1 - y0, b->dst, sc->dst_t, sc->out_w,
+                                        b->rows, (size_t)sc->out_w,
+                                        (size_t)sc->out_w * b->rows) != GG_OK) {
+        pipe_fail(p, "%s", gg_context_last_error(p->ctx));
+        return 0;
+    }
+    p->queued[(p->qfirst + p->nqueued) % GG_ORTHO_QUEUED] = k;
+    p->nqueued++;
+    return 1;
 }
 
 /* Readers: GG_ORTHO_READERS, else half the processors, 2 to 8. */
@@ -726,7 +861,10 @@ static int run_resident(pipe_t *p)
     p->queue = calloc((size_t)p->nstrips, sizeof(int));
     p->ready = calloc((size_t)p->nstrips, sizeof(int));
     p->pool = calloc((size_t)nbuf, sizeof(void *));
-    int ok = p->strips && p->queue && p->ready && p->pool;
+    p->inflight = calloc((size_t)nbuf, sizeof(void *));
+    p->block_run = calloc((size_t)p->nblocks, 1);
+    p->overlap = ggo_env_int("GG_ORTHO_OVERLAP", 1, 0, 1);
+    int ok = p->strips && p->queue && p->ready && p->pool && p->inflight && p->block_run;
     for (int i = 0; ok && i < p->nstrips; i++) {
         p->strips[i].y0 = i * srows;
         p->strips[i].rows = i * srows + srows <= sc->height ? srows : sc->height - i * srows;
@@ -759,19 +897,29 @@ static int run_resident(pipe_t *p)
             upload_ready(p);
             if (p->error || (p->grid_done > k && k - p->write_done < p->qdepth))
                 break;
-            if (p->nready == 0)
+            if (p->nready == 0 && !device_idle(p))
                 pthread_cond_wait(&p->cv, &p->mu);
         }
         pthread_mutex_unlock(&p->mu);
         p->t_wait += wall() - t0;
-        if (p->error || !run_block_resident(p, &p->blocks[k]))
+        if (p->error)
             break;
+        if (p->overlap) {
+            if (!queue_block(p, k))
+                break;
+        } else {
+            if (!run_block_resident(p, &p->blocks[k], 0))
+                break;
+            block_finished(p, k);
+        }
+    }
+    while (p->nqueued > 0 && !p->error && complete_oldest(p))
+        ;
+    if (p->ninflight > 0 || p->nqueued > 0) { /* a failure left copies in flight */
+        (void)gg_ortho_session_flush(p->sess);
         pthread_mutex_lock(&p->mu);
-        p->run_done = k + 1;
-        pthread_cond_broadcast(&p->cv);
+        release_inflight(p);
         pthread_mutex_unlock(&p->mu);
-        if (!p->sc->o->quiet)
-            GDALTermProgress((double)(k + 1) / p->nblocks, NULL, NULL);
     }
     pthread_mutex_lock(&p->mu);
     p->finished = 1;
@@ -794,6 +942,10 @@ static int run_resident(pipe_t *p)
     free(p->queue);
     free(p->ready);
     free(p->pool);
+    free(p->inflight);
+    free(p->block_run);
+    p->inflight = NULL;
+    p->block_run = NULL;
     p->strips = NULL;
     p->queue = p->ready = NULL;
     p->pool = NULL;

@@ -778,7 +778,90 @@ static void test_resident(gg_context *ctx, const char *dev)
     for (int i = 0; i < OW * OH; i++)
         nonzero += a[i] != 0;
     CHECK(nonzero > OW * OH / 3, "%s: resident comparison on an almost empty image", dev);
+    /* queued: strips queued up the copy queue in shuffled order, blocks
+     * queued two at a time (the second's kernel beside the first's
+     * download): the same bytes; every fourth block given rows 40..49
+     * only reports its miss at its wait */
+    memset(b, 0, sizeof(float) * OW * OH);
+    CHECK(gg_ortho_session_set_source(s, GG_ORTHO_FLOAT32, SW, SH, 1) == GG_OK,
+          "%s: set_source again: %s", dev, gg_context_last_error(ctx));
+    for (int i = 0; i < nstrips; i++) {
+        const int y0 = order[nstrips - 1 - i] * 7, n = y0 + 7 <= SH ? 7 : SH - y0;
+        CHECK(gg_ortho_session_put_rows_async(s, 0, y0, n, g_src + (size_t)y0 * SW, SW) == GG_OK,
+              "%s: put_rows_async %d: %s", dev, y0, gg_context_last_error(ctx));
+    }
+    {
+        /* jobs: every block with all rows; before every fourth, the same
+         * block with rows 40..49 only (into a scratch block) */
+        enum { BH = 16, NBLK = (OH + BH - 1) / BH };
+        int job_k[2 * NBLK], job_few[2 * NBLK], njobs = 0;
+        for (int k = 0; k < NBLK; k++) {
+            if (k % 4 == 3) {
+                job_k[njobs] = k;
+                job_few[njobs++] = 1;
+            }
+            job_k[njobs] = k;
+            job_few[njobs++] = 0;
+        }
+        double *grids[GG_ORTHO_QUEUED] = {0};
+        float *few = calloc((size_t)OW * BH, 4);
+        int queued[GG_ORTHO_QUEUED], nq = 0, head = 0, misses = 0, wrong = 0, ok = 1;
+        for (int j = 0; j <= njobs && ok; j++) {
+            /* the oldest completes when the queue is full, and all at the end */
+            while (ok && nq > 0 && (nq == GG_ORTHO_QUEUED || j == njobs)) {
+                int missed = -1;
+                ok = gg_ortho_session_wait(s, &missed) == GG_OK;
+                misses += missed == 1;
+                wrong += missed != job_few[queued[head]];
+                head = (head + 1) % GG_ORTHO_QUEUED;
+                nq--;
+            }
+            if (j == njobs || !ok)
+                break;
+            const int y0 = job_k[j] * BH, h = y0 + BH <= OH ? BH : OH - y0;
+            const int slot = (head + nq) % GG_ORTHO_QUEUED;
+            int nx, ny;
+            free(grids[slot]); /* its block has completed */
+            grids[slot] = make_grid(y0, h, 8, &nx, &ny);
+            gg_ortho_grid grid = {grids[slot], nx, ny, 8};
+            ok = gg_ortho_session_queue_resident(
+                     s, &grid, job_few[j] ? 40 : 0, job_few[j] ? 10 : SH,
+                     job_few[j] ? few : b + (size_t)y0 * OW, GG_ORTHO_FLOAT32, OW, h, OW,
+                     (size_t)OW * h) == GG_OK;
+            queued[slot] = j;
+            nq++;
+        }
+        CHECK(ok, "%s: queued blocks: %s", dev, gg_context_last_error(ctx));
+        CHECK(wrong == 0 && misses == NBLK / 4, "%s: queued blocks: %d misses, %d wrong", dev,
+              misses, wrong);
+        for (int i = 0; i < GG_ORTHO_QUEUED; i++)
+            free(grids[i]);
+        free(few);
+    }
+    CHECK(memcmp(a, b, sizeof(float) * OW * OH) == 0,
+          "%s: queued and windowed blocks give different bytes", dev);
     /* bad calls */
+    {
+        int nx, ny, missed = 0;
+        double *g = make_grid(0, 8, 8, &nx, &ny);
+        gg_ortho_grid grid = {g, nx, ny, 8};
+        CHECK(gg_ortho_session_wait(s, &missed) == GG_ERR_ARGUMENT,
+              "%s: wait with no block queued", dev);
+        for (int i = 0; i < GG_ORTHO_QUEUED; i++)
+            CHECK(gg_ortho_session_queue_resident(s, &grid, 0, SH, b, GG_ORTHO_FLOAT32, OW, 8, OW,
+                                                  (size_t)OW * 8) == GG_OK,
+                  "%s: queue %d", dev, i);
+        CHECK(gg_ortho_session_queue_resident(s, &grid, 0, SH, b, GG_ORTHO_FLOAT32, OW, 8, OW,
+                                              (size_t)OW * 8) == GG_ERR_ARGUMENT,
+              "%s: more blocks queued than GG_ORTHO_QUEUED", dev);
+        CHECK(gg_ortho_session_queue_resident(s, &grid, 0, SH + 1, b, GG_ORTHO_FLOAT32, OW, 8,
+                                              OW, (size_t)OW * 8) == GG_ERR_ARGUMENT,
+              "%s: queued rows past the source", dev);
+        for (int i = 0; i < GG_ORTHO_QUEUED; i++)
+            CHECK(gg_ortho_session_wait(s, &missed) == GG_OK && !missed, "%s: wait %d", dev, i);
+        CHECK(gg_ortho_session_flush(s) == GG_OK, "%s: flush", dev);
+        free(g);
+    }
     CHECK(gg_ortho_session_put_rows(s, 1, 0, 1, g_src, SW) == GG_ERR_ARGUMENT,
           "%s: put_rows into a band that does not exist", dev);
     CHECK(gg_ortho_session_put_rows(s, 0, SH - 1, 2, g_src, SW) == GG_ERR_ARGUMENT,

@@ -363,7 +363,9 @@ def test_pipelines_give_the_same_bytes(gg, synth, device):
     strips, uploaded once) and the per-block source windows give the same
     bytes, whatever the strip height, block height and readers; a first
     window too narrow (GG_ORTHO_MARGIN) makes blocks run again with more rows
-    and still gives the same bytes; and the result matches gdalwarp."""
+    and still gives the same bytes; queued blocks (copies beside kernels,
+    the default) give the blocking run's bytes, also when a block needs more
+    strips than the readers have buffers; and the result matches gdalwarp."""
     d = synth["dir"]
     dev = device
     src, dem = synth["UInt16"], synth["dem4326"]
@@ -376,6 +378,11 @@ def test_pipelines_give_the_same_bytes(gg, synth, device):
         "resident_retry": {"GG_ORTHO_SOURCE": "resident", "GG_ORTHO_STRIP_ROWS": "5",
                            "GG_ORTHO_MARGIN": "-6", "GG_ORTHO_BLOCK_ROWS": "24"},
         "window_retry": {"GG_ORTHO_SOURCE": "window", "GG_ORTHO_MARGIN": "-6"},
+        "resident_blocking": {"GG_ORTHO_SOURCE": "resident", "GG_ORTHO_OVERLAP": "0",
+                              "GG_ORTHO_STRIP_ROWS": "7", "GG_ORTHO_BLOCK_ROWS": "16"},
+        "resident_few_buffers_retry": {"GG_ORTHO_SOURCE": "resident", "GG_ORTHO_READERS": "1",
+                                       "GG_ORTHO_STRIP_ROWS": "2", "GG_ORTHO_MARGIN": "-6",
+                                       "GG_ORTHO_BLOCK_ROWS": "40"},
     }
     arrays = {}
     for name, env in runs.items():

@@ -242,18 +242,21 @@ def test_multiband_nodata_cpu_and_opencl_agree(gg, scenes, mode, r):
 
 
 @pytest.mark.parametrize("mode", ["one", "own"])
-def test_multiband_window_pipeline_is_resident(gg, scenes, tmp_path, mode):
+def test_multiband_window_pipeline_is_resident(gg, scenes, tmp_path, mode, device):
     """The windowed source (all bands of a window uploaded together) gives
-    the resident source's bytes, with small blocks and margins so that
-    blocks are re-run with wider windows."""
+    the resident source's bytes, queued (every band of a block in one queued
+    block) or blocking, with small blocks and margins so that blocks are
+    re-run with wider windows."""
     dem, src = scenes["dem"], scenes[(mode, "UInt16", 4)]
     args, _ = nodata_args(mode, 4)
     outs = []
-    for how in ("window", "resident"):
-        o = tmp_path / f"{how}.tif"
-        gg.run("gdal_ortho", "-q", "-device", "cpu", "-dem", str(dem), "-r", "cubic", *args, *UTM,
-               str(src), str(o), env={"GG_ORTHO_SOURCE": how, "GG_ORTHO_BLOCK_ROWS": "64",
-                                      "GG_ORTHO_MARGIN": "1"})
+    for how, overlap in (("window", "1"), ("resident", "1"), ("resident", "0")):
+        o = tmp_path / f"{how}_{overlap}.tif"
+        gg.run("gdal_ortho", "-q", "-device", device, "-dem", str(dem), "-r", "cubic", *args,
+               *UTM, str(src), str(o),
+               env={"GG_ORTHO_SOURCE": how, "GG_ORTHO_BLOCK_ROWS": "64", "GG_ORTHO_MARGIN": "1",
+                    "GG_ORTHO_OVERLAP": overlap})
         outs.append(read_all(o)[0])
     assert np.array_equal(outs[0], outs[1])
+    assert np.array_equal(outs[0], outs[2])
     assert (outs[0] != 1999).sum() > 0.3 * outs[0].size
