@@ -246,6 +246,10 @@ typedef struct pipe {
     int ninflight;
     int queued[GG_ORTHO_QUEUED], nqueued, qfirst; /* block numbers, oldest first */
     unsigned char *block_run;   /* block k's output is complete */
+    /* the host stages (resident_start .. resident_stop) */
+    int grid_ahead;             /* blocks the grid thread runs ahead of the device */
+    pthread_t tg, tw, tr[64];
+    int nr, have_tg, have_tw, started;
     int grid_done, finished;
     double t_put, t_wait;       /* device thread: uploads, idle waits */
     double t_readers;           /* summed busy seconds of the readers */
@@ -481,7 +485,13 @@ static int resident_source(const scene *sc, gg_context *ctx)
  * was given, so the result never depends on the planning: a block that
  * missed is run again with more rows (finally all of them). */
 
+/* Blocks the grid thread may run ahead of the device: at least
+ * GRID_AHEAD, and as many as GRID_AHEAD_MB of grids hold (an 8192^2 scene's
+ * 34 grids take 48 MB): the grid thread (PROJ, about 0.45 ms a block of an
+ * 8192^2 scene) starts with the scene's set-up done, before its turn at the
+ * device, and should not hold that turn up. */
 #define GRID_AHEAD 16
+#define GRID_AHEAD_MB 64
 
 enum { STRIP_IDLE, STRIP_QUEUED, STRIP_READING, STRIP_READ, STRIP_ON_DEVICE };
 
@@ -621,7 +631,7 @@ static void *grid_thread(void *arg)
     scene *sc = p->sc;
     CPLPushErrorHandlerEx(keep_error, p->run);
     for (int k = 0; k < p->nblocks; k++) {
-        if (!wait_for(p, &p->run_done, k - GRID_AHEAD + 1))
+        if (!wait_for(p, &p->run_done, k - p->grid_ahead + 1))
             break;
         block *b = &p->blocks[k];
         const double t0 = wall();
@@ -840,9 +850,11 @@ static int reader_count(void)
     return n < 2 ? 2 : n > 8 ? 8 : (int)n;
 }
 
-/* Runs every block with the source resident on the device.  0 on error
- * (p->msg says why). */
-static int run_resident(pipe_t *p)
+/* The resident pipeline's host stages: strip table, staging pool and
+ * threads (grid, writer, readers).  They need no device, so a batch starts
+ * them once the scene is set up, before its turn: the first grids and
+ * strips are then ready when the device comes.  0 on error (p->msg). */
+static int resident_start(pipe_t *p)
 {
     scene *sc = p->sc;
     const size_t ss = ggo_tsize(sc->src_t);
@@ -857,6 +869,10 @@ static int run_resident(pipe_t *p)
     p->nstrips = (sc->height + srows - 1) / srows;
     const int nreaders = reader_count();
     const int nbuf = 2 * nreaders + 2;
+    const double grid_mb = (double)((sc->out_w - 1) / sc->step + 4) *
+                           ((p->rows - 1) / sc->step + 4) * GG_ORTHO_PLANES * 8.0 / 1048576.0;
+    const double fit = GRID_AHEAD_MB / (grid_mb > 0 ? grid_mb : 1.0);
+    p->grid_ahead = fit > p->nblocks ? p->nblocks : fit > GRID_AHEAD ? (int)fit : GRID_AHEAD;
     p->strips = calloc((size_t)p->nstrips, sizeof(strip));
     p->queue = calloc((size_t)p->nstrips, sizeof(int));
     p->ready = calloc((size_t)p->nstrips, sizeof(int));
@@ -874,21 +890,66 @@ static int run_resident(pipe_t *p)
         ok = p->pool[i] != NULL;
         p->npool += ok;
     }
+    p->started = 1;
     if (!ok) {
-        snprintf(p->msg, sizeof p->msg, "out of memory for the read buffers");
-        p->error = 1;
+        pipe_fail(p, "out of memory for the read buffers");
+        return 0;
     }
-    pthread_t tg, tw, tr[64];
-    int nr = 0, have_tg = 0, have_tw = 0;
-    if (!p->error) {
-        have_tg = pthread_create(&tg, NULL, grid_thread, p) == 0;
-        have_tw = pthread_create(&tw, NULL, writer, p) == 0;
-        for (; nr < nreaders; nr++)
-            if (pthread_create(&tr[nr], NULL, strip_reader, p) != 0)
-                break;
-        if (!have_tg || !have_tw || nr == 0)
-            pipe_fail(p, "cannot start the pipeline threads");
-    }
+    p->have_tg = pthread_create(&p->tg, NULL, grid_thread, p) == 0;
+    p->have_tw = pthread_create(&p->tw, NULL, writer, p) == 0;
+    for (p->nr = 0; p->nr < nreaders; p->nr++)
+        if (pthread_create(&p->tr[p->nr], NULL, strip_reader, p) != 0)
+            break;
+    if (!p->have_tg || !p->have_tw || p->nr == 0)
+        pipe_fail(p, "cannot start the pipeline threads");
+    return !p->error;
+}
+
+/* Stops and joins the host stages (after the device part, or instead of
+ * it on a failure) and frees what resident_start made. */
+static void resident_stop(pipe_t *p)
+{
+    if (!p->started)
+        return;
+    /* the grid thread and the writer wait for blocks that will not run */
+    if (p->run_done < p->nblocks)
+        pipe_fail(p, "stopped");
+    pthread_mutex_lock(&p->mu);
+    p->finished = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->nr; i++)
+        pthread_join(p->tr[i], NULL);
+    if (p->have_tg)
+        pthread_join(p->tg, NULL);
+    if (p->have_tw)
+        pthread_join(p->tw, NULL);
+    p->nr = p->have_tg = p->have_tw = 0;
+    for (int i = 0; i < p->nstrips && p->strips; i++)
+        if (p->strips[i].buf)
+            p->pool[p->npool++] = p->strips[i].buf;
+    for (int i = 0; i < p->npool; i++)
+        ggo_buffer_put(p->pool[i]);
+    free(p->strips);
+    free(p->queue);
+    free(p->ready);
+    free(p->pool);
+    free(p->inflight);
+    free(p->block_run);
+    p->inflight = NULL;
+    p->block_run = NULL;
+    p->strips = NULL;
+    p->queue = p->ready = NULL;
+    p->pool = NULL;
+    p->npool = p->ninflight = 0;
+    p->started = 0;
+}
+
+/* The device part of the resident pipeline (p->sess holds the source):
+ * every block, then the device goes to the next scene (device_done)
+ * while the writer drains.  0 on error (p->msg says why). */
+static int run_resident(pipe_t *p)
+{
     for (int k = 0; k < p->nblocks && !p->error; k++) {
         /* the block's grid, and room in the output queue; meanwhile upload */
         const double t0 = wall();
@@ -927,28 +988,7 @@ static int run_resident(pipe_t *p)
     pthread_mutex_unlock(&p->mu);
     if (p->device_done) /* no more uploads or kernels: the device can go */
         p->device_done(p);
-    for (int i = 0; i < nr; i++)
-        pthread_join(tr[i], NULL);
-    if (have_tg)
-        pthread_join(tg, NULL);
-    if (have_tw)
-        pthread_join(tw, NULL);
-    for (int i = 0; i < p->nstrips && p->strips; i++)
-        if (p->strips[i].buf)
-            p->pool[p->npool++] = p->strips[i].buf;
-    for (int i = 0; i < p->npool; i++)
-        ggo_buffer_put(p->pool[i]);
-    free(p->strips);
-    free(p->queue);
-    free(p->ready);
-    free(p->pool);
-    free(p->inflight);
-    free(p->block_run);
-    p->inflight = NULL;
-    p->block_run = NULL;
-    p->strips = NULL;
-    p->queue = p->ready = NULL;
-    p->pool = NULL;
+    resident_stop(p);
     return !p->error;
 }
 
@@ -961,6 +1001,7 @@ static int run_resident(pipe_t *p)
 typedef struct device_start {
     const char *device;
     pthread_t th;
+    pthread_mutex_t mu; /* joined: the scenes of a batch wait for it at once */
     int joined;
     gg_status st;
     gg_context *ctx;
@@ -981,6 +1022,7 @@ static void device_begin(device_start *d, const char *device)
 {
     memset(d, 0, sizeof *d);
     d->device = device;
+    pthread_mutex_init(&d->mu, NULL);
     if (pthread_create(&d->th, NULL, device_start_main, d) != 0) {
         device_start_main(d);
         d->joined = 1;
@@ -990,10 +1032,12 @@ static void device_begin(device_start *d, const char *device)
 /* The context, or NULL when the device could not start (d->err says why). */
 static gg_context *device_wait(device_start *d)
 {
+    pthread_mutex_lock(&d->mu);
     if (!d->joined) {
         pthread_join(d->th, NULL);
         d->joined = 1;
     }
+    pthread_mutex_unlock(&d->mu);
     return d->st == GG_OK ? d->ctx : NULL;
 }
 
@@ -1192,6 +1236,93 @@ static void release_device(pipe_t *p)
     pass_turn(p->job, 0);
 }
 
+/* The scene's blocks (rows from free device memory), the pipeline's
+ * state and, for a resident source, its host stages, started at once
+ * (resident_start).  0, else 1 with why set. */
+static int plan_scene(pipe_t *p, scene *sc, gg_context *ctx, const options *o, scene_job *job,
+                      GDALDatasetH out, char *why, size_t len)
+{
+    const double src_per_dst =
+        fmax(1.0, (double)sc->width * sc->height / ((double)sc->out_w * sc->out_h)) * 2.0;
+    int rows = 0;
+    if (gg_plan_rows(ctx, sc->out_w, sc->out_h,
+                     gg_ortho_bytes_per_pixel(sc->src_t, sc->dst_t, src_per_dst) * sc->nbands, 0,
+                     &rows) != GG_OK) {
+        snprintf(why, len, "%s", gg_context_last_error(ctx));
+        return 1;
+    }
+    /* the resident source: at least 32 blocks, so that reading,
+     * running and writing overlap finely */
+    p->resident = resident_source(sc, ctx);
+    const int cap = (sc->out_h + (p->resident ? 31 : 7)) / (p->resident ? 32 : 8);
+    rows = rows < cap ? rows : cap;
+    rows = rows < 16 ? (sc->out_h < 16 ? sc->out_h : 16) : rows;
+    const long host_cap = (256L << 20) / ((long)sc->out_w * 8 * sc->nbands);
+    if (host_cap >= 16 && rows > host_cap)
+        rows = (int)host_cap;
+    /* whole grid steps: the grid nodes are then the same output pixels
+     * whatever the block height, so the result does not depend on the
+     * device memory or the pipeline */
+    rows = rows < sc->step ? sc->step : rows / sc->step * sc->step;
+    if (getenv("GG_ORTHO_BLOCK_ROWS") && atoi(getenv("GG_ORTHO_BLOCK_ROWS")) > 0)
+        rows = atoi(getenv("GG_ORTHO_BLOCK_ROWS")); /* tests */
+    rows = rows > sc->out_h ? sc->out_h : rows;
+    p->rows = rows;
+    p->nblocks = (sc->out_h + rows - 1) / rows;
+    p->dst_bytes = (size_t)sc->out_w * (size_t)rows * ggo_tsize(sc->dst_t) * (size_t)sc->nbands;
+    p->sc = sc;
+    p->run = &job->run;
+    p->ctx = ctx;
+    p->pin = o->pinned ? ctx : NULL;
+    p->wds = out;
+    p->lon_ref = sc->rpc.long_off;
+    p->job = job;
+    p->device_done = release_device;
+    p->left_at_release = -1;
+    if (getenv("GG_ORTHO_WRITE_DELAY_MS"))
+        p->write_delay_us = 1000L * atoi(getenv("GG_ORTHO_WRITE_DELAY_MS"));
+    p->blocks = calloc((size_t)p->nblocks, sizeof(block));
+    if (!p->blocks) {
+        snprintf(why, len, "out of memory");
+        return 1;
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    for (int k = 0; k < p->nblocks; k++) {
+        p->blocks[k].y0 = k * p->rows;
+        p->blocks[k].rows =
+            k * p->rows + p->rows <= sc->out_h ? p->rows : sc->out_h - k * p->rows;
+    }
+    p->qdepth = QDEPTH;
+    if (p->resident && p->dst_bytes > 0) {
+        const size_t q = queue_bytes() / p->dst_bytes;
+        if (q > (size_t)p->qdepth)
+            p->qdepth = q < (size_t)p->nblocks ? (int)q : p->nblocks;
+    }
+    if (p->resident && !resident_start(p)) {
+        snprintf(why, len, "%s", p->msg);
+        return 1;
+    }
+    return 0;
+}
+
+/* The pipeline's blocks and state, on a failure before it ran or after. */
+static void unplan_scene(pipe_t *p)
+{
+    if (!p->blocks)
+        return;
+    resident_stop(p);
+    for (int k = 0; k < p->nblocks; k++) {
+        free(p->blocks[k].nodes);
+        free(p->blocks[k].src);
+        ggo_buffer_put(p->blocks[k].dst);
+    }
+    free(p->blocks);
+    p->blocks = NULL;
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+}
+
 static int process_scene(scene_job *job)
 {
     orun *run = &job->run;
@@ -1232,6 +1363,11 @@ static int process_scene(scene_job *job)
         }
     }
     t_ready = wall(); /* set-up and output file done: ready for the device */
+    /* the blocks, and the pipeline's host stages (grids, first strips)
+     * started before the turn; the first scene waits here for the device
+     * to start, as it would in its turn */
+    if (!why_not[0] && (ctx = device_wait(dev)) != NULL)
+        plan_scene(&p, &sc, ctx, o, job, out, why_not, sizeof why_not);
     if (!take_turn(job)) {
         rc = SCENE_STOPPED;
         goto done;
@@ -1281,66 +1417,23 @@ static int process_scene(scene_job *job)
     }
     t_sess_s = wall() - t_sess0;
 
-    /* blocks: rows from free device memory, at least 8 blocks for overlap */
-    {
-        const double src_per_dst =
-            fmax(1.0, (double)sc.width * sc.height / ((double)sc.out_w * sc.out_h)) * 2.0;
-        int rows = 0;
-        if (gg_plan_rows(ctx, sc.out_w, sc.out_h,
-                         gg_ortho_bytes_per_pixel(sc.src_t, sc.dst_t, src_per_dst) * sc.nbands,
-                         0, &rows) != GG_OK) {
-            fail(run, src_name, "%s", gg_context_last_error(ctx));
-            goto done;
-        }
-        /* the resident source: at least 32 blocks, so that reading,
-         * running and writing overlap finely */
-        p.resident = resident_source(&sc, ctx);
-        const int cap = (sc.out_h + (p.resident ? 31 : 7)) / (p.resident ? 32 : 8);
-        rows = rows < cap ? rows : cap;
-        rows = rows < 16 ? (sc.out_h < 16 ? sc.out_h : 16) : rows;
-        const long host_cap = (256L << 20) / ((long)sc.out_w * 8 * sc.nbands);
-        if (host_cap >= 16 && rows > host_cap)
-            rows = (int)host_cap;
-        /* whole grid steps: the grid nodes are then the same output pixels
-         * whatever the block height, so the result does not depend on the
-         * device memory or the pipeline */
-        rows = rows < sc.step ? sc.step : rows / sc.step * sc.step;
-        if (getenv("GG_ORTHO_BLOCK_ROWS") && atoi(getenv("GG_ORTHO_BLOCK_ROWS")) > 0)
-            rows = atoi(getenv("GG_ORTHO_BLOCK_ROWS")); /* tests */
-        rows = rows > sc.out_h ? sc.out_h : rows;
-        p.rows = rows;
-        p.nblocks = (sc.out_h + rows - 1) / rows;
-        p.dst_bytes = (size_t)sc.out_w * (size_t)rows * ggo_tsize(sc.dst_t) * (size_t)sc.nbands;
-    }
-    p.sc = &sc;
-    p.run = run;
-    p.ctx = ctx;
-    p.pin = o->pinned ? ctx : NULL;
     p.sess = sess;
-    p.wds = out;
-    p.lon_ref = sc.rpc.long_off;
-    p.job = job;
-    p.device_done = release_device;
-    p.left_at_release = -1;
-    if (getenv("GG_ORTHO_WRITE_DELAY_MS"))
-        p.write_delay_us = 1000L * atoi(getenv("GG_ORTHO_WRITE_DELAY_MS"));
-    rds = GDALOpen(src_name, GA_ReadOnly);
-    p.rds = rds ? rds : sc.src;
-    p.blocks = calloc((size_t)p.nblocks, sizeof(block));
-    pthread_mutex_init(&p.mu, NULL);
-    pthread_cond_init(&p.cv, NULL);
-    for (int k = 0; k < p.nblocks; k++) {
-        p.blocks[k].y0 = k * p.rows;
-        p.blocks[k].rows = k * p.rows + p.rows <= sc.out_h ? p.rows : sc.out_h - k * p.rows;
-    }
     if (p.resident &&
-        gg_ortho_session_set_source(sess, sc.src_t, sc.width, sc.height, sc.nbands) != GG_OK)
-        p.resident = 0; /* refused after all: the windowed pipeline */
-    p.qdepth = QDEPTH;
-    if (p.resident && p.dst_bytes > 0) {
-        const size_t q = queue_bytes() / p.dst_bytes;
-        if (q > (size_t)p.qdepth)
-            p.qdepth = q < (size_t)p.nblocks ? (int)q : p.nblocks;
+        gg_ortho_session_set_source(sess, sc.src_t, sc.width, sc.height, sc.nbands) != GG_OK) {
+        /* refused after all: the windowed pipeline, from the start */
+        resident_stop(&p);
+        for (int k = 0; k < p.nblocks; k++) {
+            free(p.blocks[k].nodes);
+            p.blocks[k].nodes = NULL;
+        }
+        p.resident = p.error = p.finished = 0;
+        p.grid_done = p.run_done = p.write_done = 0;
+        p.qdepth = QDEPTH;
+        p.msg[0] = 0;
+    }
+    if (!p.resident) {
+        rds = GDALOpen(src_name, GA_ReadOnly);
+        p.rds = rds ? rds : sc.src;
     }
     if (o->g.verbose)
         fprintf(stderr, "%s: %s: %d blocks of %d rows, source %s, up to %d blocks queued for "
@@ -1380,21 +1473,14 @@ static int process_scene(scene_job *job)
                     "pipeline wall %.3f s\n",
                     PROG, p.t_grid, p.t_read, p.t_write, wall() - t_pipe);
     }
-    for (int k = 0; k < p.nblocks; k++) {
-        free(p.blocks[k].nodes);
-        free(p.blocks[k].src);
-        ggo_buffer_put(p.blocks[k].dst);
-    }
-    free(p.blocks);
-    p.blocks = NULL;
-    pthread_mutex_destroy(&p.mu);
-    pthread_cond_destroy(&p.cv);
+    const int pipe_failed = p.error;
+    unplan_scene(&p);
     /* the device is free: the next scene's pipeline starts while this one
      * closes its output */
     gg_ortho_session_destroy(sess);
     sess = NULL;
     pass_turn(job, 0);
-    if (p.error) {
+    if (pipe_failed) {
         fail(run, src_name, "%s", p.msg);
         goto done;
     }
@@ -1456,6 +1542,7 @@ done:
         gg_app_discard_output(drv, tmp);
         CPLFree(tmp);
     }
+    unplan_scene(&p); /* stops a pipeline started before a failure */
     gg_ortho_session_destroy(sess);
     pass_turn(job, rc == SCENE_NO_DEVICE);
     if (rds)
@@ -1519,6 +1606,7 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     }
     device_start dev;
     memset(&dev, 0, sizeof dev);
+    pthread_mutex_init(&dev.mu, NULL);
     dev.joined = 1;
     dev.st = GG_ERR_UNAVAILABLE;
     if (given) { /* the caller's context: nothing to start, nothing to destroy */
