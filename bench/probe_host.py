@@ -4,7 +4,8 @@ down with?  The host side of geogpu.distributed's tasks, taken apart: first
 touch of fresh anonymous memory (4 KiB pages, MAP_POPULATE, transparent huge
 pages), copies in memory already touched, page-cache reads and writes
 (tmpfs, the disk's filesystem, /dev/null), GDAL window reads of a
-pixel-interleaved stack, arithmetic alone (spin: the cores' clock), and gdal_ortho itself (its GG_ORTHO_TIMING split)
+pixel-interleaved stack, arithmetic alone (spin: the cores' clock), a batch's
+scene reads and writes alone (scenes_<dir>, --scenes), and gdal_ortho itself (its GG_ORTHO_TIMING split)
 plain, with staggered starts, pinned to disjoint processors (taskset), with
 2 CUDA staging-copy threads, and with Dask's MALLOC_TRIM_THRESHOLD_=65536.  Each test runs in 1,
 2, 4 ... processes at once (released together by a barrier); it prints each
@@ -127,6 +128,8 @@ def _test(name, nbytes, rank, opts):
         if path != "/dev/null":
             os.unlink(path)
         return dt
+    if name.startswith("scenes_"):
+        return _scene_io(opts["dirs"][name[7:]], nbytes, rank, opts)
     if name.startswith("gdal_"):
         from osgeo import gdal
         stack, rows = opts["stack"], opts["rows"]
@@ -146,6 +149,60 @@ def _test(name, nbytes, rank, opts):
         ds.ReadAsArray(0, y0, W, rows, buf_type=gdal.GDT_CFloat32, buf_obj=into)
         return time.perf_counter() - t
     raise ValueError(name)
+
+
+def _scene_io(d, nbytes, rank, opts):
+    """A batch's host I/O with no compute and no device: `scenes` scenes of
+    nbytes each, their 4 MiB strips read (pread) by 8 threads into buffers
+    of their own, while 2 threads write each scene's output (1.07 x nbytes,
+    4 MiB pwrites into a new file), as gdal_ortho's readers and writers do.
+    Returns the seconds for all of it: the most scenes/s the host's memory
+    and page cache leave a batch."""
+    scenes, strip = opts["scenes"], 4 << 20
+    src = os.path.join(d, f"probe_scene_{os.getpid()}_{rank}.bin")
+    with open(src, "wb") as f:
+        f.write(np.ones(nbytes, np.uint8))
+    out_bytes = int(nbytes * 1.07)
+    jobs = [(i, off) for i in range(scenes) for off in range(0, nbytes, strip)]
+    outs = [os.path.join(d, f"probe_out_{os.getpid()}_{rank}_{i}.bin") for i in range(scenes)]
+    lock = threading.Lock()
+
+    def reader():
+        buf = np.ones(strip, np.uint8)
+        fd = os.open(src, os.O_RDONLY)
+        while True:
+            with lock:
+                if not jobs:
+                    break
+                _, off = jobs.pop()
+            os.preadv(fd, [memoryview(buf)[:min(strip, nbytes - off)]], off)
+        os.close(fd)
+
+    todo = list(outs)
+
+    def writer():
+        buf = np.ones(strip, np.uint8)
+        while True:
+            with lock:
+                if not todo:
+                    break
+                path = todo.pop()
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            for off in range(0, out_bytes, strip):
+                os.pwrite(fd, memoryview(buf)[:min(strip, out_bytes - off)], off)
+            os.close(fd)
+
+    ts = [threading.Thread(target=reader) for _ in range(8)]
+    ts += [threading.Thread(target=writer) for _ in range(2)]
+    t = time.perf_counter()
+    for th in ts:
+        th.start()
+    for th in ts:
+        th.join()
+    dt = time.perf_counter() - t
+    for path in outs + [src]:
+        os.unlink(path)
+    return dt
 
 
 def _child(name, nbytes, rank, opts, barrier, q):
@@ -172,6 +229,10 @@ def concurrent(name, nprocs, nbytes, opts):
     secs = sorted(s for _, s, _ in out)
     if name == "spin":
         return f"{name:22s} N={nprocs}: per process {secs[0]:.3f}-{secs[-1]:.3f} s"
+    if name.startswith("scenes_"):
+        n = opts["scenes"]
+        return (f"{name:22s} N={nprocs}: {n} scenes of {nbytes / 1e6:.0f} MB a process in "
+                f"{secs[0]:.3f}-{secs[-1]:.3f} s: {nprocs * n / secs[-1]:.1f} scenes/s together")
     gb = nbytes / 1e9
     return (f"{name:22s} N={nprocs}: per process {secs[0]:.3f}-{secs[-1]:.3f} s "
             f"({gb / secs[-1]:.2f}-{gb / secs[0]:.2f} GB/s each, "
@@ -259,11 +320,14 @@ def main():
     ap.add_argument("--stagger", type=float, default=0.35,
                     help="seconds between the gdal_ortho starts of the 'stagger' variant")
     ap.add_argument("--skip-memory", action="store_true")
+    ap.add_argument("--scenes", type=int, default=0,
+                    help="scenes_<dir> tests: this many scenes a process (--scene-mb each)")
+    ap.add_argument("--scene-mb", type=float, default=134.2)
     a = ap.parse_args()
     sysinfo()
     dirs = {d.strip("/").replace("/", "-") or "root": d for d in a.dirs.split(",")}
     dirs["null"] = "null"
-    opts = {"dirs": dirs, "stack": a.stack, "rows": a.rows}
+    opts = {"dirs": dirs, "stack": a.stack, "rows": a.rows, "scenes": a.scenes}
     procs = [int(v) for v in a.procs.split(",")]
     nbytes = a.mib << 20
     tests = ["spin", "touch_fresh_4k", "touch_fresh_4k_8thr", "touch_fresh_thp", "map_populate",
@@ -272,6 +336,8 @@ def main():
     tests += ["write_null"]
     if a.stack:
         tests += ["gdal_fresh", "gdal_reused", "gdal_vmem"]
+    if a.scenes:
+        tests += [f"scenes_{d}" for d in dirs if d != "null"]
     if a.tests:
         tests = [t for t in tests if any(t.startswith(x) for x in a.tests.split(","))]
     gdal_bytes = nbytes
@@ -283,8 +349,9 @@ def main():
     if not a.skip_memory:
         for t in tests:
             for n in procs:
-                print(concurrent(t, n, gdal_bytes if t.startswith("gdal_") else nbytes, opts),
-                      flush=True)
+                size = (gdal_bytes if t.startswith("gdal_") else
+                        int(a.scene_mb * 1e6) if t.startswith("scenes_") else nbytes)
+                print(concurrent(t, n, size, opts), flush=True)
     if a.ortho_dir:
         ortho_concurrency(a)
     return 0

@@ -1561,17 +1561,18 @@ static void *scene_main(void *arg)
 }
 
 /* Scenes in flight at once: the one on the device and the next ones
- * setting up (GG_ORTHO_AHEAD, default 2; 0: one after the other).  One
- * set-up (mostly gdalwarp's output grid, on one thread) takes longer than
- * a scene's turn at the device, so with one ahead the device waits for it:
- * two make a Dask worker on one H200 16-20 % faster (38-39 -> 45-46
- * scenes/s; 2 GPUs 67-69 -> 70-73; bench/RESULTS.md, session 22).  Set-ups
+ * setting up (GG_ORTHO_AHEAD, default 3; 0: one after the other).  One
+ * set-up (mostly gdalwarp's output grid, on one thread: 25-30 ms) takes
+ * longer than a scene's turn at the device (12-14 ms on an H200 with the
+ * queued blocks), so with one ahead the device waits for it: two made a
+ * Dask worker 16-20 % faster (session 22), three another 13 % (112 scenes
+ * 2.25 -> 1.96 s; 4 GPUs 0.88 / 0.90 s; bench/RESULTS.md, session 24).  Set-ups
  * run side by side on their own GDAL handles, transformers and PROJ
  * contexts (ThreadSanitizer: no race in five batches at 2 and 3 ahead,
  * session 22; the one report of session 16 was not seen again). */
 static int scenes_ahead(void)
 {
-    return ggo_env_int("GG_ORTHO_AHEAD", 2, 0, 8);
+    return ggo_env_int("GG_ORTHO_AHEAD", 3, 0, 8);
 }
 
 /* Waits for a scene's thread and counts its result. */
