@@ -568,10 +568,16 @@ gg_status gg_ortho_session_put_rows_async(gg_ortho_session *s, int band, int y0,
     return put_rows(s, band, y0, rows, data, stride, 1);
 }
 
-/* The params of a block over rows y0 .. y0+rows-1 of the resident source
- * (band set later by band_params), after checking them. */
-static gg_status resident_params(gg_ortho_session *s, int y0, int rows, gg_ortho_params *p)
+/* The params of a block of width x height output pixels over rows y0 ..
+ * y0+rows-1 of the resident source (band set later by resident_band),
+ * after checking the block and the rows. */
+static gg_status resident_params(gg_ortho_session *s, const gg_ortho_grid *grid, void *dst,
+                                 gg_ortho_type dst_type, int width, int height,
+                                 size_t dst_stride, int y0, int rows, gg_ortho_params *p)
 {
+    const gg_status st = check_block(s, grid, dst, dst_type, width, height, dst_stride);
+    if (st != GG_OK)
+        return st;
     if (!s->image)
         return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: no resident source (set_source)");
     if (y0 < 0 || rows < 0 || y0 + rows > s->image_h)
@@ -606,10 +612,9 @@ gg_status gg_ortho_session_run_resident(gg_ortho_session *s, const gg_ortho_grid
     if (!s || !grid || !dst || !missed)
         return GG_ERR_ARGUMENT;
     *missed = 0;
-    gg_status st = check_block(s, grid, dst, dst_type, width, height, dst_stride);
     gg_ortho_params p;
-    if (st == GG_OK)
-        st = resident_params(s, y0, rows, &p);
+    const gg_status st =
+        resident_params(s, grid, dst, dst_type, width, height, dst_stride, y0, rows, &p);
     if (st != GG_OK)
         return st;
     if (band < 0 || band >= s->image_bands)
@@ -633,10 +638,9 @@ gg_status gg_ortho_session_queue_resident(gg_ortho_session *s, const gg_ortho_gr
     if (s->nq >= GG_ORTHO_QUEUED)
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: %d blocks queued already (wait first)",
                           s->nq);
-    gg_status st = check_block(s, grid, dst, dst_type, width, height, dst_stride);
     gg_ortho_params p;
-    if (st == GG_OK)
-        st = resident_params(s, y0, rows, &p);
+    gg_status st =
+        resident_params(s, grid, dst, dst_type, width, height, dst_stride, y0, rows, &p);
     if (st != GG_OK)
         return st;
     const int nbands = s->image_bands;
