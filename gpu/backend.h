@@ -141,7 +141,8 @@ struct gg_backend {
      * once the main queue has reached mark `after`: blocking, but not
      * delayed by kernels queued on the main queue after that mark.  mark
      * records mark m at the current end of the main queue; wait_mark makes
-     * the main queue wait, on the device, until mark m is reached.  Marks
+     * what is queued next on the main queue wait until mark m is reached
+     * (CUDA: on the device; OpenCL: the host waits for it).  Marks
      * are 0 .. GGB_MARKS - 1; finish waits for both queues. */
     int (*write2d_async)(gg_dev *dev, gg_mem *dst, size_t dev_offset, size_t dev_pitch,
                          const void *src, size_t host_pitch, size_t row_bytes, size_t rows,

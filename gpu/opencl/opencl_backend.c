@@ -724,7 +724,13 @@ static int ocl_read2d_after(gg_dev *dev, const gg_mem *src, size_t dev_offset, s
 }
 
 /* Records mark m at the end of the main queue, or (wait) makes the main
- * queue wait for it. */
+ * queue wait for it: the host waits for the mark's event before anything
+ * more is queued.  A barrier on the main queue with the event in its wait
+ * list did not hold back the kernels queued after it on PoCL 3.1: PtSel's
+ * queued tiles and ortho's queued blocks then read uploads that had not
+ * landed (tests/python/test_python_package.py, submit then collect at
+ * once).  Waiting on the host keeps the overlap that matters: the kernels
+ * queued before still run while the upload goes on. */
 static int mark_on_main(gg_dev *dev, int m, int wait)
 {
     gg_cl_dev *d = gg_cl(dev);
@@ -735,8 +741,8 @@ static int mark_on_main(gg_dev *dev, int m, int wait)
     if (wait) {
         if (!d->marks[m])
             return GGB_OK;
-        e = clEnqueueBarrierWithWaitList(d->queue, 1, &d->marks[m], NULL);
-        return e == CL_SUCCESS ? GGB_OK : gg_cl_fail_call(d, "clEnqueueBarrierWithWaitList", e);
+        e = clWaitForEvents(1, &d->marks[m]);
+        return e == CL_SUCCESS ? GGB_OK : gg_cl_fail_call(d, "clWaitForEvents (mark)", e);
     }
     cl_event ev = NULL;
     e = clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &ev);

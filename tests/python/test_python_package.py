@@ -371,6 +371,17 @@ def test_tile_api_submit_collect(rng, device):
     assert prep.in_flight() == 0 and len(tiles) == 9
     for w, g in zip(want, got):
         assert all(same(a, b) for a, b in zip(w, g))
+    # each tile collected as soon as it is submitted: its kernels must wait
+    # for its upload and its download for its kernels (on PoCL a barrier
+    # on the main queue did not hold the kernels back: wrong pixels)
+    for k, dst in enumerate(tiles):
+        sx, sy, sw, sh = prep.source_window(*dst)
+        out = [np.full((dst[3], dst[2]), 7, o.dtype) for o in want[k]]
+        prep.submit_tile(ctx, [z[b, sy:sy + sh, sx:sx + sw] for b in range(n)],
+                         (sx, sy, sw, sh), dst, out)
+        prep.collect(ctx)
+        assert all(same(a, b) for a, b in zip(want[k], out)), f"tile {k} collected at once"
+
     assert np.count_nonzero(np.isfinite(want[4][0])) > 100  # tau_max computed
     with pytest.raises(geogpu.ArgumentError, match="no tile in flight"):
         prep.collect(ctx)
