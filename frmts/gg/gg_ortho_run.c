@@ -1755,6 +1755,29 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
             fail(run, NULL, "-outdir %s is not a folder", o.outdir);
             goto end;
         }
+        /* two sources of one name would write one output (and one
+         * temporary name, set up side by side): refused before any runs */
+        char **names = calloc((size_t)npos, sizeof *names);
+        int dup = names ? -1 : -2, first = -1;
+        for (int i = 0; names && i < npos && dup == -1; i++) {
+            names[i] = CPLStrdup(CPLGetBasename(pos[i]));
+            for (int k = 0; k < i && dup == -1; k++)
+                if (!strcmp(names[k], names[i]))
+                    dup = i, first = k;
+        }
+        for (int i = 0; names && i < npos; i++)
+            CPLFree(names[i]);
+        free(names);
+        if (dup == -2) {
+            fail(run, NULL, "out of memory");
+            goto end;
+        }
+        if (dup >= 0) {
+            fail(run, NULL, "%s and %s would both be written to %s (-outdir names each output "
+                 "after its source)", pos[first], pos[dup],
+                 CPLFormFilename(o.outdir, CPLGetBasename(pos[dup]), "tif"));
+            goto end;
+        }
     }
     if (gg_app_parse_only) {
         rc = 0;

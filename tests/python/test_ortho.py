@@ -496,6 +496,22 @@ def test_batch_one_bad_scene(gg, synth, tmp_path):
     assert (a != 0).sum() > 0.3 * a.size
 
 
+def test_batch_refuses_two_sources_of_one_name(gg, synth, tmp_path):
+    """-outdir names each output after its source: two sources of one name
+    (in two folders) are refused before anything runs, with one line."""
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copy(synth["UInt16"], other / Path(synth["UInt16"]).name)
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    p = ortho(gg, "-device", "cpu", "-dem", synth["dem4326"], "-outdir", outdir, synth["UInt16"],
+              synth["Float32"], other / Path(synth["UInt16"]).name, check=False)
+    assert p.returncode != 0
+    errors = [line for line in p.stderr.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1 and "would both be written to" in errors[0], p.stderr
+    assert list(outdir.iterdir()) == []
+
+
 def _batch(tmp_path, synth):
     """Five scenes: two good ones, one without RPCs, a copy of the first
     under another name, and a file that is not a raster."""
