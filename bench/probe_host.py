@@ -12,6 +12,7 @@ plain, with staggered starts, pinned to disjoint processors (taskset), with
 process's seconds and the aggregate rate.
 
     python3 bench/probe_host.py [--procs 1,2,4] [--mib 1024] [--dirs /dev/shm,/tmp]
+        [--scenes 28 [--scene-mb 134.2]]
         [--stack stack.tif] [--ortho-dir DIR --ortho-bin BIN --gpus 2]
 
 Timing only: never run by the tests.
@@ -178,15 +179,15 @@ def _scene_io(d, nbytes, rank, opts):
             os.preadv(fd, [memoryview(buf)[:min(strip, nbytes - off)]], off)
         os.close(fd)
 
-    todo = list(outs)
+    unwritten = list(outs)
 
     def writer():
         buf = np.ones(strip, np.uint8)
         while True:
             with lock:
-                if not todo:
+                if not unwritten:
                     break
-                path = todo.pop()
+                path = unwritten.pop()
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             for off in range(0, out_bytes, strip):
                 os.pwrite(fd, memoryview(buf)[:min(strip, out_bytes - off)], off)

@@ -51,7 +51,6 @@ struct gg_ortho_session {
     } q[GG_ORTHO_QUEUED];
     int qhead, nq;
     int queued_copies;         /* copy-queue uploads were queued: kernels wait for them */
-    int qflag_host[4];         /* a miss flag's download (outlives the call) */
 };
 
 /* Marks of the copy queue (gpu/runtime.h): every upload reaches MARK_UP,
@@ -725,12 +724,12 @@ gg_status gg_ortho_session_wait(gg_ortho_session *s, int *missed)
         st = gg_rt_read_tile_after(s->ctx, s->qdst[slot], (size_t)k * plane, 0, &out,
                                    MARK_RUN(slot));
     }
-    gg_tile ft = {s->qflag_host, GG_BYTE, (int)sizeof s->qflag_host, 1, sizeof s->qflag_host, 0,
-                  0};
+    int flag[4] = {0, 0, 0, 0}; /* the read blocks: a local will do */
+    gg_tile ft = {flag, GG_BYTE, (int)sizeof flag, 1, sizeof flag, 0, 0};
     if (st == GG_OK)
         st = gg_rt_read_tile_after(s->ctx, s->qflag[slot], 0, 0, &ft, MARK_RUN(slot));
     if (st == GG_OK)
-        *missed = s->qflag_host[0] != 0;
+        *missed = flag[0] != 0;
     if (s->timing)
         s->t_down += now_s() - t0;
     return st;

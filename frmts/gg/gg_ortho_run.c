@@ -1366,8 +1366,10 @@ static int process_scene(scene_job *job)
     /* the blocks, and the pipeline's host stages (grids, first strips)
      * started before the turn; the first scene waits here for the device
      * to start, as it would in its turn */
+    const double t_dev0 = wall();
     if (!why_not[0] && (ctx = device_wait(dev)) != NULL)
         plan_scene(&p, &sc, ctx, o, job, out, why_not, sizeof why_not);
+    const double t_dev_wait = why_not[0] ? 0.0 : wall() - t_dev0; /* device start + planning */
     if (!take_turn(job)) {
         rc = SCENE_STOPPED;
         goto done;
@@ -1380,16 +1382,15 @@ static int process_scene(scene_job *job)
         goto done;
     }
     {
-        const double t0 = wall();
-        ctx = device_wait(dev);
+        ctx = device_wait(dev); /* at once: waited for before the turn */
         if (getenv("GG_ORTHO_TIMING"))
             fprintf(stderr,
                     "%s: timing: process start to the scene %.3f s; GDAL setup (RPCs, output "
                     "grid, DEM, checks) %.3f s, creating the output %.3f s (%s writer), both "
                     "before the device's turn; device start %.3f s on its own thread, waited "
-                    "%.3f s\n",
+                    "%.3f s (with the planning of the blocks)\n",
                     PROG, t_start - run->t_main, t_setup, t_create_s,
-                    p.direct ? "direct" : "GDAL", dev->seconds, wall() - t0);
+                    p.direct ? "direct" : "GDAL", dev->seconds, t_dev_wait);
         if (!ctx) {
             rc = SCENE_NO_DEVICE;
             goto done;
