@@ -61,6 +61,20 @@ def run(*cmd, env=None):
     return time.time() - t0
 
 
+def host_cpu():
+    """(busy, all) processor seconds of the whole host since boot, from
+    /proc/stat (busy: user, nice, system, irq, softirq, steal); None where
+    there is no /proc."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
+    return busy / tick, sum(v) / tick
+
+
 def same_file(a, b):
     """Byte-identical files (compared through mappings, without copies)."""
     import mmap
@@ -275,11 +289,12 @@ def main():
                         out = Path(r["dir"]) / f"run{n}"
                         shutil.rmtree(out, ignore_errors=True)
                         out.mkdir()
-                        t_call = time.time()
+                        cpu0, t_call = host_cpu(), time.time()
                         b = gd.ortho_batch(client, scenes_of[key0], out, args_of[key0], retries=0,
                                            per_task=r["per_task"],
                                            in_process=r["runner"] == "in-process")
                         t_call = time.time() - t_call
+                        cpu1 = host_cpu()
                         b.raise_for_failures()
                         ok = all(same_file(out / p.name, Path(r["ref"]) / p.name)
                                  for p in scenes_of[key0])
@@ -287,10 +302,11 @@ def main():
                     else:
                         dst = work / "ptsel" / f"run{n}.vrt"
                         shutil.rmtree(work / "ptsel" / f"run{n}.vrt.tiles", ignore_errors=True)
-                        t_call = time.time()  # the previous run's tiles removed first
+                        cpu0, t_call = host_cpu(), time.time()  # the previous run's tiles removed first
                         b = gd.tile_batch(client, "ptsel", [stack], dst, tile=r["tile"],
                                           retries=0, window=a.window, per_task=r["per_task"])
                         t_call = time.time() - t_call
+                        cpu1 = host_cpu()
                         b.raise_for_failures()
                         ok = same_pixels(dst, work / "ptsel" / "ref.tif")
                     secs = sorted(x.seconds for x in b.records)
@@ -324,6 +340,14 @@ def main():
                         run_r["client"] = {k: round(v, 4) for k, v in b.client.items()}
                         phases += "; client " + ", ".join(f"{k} {v:.4f}"
                                                           for k, v in b.client.items())
+                    if cpu0 and cpu1 and cpu1[1] > cpu0[1]:
+                        # the host's processors over the batch call (not the checks)
+                        busy, span = cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]
+                        ncpu = os.cpu_count() or 1
+                        run_r["host_cpu"] = {"busy_s": round(busy, 3),
+                                             "busy_share": round(busy / span, 3)}
+                        phases += (f"; host processors {busy / span * ncpu:.1f} of {ncpu} busy "
+                                   f"({busy:.1f} s over the call)")
                     ran_s = f"; ran: {', '.join(ran)}" if ran else ""
                     if key0.startswith("ortho") and ran != [r["runner"]]:
                         ran_s += f" (asked for {r['runner']})"

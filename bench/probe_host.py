@@ -12,7 +12,7 @@ plain, with staggered starts, pinned to disjoint processors (taskset), with
 process's seconds and the aggregate rate.
 
     python3 bench/probe_host.py [--procs 1,2,4] [--mib 1024] [--dirs /dev/shm,/tmp]
-        [--scenes 28 [--scene-mb 134.2]]
+        [--scenes 28 [--scene-mb 134.2] [--scene-writers 2]]
         [--stack stack.tif] [--ortho-dir DIR --ortho-bin BIN --gpus 2]
 
 Timing only: never run by the tests.
@@ -155,8 +155,9 @@ def _test(name, nbytes, rank, opts):
 def _scene_io(d, nbytes, rank, opts):
     """A batch's host I/O with no compute and no device: `scenes` scenes of
     nbytes each, their 4 MiB strips read (pread) by 8 threads into buffers
-    of their own, while 2 threads write each scene's output (1.07 x nbytes,
-    4 MiB pwrites into a new file), as gdal_ortho's readers and writers do.
+    of their own, while `scene_writers` threads (default 2) write the scenes'
+    outputs (1.07 x nbytes, 4 MiB pwrites into a new file, one file a
+    thread at a time), as gdal_ortho's readers and draining writers do.
     Returns the seconds for all of it: the most scenes/s the host's memory
     and page cache leave a batch."""
     scenes, strip = opts["scenes"], 4 << 20
@@ -194,7 +195,7 @@ def _scene_io(d, nbytes, rank, opts):
             os.close(fd)
 
     ts = [threading.Thread(target=reader) for _ in range(8)]
-    ts += [threading.Thread(target=writer) for _ in range(2)]
+    ts += [threading.Thread(target=writer) for _ in range(opts["scene_writers"])]
     t = time.perf_counter()
     for th in ts:
         th.start()
@@ -232,7 +233,8 @@ def concurrent(name, nprocs, nbytes, opts):
         return f"{name:22s} N={nprocs}: per process {secs[0]:.3f}-{secs[-1]:.3f} s"
     if name.startswith("scenes_"):
         n = opts["scenes"]
-        return (f"{name:22s} N={nprocs}: {n} scenes of {nbytes / 1e6:.0f} MB a process in "
+        return (f"{name:22s} N={nprocs}: {n} scenes of {nbytes / 1e6:.0f} MB a process, "
+                f"{opts['scene_writers']} writers, in "
                 f"{secs[0]:.3f}-{secs[-1]:.3f} s: {nprocs * n / secs[-1]:.1f} scenes/s together")
     gb = nbytes / 1e9
     return (f"{name:22s} N={nprocs}: per process {secs[0]:.3f}-{secs[-1]:.3f} s "
@@ -324,11 +326,14 @@ def main():
     ap.add_argument("--scenes", type=int, default=0,
                     help="scenes_<dir> tests: this many scenes a process (--scene-mb each)")
     ap.add_argument("--scene-mb", type=float, default=134.2)
+    ap.add_argument("--scene-writers", type=int, default=2,
+                    help="scenes_<dir> tests: threads a process writing outputs")
     a = ap.parse_args()
     sysinfo()
     dirs = {d.strip("/").replace("/", "-") or "root": d for d in a.dirs.split(",")}
     dirs["null"] = "null"
-    opts = {"dirs": dirs, "stack": a.stack, "rows": a.rows, "scenes": a.scenes}
+    opts = {"dirs": dirs, "stack": a.stack, "rows": a.rows, "scenes": a.scenes,
+            "scene_writers": max(1, a.scene_writers)}
     procs = [int(v) for v in a.procs.split(",")]
     nbytes = a.mib << 20
     tests = ["spin", "touch_fresh_4k", "touch_fresh_4k_8thr", "touch_fresh_thp", "map_populate",
