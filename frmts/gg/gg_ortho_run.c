@@ -304,6 +304,7 @@ static void *reader_loop(pipe_t *p, scene *sc);
 
 static void *reader(void *arg)
 {
+    ggo_bulk_thread();
     pipe_t *p = arg;
     scene *sc = p->sc;
     CPLPushErrorHandlerEx(keep_error, p->run);
@@ -345,6 +346,7 @@ static void *writer_loop(pipe_t *p);
 
 static void *writer(void *arg)
 {
+    ggo_bulk_thread();
     CPLPushErrorHandlerEx(keep_error, ((pipe_t *)arg)->run);
     writer_loop(arg);
     CPLPopErrorHandler();
@@ -627,6 +629,7 @@ static int wait_rows(pipe_t *p, int y0, int y1)
 
 static void *grid_thread(void *arg)
 {
+    ggo_bulk_thread();
     pipe_t *p = arg;
     scene *sc = p->sc;
     CPLPushErrorHandlerEx(keep_error, p->run);
@@ -654,6 +657,7 @@ static void *grid_thread(void *arg)
 
 static void *strip_reader(void *arg)
 {
+    ggo_bulk_thread();
     pipe_t *p = arg;
     scene *sc = p->sc;
     CPLPushErrorHandlerEx(keep_error, p->run);

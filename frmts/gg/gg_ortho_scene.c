@@ -24,6 +24,11 @@
 
 #include <math.h>
 #include <pthread.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -396,6 +401,16 @@ int ggo_env_int(const char *name, int def, int lo, int hi)
     return n < lo ? lo : n > hi ? hi : (int)n;
 }
 
+void ggo_bulk_thread(void)
+{
+#ifdef __linux__
+    /* Linux gives each thread its own nice value (PRIO_PROCESS of a tid) */
+    const int n = ggo_env_int("GG_ORTHO_NICE", 0, 0, 19);
+    if (n > 0)
+        (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), n);
+#endif
+}
+
 size_t ggo_tsize(gg_ortho_type t)
 {
     return t == GG_ORTHO_BYTE ? 1 : t == GG_ORTHO_FLOAT32 ? 4 : 2;
@@ -464,6 +479,7 @@ static void *split_run(void *arg)
  * caller's (quiet or collecting) would not see this thread's errors. */
 static void *split_helper(void *arg)
 {
+    ggo_bulk_thread();
     split_job *j = arg;
     CPLPushErrorHandler(CPLQuietErrorHandler);
     CPLErrorReset();

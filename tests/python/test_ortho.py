@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -610,6 +611,57 @@ def test_batch_writers_drain_beside_the_device(gg, synth, tmp_path, queue):
         gg.run("gdal_ortho", "-q", *args, s, ref,
                env={"GG_ORTHO_AHEAD": "0", "GG_ORTHO_QUEUE_MB": "0"})
         assert (out / s.name).read_bytes() == ref.read_bytes(), s.name
+
+
+def _thread_nices(pid):
+    """{thread id: nice} of a running process (Linux /proc)."""
+    out = {}
+    for t in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            stat = (t / "stat").read_text()
+        except OSError:  # the thread ended
+            continue
+        out[int(t.name)] = int(stat.rsplit(")", 1)[1].split()[16])  # field 19: nice
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+def test_batch_bulk_threads_niced(gg, synth, tmp_path):
+    """GG_ORTHO_NICE=7: the scenes' bulk threads (readers, writers, grid)
+    run at nice 7 while the process's main thread and the scene threads that
+    drive the device stay at 0 (geogpu.distributed's workers use 10); the
+    files are the same bytes as without it."""
+    srcs = _four_scenes(tmp_path, synth)
+    args = ["-q", "-device", "cpu", "-dem", synth["dem4326"], "-t_srs", "EPSG:32632",
+            "-tr", "10", "10"]
+    outs = {}
+    for nice in ("0", "7"):
+        out = tmp_path / f"out{nice}"
+        out.mkdir()
+        env = dict(os.environ, GG_ORTHO_NICE=nice, GG_ORTHO_WRITE_DELAY_MS="30",
+                   GG_ORTHO_BLOCK_ROWS="16")
+        exe = shutil.which("gdal_ortho", path=env["PATH"])
+        p = subprocess.Popen([exe, *[str(a) for a in args], "-outdir", str(out),
+                              *[str(s) for s in srcs]], env=env, stderr=subprocess.PIPE,
+                             text=True)
+        seen = set()
+        while p.poll() is None:  # the slow writers keep the threads alive
+            try:
+                seen |= set(_thread_nices(p.pid).items())
+            except OSError:
+                break
+            time.sleep(0.002)
+        assert p.wait() == 0, p.stderr.read()
+        p.stderr.close()
+        nices = {n for _, n in seen}
+        main = {n for tid, n in seen if tid == p.pid}
+        assert main <= {0}, seen
+        if nice == "0":
+            assert nices == {0}, seen
+        else:
+            assert 7 in nices and 0 in nices, seen
+        outs[nice] = {s.name: (out / s.name).read_bytes() for s in srcs}
+    assert outs["0"] == outs["7"]
 
 
 def test_batch_write_failure_while_the_next_scene_runs(gg, synth, tmp_path):
