@@ -117,8 +117,8 @@ def _system_memory():
 # worker's thread driving its GPU runs first on a host whose processors the
 # workers fill: four ortho workers on one x4 host kept 41-47 of its 64
 # processors busy, and their 112-scene batch took 1.02-1.13 s instead of
-# 1.39-1.40 s (one worker: 1.93-1.97 s against 2.02-2.11 s; bench/RESULTS.md,
-# session 25).
+# 1.39-1.40 s (one worker: 1.93-1.97 s against 2.02-2.11 s; one call of two
+# runs each; bench/RESULTS.md, session 25).
 WORKER_DEFAULTS = {"GG_ORTHO_NICE": "10"}
 
 
