@@ -126,9 +126,9 @@ size_t ggo_tsize(gg_ortho_type t);
 int ggo_env_int(const char *name, int def, int lo, int hi);
 
 /* Called first by a thread of bulk work (readers, writers, grid and
- * set-up helpers): GG_ORTHO_NICE=<n> (experiments) lowers its priority, so
- * that the thread driving the device runs first where a host's processors
- * are all busy. */
+ * set-up helpers): GG_ORTHO_NICE=<n> (default 0; geogpu.distributed's
+ * workers set 10) lowers its priority, so that the thread driving the
+ * device runs first where a host's processors are all busy. */
 void ggo_bulk_thread(void);
 GDALDataType ggo_to_gdal_type(gg_ortho_type t);
 /* The coordinate grid of a block (b->y0, b->rows set); 0 out of memory. */

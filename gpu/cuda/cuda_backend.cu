@@ -303,14 +303,16 @@ static int cuda_open(int index0, int index1, int gpu_only, gg_dev **out, char *e
     e = cudaGetDeviceProperties(&prop, ordinal);
     if (e == cudaSuccess)
         e = cudaSetDevice(ordinal);   /* also creates the primary context */
-    /* how the host waits for the device (experiments): CUDA spins while it
-     * has fewer contexts than processors, a processor per waiting thread */
+    /* how the host waits for the device (experiments; a refusal leaves
+     * CUDA's own choice): CUDA spins while it has fewer contexts than
+     * processors, a processor per waiting thread */
     const char *wait = getenv("GG_CUDA_WAIT");
-    if (e == cudaSuccess && wait && *wait)
-        e = cudaSetDeviceFlags(!strcmp(wait, "block")   ? cudaDeviceScheduleBlockingSync
-                               : !strcmp(wait, "yield") ? cudaDeviceScheduleYield
-                               : !strcmp(wait, "spin")  ? cudaDeviceScheduleSpin
-                                                        : cudaDeviceScheduleAuto);
+    if (e == cudaSuccess && wait && *wait &&
+        cudaSetDeviceFlags(!strcmp(wait, "block")   ? cudaDeviceScheduleBlockingSync
+                           : !strcmp(wait, "yield") ? cudaDeviceScheduleYield
+                           : !strcmp(wait, "spin")  ? cudaDeviceScheduleSpin
+                                                    : cudaDeviceScheduleAuto) != cudaSuccess)
+        (void)cudaGetLastError();
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
         put_err(err, errlen, "CUDA: cannot open cuda:%d: %s (%s)", ordinal,
