@@ -629,8 +629,11 @@ def _thread_nices(pid):
 def test_batch_bulk_threads_niced(gg, synth, tmp_path):
     """GG_ORTHO_NICE=7: the scenes' bulk threads (readers, writers, grid)
     run at nice 7 while the process's main thread and the scene threads that
-    drive the device stay at 0 (geogpu.distributed's workers use 10); the
-    files are the same bytes as without it."""
+    drive the device stay at the process's own (geogpu.distributed's workers
+    use 10); the files are the same bytes as without it."""
+    base = os.nice(0)  # the threads start at ours (a niced test run)
+    if base >= 7:
+        pytest.skip(f"this process runs at nice {base}")
     srcs = _four_scenes(tmp_path, synth)
     args = ["-q", "-device", "cpu", "-dem", synth["dem4326"], "-t_srs", "EPSG:32632",
             "-tr", "10", "10"]
@@ -655,11 +658,11 @@ def test_batch_bulk_threads_niced(gg, synth, tmp_path):
         p.stderr.close()
         nices = {n for _, n in seen}
         main = {n for tid, n in seen if tid == p.pid}
-        assert main <= {0}, seen
+        assert main <= {base}, seen
         if nice == "0":
-            assert nices == {0}, seen
+            assert nices == {base}, seen
         else:
-            assert 7 in nices and 0 in nices, seen
+            assert 7 in nices and base in nices, seen
         outs[nice] = {s.name: (out / s.name).read_bytes() for s in srcs}
     assert outs["0"] == outs["7"]
 
