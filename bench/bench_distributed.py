@@ -75,6 +75,37 @@ def host_cpu():
     return busy / tick, sum(v) / tick
 
 
+def worker_threads(pids):
+    """{(pid, tid): (thread name, processor seconds)} of the workers' live
+    threads (/proc/<pid>/task/*/stat, user + system); {} where there is no
+    /proc.  Threads that end between two looks are missing from both: their
+    time is in gdal_ortho's own "processors" lines by role."""
+    tick, out = os.sysconf("SC_CLK_TCK"), {}
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    st = f.read()
+            except OSError:
+                continue
+            name, rest = st[st.index("(") + 1:st.rindex(")")], st[st.rindex(")") + 2:].split()
+            out[(pid, tid)] = (name, (int(rest[11]) + int(rest[12])) / tick)
+    return out
+
+
+def thread_use(before, after):
+    """Processor seconds by thread name between two worker_threads looks,
+    most first (a thread born in between counts whole)."""
+    by = {}
+    for key, (name, secs) in after.items():
+        by[name] = by.get(name, 0.0) + secs - before.get(key, (name, 0.0))[1]
+    return sorted(((n, s) for n, s in by.items() if s > 0), key=lambda x: -x[1])
+
+
 def same_file(a, b):
     """Byte-identical files (compared through mappings, without copies)."""
     import mmap
@@ -276,6 +307,7 @@ def main():
                 # start every worker's device once (CUDA context, kernels), as a
                 # long-running cluster has
                 names = gd.warm_up(client)
+                pids = list(client.run(os.getpid).values())
                 print(f"  workers{' [' + label + ']' if label else ''}: {sorted(names.values())}")
                 start = time.time() - t0
                 for key0, rep in ((k, i) for k in base_results for i in range(1, a.repeat + 1)):
@@ -289,17 +321,20 @@ def main():
                         out = Path(r["dir"]) / f"run{n}"
                         shutil.rmtree(out, ignore_errors=True)
                         out.mkdir()
+                        thr0 = worker_threads(pids)
                         cpu0, t_call = host_cpu(), time.time()
                         b = gd.ortho_batch(client, scenes_of[key0], out, args_of[key0], retries=0,
                                            per_task=r["per_task"],
                                            in_process=r["runner"] == "in-process")
                         t_call = time.time() - t_call
                         cpu1 = host_cpu()
+                        thr1 = worker_threads(pids)
                         b.raise_for_failures()
                         ok = all(same_file(out / p.name, Path(r["ref"]) / p.name)
                                  for p in scenes_of[key0])
                         shutil.rmtree(out, ignore_errors=True)
                     else:
+                        thr0 = thr1 = {}
                         dst = work / "ptsel" / f"run{n}.vrt"
                         shutil.rmtree(work / "ptsel" / f"run{n}.vrt.tiles", ignore_errors=True)
                         cpu0, t_call = host_cpu(), time.time()  # the previous run's tiles removed first
@@ -348,6 +383,11 @@ def main():
                                              "busy_share": round(busy / span, 3)}
                         phases += (f"; host processors {busy / span * ncpu:.1f} of {ncpu} busy "
                                    f"({busy:.1f} s over the call)")
+                    use = thread_use(thr0, thr1)
+                    if use:  # the workers' lasting threads (gdal_ortho's own: its lines)
+                        run_r["worker_threads"] = {k: round(v, 3) for k, v in use}
+                        phases += "; workers' lasting threads " + ", ".join(
+                            f"{k} {v:.2f} s" for k, v in use[:6])
                     ran_s = f"; ran: {', '.join(ran)}" if ran else ""
                     if key0.startswith("ortho") and ran != [r["runner"]]:
                         ran_s += f" (asked for {r['runner']})"

@@ -11,7 +11,9 @@ of it some scene held the device; the median turn (take to release: what
 bounds a batch when the device is busy ~1.0); the median gap between one
 scene's release and the next one's turn; how many turns waited for their
 scene's set-up; the median set-up (start to ready), start-to-start and
-writer tail (release to the last block written).
+writer tail (release to the last block written).  Where the processes
+printed their "processors" lines (gdal_ortho's calls), the batch's
+processor milliseconds a scene by role, summed over its processes.
 
 MIT licence.
 """
@@ -22,21 +24,36 @@ from collections import defaultdict
 
 LINE = re.compile(r"timeline: pid (\d+) scene (\d+) start ([\d.]+) set up ([\d.]+) turn ([\d.]+) "
                   r"device done ([\d.]+) written ([\d.]+) renamed ([\d.]+)")
+CPU = re.compile(r"processors: pid (\d+), (\d+) scenes, (.*?); process ([\d.]+) s")
+ROLE = re.compile(r"([a-z][a-z -]*?) ([\d.]+) s(?:, |$)")
 
 
 def read(path):
-    batches, cur = {}, "(whole log)"
+    batches, cur, cpu = {}, "(whole log)", {}
     with open(path, errors="replace") as f:
         for line in f:
             if line.startswith("# batch "):
                 cur = line[len("# batch "):].strip()
                 continue
+            m = CPU.search(line)
+            if m:
+                acc = cpu.setdefault(cur, defaultdict(float))
+                acc["scenes"] += int(m.group(2))
+                for role, secs in ROLE.findall(m.group(3)):
+                    acc[role] += float(secs)
+                acc["process"] += float(m.group(4))
             for m in LINE.finditer(line):
                 pid, idx = int(m.group(1)), int(m.group(2))
                 start, ready, turn, done, written, _ = (float(x) for x in m.groups()[2:])
                 batches.setdefault(cur, defaultdict(list))[pid].append(
                     (idx, start, ready, turn, done, written))
-    return batches
+    return batches, cpu
+
+
+def processors(acc):
+    n = acc.pop("scenes")
+    parts = [f"{role} {1e3 * s / n:.1f}" for role, s in acc.items()]
+    return f"processor ms a scene over {n:.0f} scenes: " + ", ".join(parts)
 
 
 def ms(xs):
@@ -60,7 +77,7 @@ def main(argv):
     if len(argv) != 2:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
-    batches = read(argv[1])
+    batches, cpu = read(argv[1])
     if not batches:
         print("ortho_timeline: no timeline lines (run with GG_ORTHO_TIMING=1)", file=sys.stderr)
         return 1
@@ -68,6 +85,8 @@ def main(argv):
         print(name)
         for pid, rows in sorted(procs.items()):
             print(f"  pid {pid}: {summary(rows)}")
+        if cpu.get(name, {}).get("scenes"):
+            print(f"  {processors(cpu[name])}")
     return 0
 
 

@@ -304,7 +304,8 @@ static void *reader_loop(pipe_t *p, scene *sc);
 
 static void *reader(void *arg)
 {
-    ggo_bulk_thread();
+    ggo_bulk_thread("gg-read");
+    const double c0 = ggo_thread_cpu();
     pipe_t *p = arg;
     scene *sc = p->sc;
     CPLPushErrorHandlerEx(keep_error, p->run);
@@ -312,6 +313,7 @@ static void *reader(void *arg)
     reader_loop(p, sc);
     CPLSetThreadLocalConfigOption("GTIFF_DIRECT_IO", NULL);
     CPLPopErrorHandler();
+    ggo_cpu_add(GGO_CPU_READERS, c0);
     return NULL;
 }
 
@@ -346,10 +348,12 @@ static void *writer_loop(pipe_t *p);
 
 static void *writer(void *arg)
 {
-    ggo_bulk_thread();
+    ggo_bulk_thread("gg-write");
+    const double c0 = ggo_thread_cpu();
     CPLPushErrorHandlerEx(keep_error, ((pipe_t *)arg)->run);
     writer_loop(arg);
     CPLPopErrorHandler();
+    ggo_cpu_add(GGO_CPU_WRITER, c0);
     return NULL;
 }
 
@@ -629,7 +633,8 @@ static int wait_rows(pipe_t *p, int y0, int y1)
 
 static void *grid_thread(void *arg)
 {
-    ggo_bulk_thread();
+    ggo_bulk_thread("gg-grid");
+    const double c0 = ggo_thread_cpu();
     pipe_t *p = arg;
     scene *sc = p->sc;
     CPLPushErrorHandlerEx(keep_error, p->run);
@@ -652,12 +657,14 @@ static void *grid_thread(void *arg)
         pthread_mutex_unlock(&p->mu);
     }
     CPLPopErrorHandler();
+    ggo_cpu_add(GGO_CPU_GRID, c0);
     return NULL;
 }
 
 static void *strip_reader(void *arg)
 {
-    ggo_bulk_thread();
+    ggo_bulk_thread("gg-read");
+    const double c0 = ggo_thread_cpu();
     pipe_t *p = arg;
     scene *sc = p->sc;
     CPLPushErrorHandlerEx(keep_error, p->run);
@@ -710,6 +717,7 @@ static void *strip_reader(void *arg)
         GDALClose(ds);
     CPLSetThreadLocalConfigOption("GTIFF_DIRECT_IO", NULL);
     CPLPopErrorHandler();
+    ggo_cpu_add(GGO_CPU_READERS, c0);
     return NULL;
 }
 
@@ -1016,6 +1024,7 @@ typedef struct device_start {
 static void *device_start_main(void *arg)
 {
     device_start *d = arg;
+    ggo_name_thread("gg-dev-start");
     const double t0 = wall();
     d->st = gg_context_create(d->device, &d->ctx, d->err, sizeof d->err);
     d->seconds = wall() - t0;
@@ -1335,6 +1344,8 @@ static int process_scene(scene_job *job)
     const char *src_name = job->src, *dst_name = job->dst;
     gg_context *ctx = NULL;
     const double t_start = wall();
+    double c_role = ggo_thread_cpu();
+    ggo_cpu_role role = GGO_CPU_SETUP;
     scene sc;
     memset(&sc, 0, sizeof sc);
     int rc = 1;
@@ -1379,6 +1390,9 @@ static int process_scene(scene_job *job)
         goto done;
     }
     const double t_turn = wall();
+    ggo_cpu_add(role, c_role);
+    c_role = ggo_thread_cpu();
+    role = GGO_CPU_TURN;
     if (o->outdir && !o->g.quiet)
         fprintf(stderr, "%s -> %s\n", src_name, dst_name);
     if (why_not[0]) {
@@ -1485,6 +1499,9 @@ static int process_scene(scene_job *job)
     gg_ortho_session_destroy(sess);
     sess = NULL;
     pass_turn(job, 0);
+    ggo_cpu_add(role, c_role);
+    c_role = ggo_thread_cpu();
+    role = GGO_CPU_CLOSE;
     if (pipe_failed) {
         fail(run, src_name, "%s", p.msg);
         goto done;
@@ -1553,12 +1570,14 @@ done:
     if (rds)
         GDALClose(rds);
     ggo_scene_close(&sc);
+    ggo_cpu_add(role, c_role);
     return rc;
 }
 
 static void *scene_main(void *arg)
 {
     scene_job *j = arg;
+    ggo_name_thread("gg-scene");
     CPLPushErrorHandlerEx(keep_error, &j->run);
     j->rc = process_scene(j);
     CPLPopErrorHandler();
@@ -1594,6 +1613,28 @@ static void join_scene(scene_job *j, int *failed, int *no_device)
 }
 
 /* ------------------------------------------------------- the command line */
+
+/* GG_ORTHO_TIMING: the call's processor seconds by role (ggo_cpu_role) and
+ * the whole process's over the same time; the rest is this process's
+ * other threads (the device's runtime, a Dask worker's own). */
+static void print_processors(const double *cpu0, double proc0, double secs, int nscenes)
+{
+    static const char *names[GGO_CPU_ROLES] = {"set-up",    "set-up helpers", "grids",
+                                               "readers",   "writer",         "turn",
+                                               "closing"};
+    double now[GGO_CPU_ROLES], sum = 0;
+    ggo_cpu_read(now);
+    char line[512];
+    int n = 0;
+    for (int i = 0; i < GGO_CPU_ROLES; i++) {
+        sum += now[i] - cpu0[i];
+        n += snprintf(line + n, sizeof line - (size_t)n, "%s %.3f s, ", names[i],
+                      now[i] - cpu0[i]);
+    }
+    const double proc = ggo_process_cpu() - proc0;
+    fprintf(stderr, "%s: processors: pid %ld, %d scenes, %sother threads %.3f s; process %.3f s "
+            "over %.3f s wall\n", PROG, (long)getpid(), nscenes, line, proc - sum, proc, secs);
+}
 
 /* gdal_ortho's main, on the call's state; given: the caller's context. */
 static int run_command_line(orun *run, int argc, char **caller_argv, gg_context *given)
@@ -1808,6 +1849,9 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     int failed = 0, stopped = 0;
     const int nsrc = o.outdir ? npos : 1;
     const int ahead = scenes_ahead(), draining = draining_max();
+    double cpu0[GGO_CPU_ROLES];
+    ggo_cpu_read(cpu0);
+    const double proc0 = ggo_process_cpu(), wall0 = wall();
     /* page-locked pipeline buffers (GG_ORTHO_PINNED=0: pageable): with
      * pageable ones the CUDA backend stages every copy, and a scene's turn
      * at an H200 took 30-31 ms against 20 ms (112 scenes of 8192^2 in one
@@ -1868,6 +1912,8 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     while (joined < started)
         join_scene(&jobs[joined++], &failed, &stopped);
     free(jobs);
+    if (getenv("GG_ORTHO_TIMING"))
+        print_processors(cpu0, proc0, wall() - wall0, started);
     pthread_mutex_destroy(&t.mu);
     pthread_cond_destroy(&t.cv);
     CPLPopErrorHandler();

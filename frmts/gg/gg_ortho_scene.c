@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* (int)v for a double that may be huge or NaN (corrupt metadata, a
@@ -401,14 +402,55 @@ int ggo_env_int(const char *name, int def, int lo, int hi)
     return n < lo ? lo : n > hi ? hi : (int)n;
 }
 
-void ggo_bulk_thread(void)
+void ggo_name_thread(const char *name)
 {
+#ifdef __linux__
+    (void)pthread_setname_np(pthread_self(), name); /* 15 characters at most */
+#else
+    (void)name;
+#endif
+}
+
+void ggo_bulk_thread(const char *name)
+{
+    ggo_name_thread(name);
 #ifdef __linux__
     /* Linux gives each thread its own nice value (PRIO_PROCESS of a tid) */
     const int n = ggo_env_int("GG_ORTHO_NICE", 0, 0, 19);
     if (n > 0)
         (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), n);
 #endif
+}
+
+static long long cpu_ns[GGO_CPU_ROLES];
+
+double ggo_thread_cpu(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+        return 0.0;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void ggo_cpu_add(ggo_cpu_role role, double since)
+{
+    const double s = ggo_thread_cpu() - since;
+    if (s > 0 && role >= 0 && role < GGO_CPU_ROLES)
+        __atomic_fetch_add(&cpu_ns[role], (long long)(s * 1e9), __ATOMIC_RELAXED);
+}
+
+void ggo_cpu_read(double out[GGO_CPU_ROLES])
+{
+    for (int i = 0; i < GGO_CPU_ROLES; i++)
+        out[i] = 1e-9 * (double)__atomic_load_n(&cpu_ns[i], __ATOMIC_RELAXED);
+}
+
+double ggo_process_cpu(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+        return 0.0;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 size_t ggo_tsize(gg_ortho_type t)
@@ -479,7 +521,8 @@ static void *split_run(void *arg)
  * caller's (quiet or collecting) would not see this thread's errors. */
 static void *split_helper(void *arg)
 {
-    ggo_bulk_thread();
+    ggo_bulk_thread("gg-grid-help");
+    const double c0 = ggo_thread_cpu();
     split_job *j = arg;
     CPLPushErrorHandler(CPLQuietErrorHandler);
     CPLErrorReset();
@@ -488,6 +531,7 @@ static void *split_helper(void *arg)
     j->err_no = CPLGetLastErrorNo();
     snprintf(j->msg, sizeof j->msg, "%s", CPLGetLastErrorMsg());
     CPLPopErrorHandler();
+    ggo_cpu_add(GGO_CPU_HELPERS, c0);
     return NULL;
 }
 

@@ -21,14 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include <cuda_runtime_api.h>
 #include <cufft.h>
 
 #include "../backend.h"
+#include "../host_pool.h"
 #include "../../algorithms/kernel_ids.h"
 #include "cuda_internal.h"
 
@@ -47,8 +45,8 @@ GG_CUDA_EXPORT const gg_backend *gg_backend_cuda_entry(void);
 /* One CPU thread copies pageable memory at about 8-10 GB/s, a fifth of
  * what PCIe 5 moves, so the staging slots are packed and unpacked by
  * several threads (H200 host, 256 MiB: 1 thread 9 GB/s, 4 threads 35,
- * 8 threads 50; the driver's own pageable path: 10 up, 18 down).  Pieces
- * smaller than this are copied by one thread. */
+ * 8 threads 50; the driver's own pageable path: 10 up, 18 down), one
+ * per PARALLEL_COPY_MIN bytes, kept threads of gpu/host_pool.c. */
 #define PARALLEL_COPY_MIN ((size_t)1 << 20)
 #define COPY_THREADS_MAX 8
 
@@ -552,36 +550,45 @@ static cudaError_t copy_rows(void *dst, size_t dpitch, const void *src, size_t s
     return cudaMemcpy2DAsync(dst, dpitch, src, spitch, bytes, rows, kind, s);
 }
 
-/* Copies rows of `bytes` bytes, spitch apart, to dst (dpitch apart),
- * spread over `threads` threads when large. */
+/* One part of a host copy: rows [r0, r1) of part k of `parts`, or (one
+ * contiguous run) a slice cut at 64-byte lines. */
+typedef struct copy_job {
+    unsigned char *dst;
+    const unsigned char *src;
+    size_t dpitch, spitch, bytes, rows;
+    int parts, contiguous;
+} copy_job;
+
+static void copy_part(void *arg, int k)
+{
+    const copy_job *j = (const copy_job *)arg;
+    if (j->contiguous) {
+        const size_t total = j->bytes * j->rows;
+        const size_t a = total * (size_t)k / (size_t)j->parts / 64 * 64;
+        const size_t b = k + 1 == j->parts ? total
+                                           : total * (size_t)(k + 1) / (size_t)j->parts / 64 * 64;
+        memcpy(j->dst + a, j->src + a, b - a);
+        return;
+    }
+    const size_t r0 = j->rows * (size_t)k / (size_t)j->parts;
+    const size_t r1 = j->rows * (size_t)(k + 1) / (size_t)j->parts;
+    for (size_t r = r0; r < r1; r++)
+        memcpy(j->dst + r * j->dpitch, j->src + r * j->spitch, j->bytes);
+}
+
+/* Copies rows of `bytes` bytes, spitch apart, to dst (dpitch apart), on
+ * up to `threads` threads of the host pool, one per PARALLEL_COPY_MIN. */
 static void host_copy_rows(unsigned char *dst, size_t dpitch, const unsigned char *src,
                            size_t spitch, size_t bytes, size_t rows, int threads)
 {
     const size_t total = bytes * rows;
-    if (rows == 1 || (dpitch == bytes && spitch == bytes)) {
-        if (threads < 2 || total < PARALLEL_COPY_MIN) {
-            memcpy(dst, src, total);
-            return;
-        }
-        /* contiguous: one slice per thread, cut at 64-byte lines */
-        const long long parts = threads;
-#pragma omp parallel for num_threads(threads) schedule(static)
-        for (long long t = 0; t < parts; t++) {
-            const size_t a = total * (size_t)t / (size_t)parts / 64 * 64;
-            const size_t b = t + 1 == parts ? total : total * (size_t)(t + 1) / (size_t)parts / 64 * 64;
-            memcpy(dst + a, src + a, b - a);
-        }
-        return;
-    }
-    if (threads < 2 || total < PARALLEL_COPY_MIN) {
-        for (size_t r = 0; r < rows; r++)
-            memcpy(dst + r * dpitch, src + r * spitch, bytes);
-        return;
-    }
-    const long long nrows = (long long)rows;
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (long long r = 0; r < nrows; r++)
-        memcpy(dst + (size_t)r * dpitch, src + (size_t)r * spitch, bytes);
+    const size_t most = total / PARALLEL_COPY_MIN;
+    const int contiguous = rows == 1 || (dpitch == bytes && spitch == bytes);
+    int parts = most < (size_t)threads ? (int)most : threads;
+    if (!contiguous && (size_t)parts > rows)
+        parts = (int)rows;
+    copy_job j = {dst, src, dpitch, spitch, bytes, rows, parts < 1 ? 1 : parts, contiguous};
+    gg_pool_run(j.parts, j.parts, copy_part, &j);
 }
 
 /* Threads for staging copies: GG_CUDA_COPY_THREADS, else half the
@@ -594,12 +601,7 @@ static int choose_copy_threads(void)
         const int n = atoi(env);
         return n < 1 ? 1 : n > 64 ? 64 : n;
     }
-#ifdef _OPENMP
-    const int procs = omp_get_num_procs();
-#else
-    const int procs = 1;   /* no OpenMP: packing stays on one thread */
-#endif
-    const int n = procs / 2;
+    const int n = gg_pool_processors() / 2;
     return n < 1 ? 1 : n > COPY_THREADS_MAX ? COPY_THREADS_MAX : n;
 }
 
@@ -1182,14 +1184,28 @@ static int host_register_wanted(void)
     return !(v && strcmp(v, "alloc") == 0);
 }
 
-/* One write per base page, on `threads` threads: each faults its own huge
- * pages (the kernel zeroes them), the bulk of the cost, in parallel. */
+typedef struct fault_job {
+    unsigned char *p;
+    size_t pages;
+    int parts;
+} fault_job;
+
+static void fault_part(void *arg, int k)
+{
+    const fault_job *j = (const fault_job *)arg;
+    const size_t a = j->pages * (size_t)k / (size_t)j->parts;
+    const size_t b = j->pages * (size_t)(k + 1) / (size_t)j->parts;
+    for (size_t i = a; i < b; i++)
+        j->p[i * 4096] = 0;
+}
+
+/* One write per base page, on `threads` threads of the host pool: each
+ * faults its own huge pages (the kernel zeroes them), the bulk of the
+ * cost, in parallel. */
 static void fault_in(unsigned char *p, size_t n, int threads)
 {
-    const long pages = (long)(n / 4096);
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (long i = 0; i < pages; i++)
-        p[(size_t)i * 4096] = 0;
+    fault_job j = {p, n / 4096, threads < 1 ? 1 : threads};
+    gg_pool_run(j.parts, j.parts, fault_part, &j);
 }
 
 /* A registered huge-page mapping of `bytes`, or NULL (the caller falls

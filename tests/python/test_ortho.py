@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -665,6 +666,57 @@ def test_batch_bulk_threads_niced(gg, synth, tmp_path):
             assert 7 in nices and base in nices, seen
         outs[nice] = {s.name: (out / s.name).read_bytes() for s in srcs}
     assert outs["0"] == outs["7"]
+
+
+def test_batch_processors_by_role(gg, synth, tmp_path):
+    """GG_ORTHO_TIMING's "processors" line: the call's processor seconds by
+    role (set-up, readers, writer, ...) for its scenes, none negative, their
+    sum within the process's own; bench/ortho_timeline.py turns it into
+    milliseconds a scene.  While the batch runs its threads carry their
+    roles' names (gg-scene, gg-read, gg-write, ...)."""
+    srcs = _four_scenes(tmp_path, synth)
+    out = tmp_path / "out"
+    out.mkdir()
+    env = dict(os.environ, GG_ORTHO_TIMING="1", GG_ORTHO_WRITE_DELAY_MS="20",
+               GG_ORTHO_BLOCK_ROWS="16")
+    exe = shutil.which("gdal_ortho", path=env["PATH"])
+    args = ["-q", "-device", "cpu", "-dem", synth["dem4326"], "-t_srs", "EPSG:32632",
+            "-tr", "10", "10", "-outdir", out, *srcs]
+    p = subprocess.Popen([exe, *[str(a) for a in args]], env=env, stderr=subprocess.PIPE,
+                         text=True)
+    names = set()
+    while p.poll() is None:  # the slow writers keep the threads alive
+        for t in Path(f"/proc/{p.pid}/task").glob("*"):
+            try:
+                names.add((t / "comm").read_text().strip())
+            except OSError:  # the thread (or the process) ended
+                pass
+        time.sleep(0.002)
+    err = p.stderr.read()
+    p.stderr.close()
+    assert p.wait() == 0, err
+    assert {"gg-scene", "gg-read", "gg-write"} <= names, names
+    lines = [line for line in err.splitlines() if "processors:" in line]
+    assert len(lines) == 1, err
+    m = re.search(r"processors: pid (\d+), (\d+) scenes, (.*)other threads ([-\d.]+) s; "
+                  r"process ([\d.]+) s over ([\d.]+) s wall", lines[0])
+    assert m and int(m.group(1)) == p.pid and int(m.group(2)) == 4, lines[0]
+    roles = {k: float(v) for k, v in re.findall(r"([a-z][a-z -]*?) ([\d.]+) s, ", m.group(3))}
+    assert set(roles) == {"set-up", "set-up helpers", "grids", "readers", "writer", "turn",
+                          "closing"}, roles
+    # the scenes did real work in each of these roles
+    assert all(roles[k] > 0 for k in ("set-up", "readers", "writer", "turn")), roles
+    process = float(m.group(5))
+    assert sum(roles.values()) <= process * 1.02 + 0.01, (roles, process)
+    log = tmp_path / "timing.log"
+    log.write_text(err)
+    tl = subprocess.run([sys.executable, str(REPO / "bench" / "ortho_timeline.py"), str(log)],
+                        capture_output=True, text=True)
+    assert tl.returncode == 0, tl.stderr
+    m2 = re.search(r"processor ms a scene over 4 scenes: set-up ([\d.]+),.* writer ([\d.]+),",
+                   tl.stdout)
+    assert m2, tl.stdout
+    assert abs(float(m2.group(2)) - 1e3 * roles["writer"] / 4) < 0.06, (tl.stdout, roles)
 
 
 def test_batch_write_failure_while_the_next_scene_runs(gg, synth, tmp_path):
