@@ -1,6 +1,6 @@
 /*
- * gg_ortho_direct.c -- direct pixel writer for uncompressed striped GeoTIFF
- * outputs (see gg_ortho_direct.h).
+ * gg_ortho_direct.c -- direct pixel I/O of uncompressed striped GeoTIFFs:
+ * the writer of outputs, the reader of sources (see gg_ortho_direct.h).
  *
  * Why: gdal_ortho's pipeline (readers, device, writer) was bound by the
  * one writer thread pushing 1.27 GB through GDAL's block cache and libtiff
@@ -93,8 +93,11 @@ static const char *tiff_item(GDALRasterBandH b, const char *key)
     return GDALGetMetadataItem(b, key, "TIFF");
 }
 
-int ggo_direct_open(const char *path, int width, int height, int nbands, GDALDataType type,
-                    int nthreads, ggo_direct **out, char *why, size_t whylen)
+/* The layout of the file at path (strip table, interleave, byte order)
+ * checked against width x height x nbands of type; the file opened for
+ * writing (pwrite) or reading (pread).  0, or 1 with why. */
+static int open_layout(const char *path, int width, int height, int nbands, GDALDataType type,
+                       int nthreads, int writing, ggo_direct **out, char *why, size_t whylen)
 {
     *out = NULL;
     VSIStatBufL st;
@@ -105,7 +108,8 @@ int ggo_direct_open(const char *path, int width, int height, int nbands, GDALDat
     GDALDatasetH ds = GDALOpenEx(path, GDAL_OF_RASTER | GDAL_OF_READONLY,
                                  (const char *const *)drivers, NULL, NULL);
     if (!ds)
-        return say(why, whylen, "GDAL cannot open the created file again");
+        return say(why, whylen, "GDAL cannot open %s as a GeoTIFF",
+                   writing ? "the created file again" : "it");
     ggo_direct *d = calloc(1, sizeof *d);
     int rc = 0;
     if (!d) {
@@ -126,7 +130,7 @@ int ggo_direct_open(const char *path, int width, int height, int nbands, GDALDat
         GDALGetBlockSize(b1, &bx, &by);
     if (GDALGetRasterXSize(ds) != width || GDALGetRasterYSize(ds) != height ||
         GDALGetRasterCount(ds) != nbands || !b1 || GDALGetRasterDataType(b1) != type)
-        rc = say(why, whylen, "the created file has another size, band count or type");
+        rc = say(why, whylen, "the file has another size, band count or type");
     else if (comp && !EQUAL(comp, "NONE"))
         rc = say(why, whylen, "compression %s", comp);
     else if (GDALGetMetadataItem(b1, "NBITS", "IMAGE_STRUCTURE"))
@@ -205,9 +209,10 @@ int ggo_direct_open(const char *path, int width, int height, int nbands, GDALDat
             d->swap = (hdr[0] == 'I') != host_le && d->ts > 1;
     }
     if (!rc) {
-        d->fd = open(path, O_WRONLY | O_CLOEXEC);
+        d->fd = open(path, (writing ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
         if (d->fd < 0)
-            rc = say(why, whylen, "cannot open %s for writing: %s", path, strerror(errno));
+            rc = say(why, whylen, "cannot open %s for %s: %s", path,
+                     writing ? "writing" : "reading", strerror(errno));
     }
     if (rc) {
         if (d->fd >= 0)
@@ -216,6 +221,16 @@ int ggo_direct_open(const char *path, int width, int height, int nbands, GDALDat
         free(d);
         return 1;
     }
+    *out = d;
+    return 0;
+}
+
+int ggo_direct_open(const char *path, int width, int height, int nbands, GDALDataType type,
+                    int nthreads, ggo_direct **out, char *why, size_t whylen)
+{
+    if (open_layout(path, width, height, nbands, type, nthreads, 1, out, why, whylen))
+        return 1;
+    ggo_direct *d = *out;
     /* GDAL leaves the strips as a hole: writing them takes the filesystem's
      * page-at-a-time path.  One fallocate of the pixels' range before the
      * first write allocates them in bulk.  Opt-in: on /dev/shm of an H200
@@ -239,7 +254,33 @@ int ggo_direct_open(const char *path, int width, int height, int nbands, GDALDat
              d->rps, nbands > 1 ? (d->pixel ? ", pixel-interleaved" : ", band-interleaved") : "",
              d->nplanes > 1 ? " planes" : "", d->swap ? "byte-swapped" : "native byte order",
              d->nthreads, d->nthreads > 1 ? "s" : "");
-    *out = d;
+    return 0;
+}
+
+int ggo_direct_open_source(const char *path, int width, int height, int nbands,
+                           GDALDataType type, ggo_direct **out, char *why, size_t whylen)
+{
+    *out = NULL;
+    const char *env = getenv("GG_RAW_READS"); /* NO: through GDAL (tests, comparisons) */
+    if (env && !CPLTestBool(env))
+        return say(why, whylen, "GG_RAW_READS=%s", env);
+    if (STARTS_WITH_CI(path, "/vsi"))
+        return say(why, whylen, "a GDAL virtual file system path");
+    if (open_layout(path, width, height, nbands, type, 1, 0, out, why, whylen))
+        return 1;
+    ggo_direct *d = *out;
+    /* rows go into band planes as they lie in the file: no conversion */
+    const char *no = d->swap ? "the other byte order"
+                     : d->pixel && nbands > 1 ? "pixel-interleaved bands" : NULL;
+    if (no) {
+        close(d->fd);
+        free(d->off);
+        free(d);
+        *out = NULL;
+        return say(why, whylen, "%s", no);
+    }
+    snprintf(d->desc, sizeof d->desc, "%d strips of %d rows%s, read as they lie", d->nstrips,
+             d->rps, nbands > 1 ? ", band-interleaved" : "");
     return 0;
 }
 
@@ -326,27 +367,49 @@ static int write_all(int fd, const unsigned char *p, size_t n, uint64_t off)
     return 0;
 }
 
-/* Rows [r0, r1) of plane p, from memory rows that start at src (one row =
- * rowbytes), coalescing strips that follow each other in the file. */
-static int write_plane_rows(const ggo_direct *d, int p, int r0, int r1, const unsigned char *src,
-                            size_t rowbytes)
+/* pread of all n bytes (partial reads and EINTR); errno on failure, EIO
+ * where the file ends first. */
+static int read_all(int fd, unsigned char *p, size_t n, uint64_t off)
+{
+    while (n > 0) {
+        const ssize_t r = pread(fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n, (off_t)off);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        if (r == 0)
+            return EIO;
+        p += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
+/* Rows [r0, r1) of plane p, to (writing) or from the memory rows that
+ * start at mem (one row = rowbytes), strips that follow each other in the
+ * file (and in memory) as one call. */
+static int plane_rows(const ggo_direct *d, int p, int r0, int r1, unsigned char *mem,
+                      size_t rowbytes, int writing)
 {
     const uint64_t *off = d->off + (size_t)p * d->nstrips;
     uint64_t run_off = 0;
-    const unsigned char *run_mem = NULL;
+    unsigned char *run_mem = NULL;
     size_t run_len = 0;
     for (int j = r0 / d->rps; j <= (r1 - 1) / d->rps; j++) {
         const int s0 = j * d->rps;
         const int a = r0 > s0 ? r0 : s0, b = r1 < s0 + d->rps ? r1 : s0 + d->rps;
         const uint64_t fo = off[j] + (uint64_t)(a - s0) * rowbytes;
-        const unsigned char *m = src + (size_t)(a - r0) * rowbytes;
+        unsigned char *m = mem + (size_t)(a - r0) * rowbytes;
         const size_t n = (size_t)(b - a) * rowbytes;
         if (run_len && run_off + run_len == fo && run_mem + run_len == m) {
             run_len += n;
             continue;
         }
         if (run_len) {
-            const int e = write_all(d->fd, run_mem, run_len, run_off);
+            const int e = writing ? write_all(d->fd, run_mem, run_len, run_off)
+                                  : read_all(d->fd, run_mem, run_len, run_off);
             if (e)
                 return e;
         }
@@ -354,7 +417,17 @@ static int write_plane_rows(const ggo_direct *d, int p, int r0, int r1, const un
         run_mem = m;
         run_len = n;
     }
-    return run_len ? write_all(d->fd, run_mem, run_len, run_off) : 0;
+    if (!run_len)
+        return 0;
+    return writing ? write_all(d->fd, run_mem, run_len, run_off)
+                   : read_all(d->fd, run_mem, run_len, run_off);
+}
+
+/* The writer's rows come from the caller's planes (never written to). */
+static int write_plane_rows(const ggo_direct *d, int p, int r0, int r1, const unsigned char *src,
+                            size_t rowbytes)
+{
+    return plane_rows(d, p, r0, r1, (unsigned char *)src, rowbytes, 1);
 }
 
 static void *write_job(void *arg)
@@ -444,6 +517,24 @@ int ggo_direct_write(ggo_direct *d, int y0, int rows, const void *planes, char *
     for (int t = 0; t < nt; t++)
         if (jobs[t].err)
             return say(err, errlen, "%s", strerror(jobs[t].err));
+    return 0;
+}
+
+int ggo_direct_read(const ggo_direct *d, int y0, int rows, void *buf, size_t band_space,
+                    char *err, size_t errlen)
+{
+    if (rows <= 0)
+        return 0;
+    if (y0 < 0 || y0 + rows > d->height)
+        return say(err, errlen, "rows %d..%d outside the source", y0, y0 + rows);
+    const size_t rowbytes = (size_t)d->width * (size_t)d->ts;
+    for (int k = 0; k < d->nplanes; k++) {
+        const int e = plane_rows(d, k, y0, y0 + rows, (unsigned char *)buf + (size_t)k * band_space,
+                                 rowbytes, 0);
+        if (e)
+            return say(err, errlen, "%s", e == EIO ? "the file ends before its strips do"
+                                                   : strerror(e));
+    }
     return 0;
 }
 

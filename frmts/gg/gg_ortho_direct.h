@@ -2,7 +2,8 @@
  * gg_ortho_direct.h -- writes the pixels of an uncompressed, striped GeoTIFF
  * that GDAL created, straight into the file at the strip offsets GDAL
  * reports (pwrite, several threads), instead of through GDAL's block cache
- * and libtiff one strip at a time.
+ * and libtiff one strip at a time; and reads a source of that kind the
+ * same way (pread), for the strip readers.
  *
  * GDAL does everything but the pixels: it creates the file (header, IFD,
  * georeferencing, nodata, colour interpretation) and, when the empty file
@@ -51,10 +52,27 @@ int ggo_direct_open(const char *path, int width, int height, int nbands, GDALDat
 int ggo_direct_write(ggo_direct *d, int y0, int rows, const void *planes, char *err,
                      size_t errlen);
 
+/* The same layout read from a source: an uncompressed striped GeoTIFF of
+ * width x height x nbands of type, one band or band-interleaved, in the
+ * host's byte order, opened for reading.  *out NULL and 1 with the reason
+ * otherwise (GG_RAW_READS=NO refuses every file), and the caller reads
+ * through GDAL.  Why: GDAL reads a one-row-strip file a strip at a time,
+ * loading each strip's offset on first use; an 8192^2 UInt16 scene
+ * (8192 strips) took 24 ms through GDAL's direct I/O against 10.5 ms in
+ * preads of 4 MiB (development machine, bench/RESULTS.md, session 26). */
+int ggo_direct_open_source(const char *path, int width, int height, int nbands,
+                           GDALDataType type, ggo_direct **out, char *why, size_t whylen);
+
+/* Reads source rows [y0, y0 + rows) of every band into buf, band k at
+ * k * band_space bytes (rows of width samples).  Thread-safe (preads). */
+int ggo_direct_read(const ggo_direct *d, int y0, int rows, void *buf, size_t band_space,
+                    char *err, size_t errlen);
+
 /* Strips and layout, for -v. */
 const char *ggo_direct_describe(const ggo_direct *d);
 
-/* Closes the file (reporting a failed close); frees d.  d NULL: 0. */
+/* Closes the file (reporting a failed close of an output); frees d.  d
+ * NULL: 0. */
 int ggo_direct_close(ggo_direct *d, char *err, size_t errlen);
 
 #ifdef __cplusplus

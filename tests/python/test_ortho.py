@@ -668,6 +668,62 @@ def test_batch_bulk_threads_niced(gg, synth, tmp_path):
     assert outs["0"] == outs["7"]
 
 
+SOURCE_LAYOUTS = {
+    # name: (bands, creation options, read through GDAL because of ...)
+    "strips": (1, [], None),
+    "strips7": (1, ["BLOCKYSIZE=7"], None),
+    "band3": (3, ["INTERLEAVE=BAND", "BLOCKYSIZE=5"], None),
+    "pixel3": (3, ["INTERLEAVE=PIXEL"], "pixel-interleaved bands"),
+    "bigendian": (1, ["ENDIANNESS=BIG"], "the other byte order"),
+    "deflate": (1, ["COMPRESS=DEFLATE"], "compression DEFLATE"),
+    "tiled": (1, ["TILED=YES"], "not a striped layout"),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(SOURCE_LAYOUTS))
+def test_source_read_as_it_lies(gg, synth, tmp_path, layout):
+    """The strip readers take an uncompressed striped GeoTIFF source's rows
+    with preads from its strip table (one band or band-interleaved, the
+    host's byte order); other layouts go through GDAL, and -v says why.
+    Either way the output is the one GDAL's reads give (GG_RAW_READS=NO),
+    with strips of the pipeline that cut the file's strips (5 rows)."""
+    nb, co, why = SOURCE_LAYOUTS[layout]
+    ds = gdal.Open(str(synth["UInt16"]))
+    a = ds.GetRasterBand(1).ReadAsArray().astype(np.int64)
+    mem = gdal.GetDriverByName("MEM").Create("", ds.RasterXSize, ds.RasterYSize, nb,
+                                             gdal.GDT_UInt16)
+    for k in range(nb):  # distinct bands: a band read from the wrong place shows
+        mem.GetRasterBand(k + 1).WriteArray(np.clip(a + 300 * k - 150 * (k == 2), 0, 65535)
+                                            .astype(np.uint16))
+    mem.SetMetadata(ds.GetMetadata("RPC"), "RPC")
+    src = tmp_path / f"src_{layout}.tif"
+    gdal.GetDriverByName("GTiff").CreateCopy(str(src), mem, options=co)
+    mem = ds = None
+    args = ["-device", "cpu", "-dem", synth["dem4326"], "-t_srs", "EPSG:32632", "-tr", "10",
+            "10", "-r", "cubic"]
+    outs = {}
+    for raw in ("YES", "NO"):
+        dst = tmp_path / f"out_{layout}_{raw}.tif"
+        p = gg.run("gdal_ortho", "-v", *args, src, dst,
+                   env={"GG_RAW_READS": raw, "GG_ORTHO_STRIP_ROWS": "5"})
+        assert "source resident on the device" in p.stderr, p.stderr
+        line = [x for x in p.stderr.splitlines() if "source read through GDAL" in x]
+        if raw == "NO":
+            assert line and "GG_RAW_READS=NO" in line[0], p.stderr
+        elif why:
+            assert line and why in line[0], p.stderr
+        else:
+            assert not line, line
+        outs[raw] = dst.read_bytes()
+    assert outs["YES"] == outs["NO"]
+    # and the pixels are the source's, not zeros: a mostly valid output
+    o = gdal.Open(str(tmp_path / f"out_{layout}_YES.tif"))
+    assert o.RasterCount == nb
+    for k in range(nb):
+        v = o.GetRasterBand(k + 1).ReadAsArray()
+        assert (v > 0).mean() > 0.3 and v.std() > 10, (layout, k)
+
+
 def test_batch_processors_by_role(gg, synth, tmp_path):
     """GG_ORTHO_TIMING's "processors" line: the call's processor seconds by
     role (set-up, readers, writer, ...) for its scenes, none negative, their
