@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #define POOL_MAX 32
@@ -41,14 +42,15 @@ static void take_parts(void)
     }
 }
 
-static void *helper(void *unused)
+/* arg: the loop number before the loop that started it, so that a helper
+ * that starts late still joins that loop (and any after it). */
+static void *helper(void *arg)
 {
-    (void)unused;
 #ifdef __linux__
     (void)pthread_setname_np(pthread_self(), "gg-pool");
 #endif
     pthread_mutex_lock(&mu);
-    unsigned long seen = loop_no;
+    unsigned long seen = (unsigned long)(uintptr_t)arg;
     for (;;) {
         while (loop_no == seen)
             pthread_cond_wait(&go, &mu);
@@ -58,7 +60,8 @@ static void *helper(void *unused)
     return NULL;
 }
 
-/* Under mu: at least n helpers started (as many as can be). */
+/* Under mu, before loop_no moves on: at least n helpers started (as many
+ * as can be). */
 static void grow(int n)
 {
     while (nhelpers < n && nhelpers < POOL_MAX) {
@@ -67,7 +70,7 @@ static void grow(int n)
         if (pthread_attr_init(&at))
             return;
         (void)pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-        const int rc = pthread_create(&th, &at, helper, NULL);
+        const int rc = pthread_create(&th, &at, helper, (void *)(uintptr_t)loop_no);
         pthread_attr_destroy(&at);
         if (rc)
             return;

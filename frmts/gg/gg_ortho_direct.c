@@ -348,41 +348,24 @@ static void interleave(unsigned char *o, const unsigned char *s, size_t w, int n
                       swap);
 }
 
-/* pwrite of all n bytes (partial writes and EINTR); errno on failure. */
-static int write_all(int fd, const unsigned char *p, size_t n, uint64_t off)
+/* pwrite (writing) or pread of all n bytes, through partial transfers and
+ * EINTR; errno on failure, EIO where nothing more moves (a read past the
+ * file's end). */
+static int io_all(int fd, unsigned char *p, size_t n, uint64_t off, int writing)
 {
     while (n > 0) {
-        const ssize_t w = pwrite(fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n, (off_t)off);
-        if (w < 0) {
+        const size_t want = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
+        const ssize_t k = writing ? pwrite(fd, p, want, (off_t)off) : pread(fd, p, want, (off_t)off);
+        if (k < 0) {
             if (errno == EINTR)
                 continue;
             return errno;
         }
-        if (w == 0)
+        if (k == 0)
             return EIO;
-        p += w;
-        n -= (size_t)w;
-        off += (uint64_t)w;
-    }
-    return 0;
-}
-
-/* pread of all n bytes (partial reads and EINTR); errno on failure, EIO
- * where the file ends first. */
-static int read_all(int fd, unsigned char *p, size_t n, uint64_t off)
-{
-    while (n > 0) {
-        const ssize_t r = pread(fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n, (off_t)off);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        if (r == 0)
-            return EIO;
-        p += r;
-        n -= (size_t)r;
-        off += (uint64_t)r;
+        p += k;
+        n -= (size_t)k;
+        off += (uint64_t)k;
     }
     return 0;
 }
@@ -408,8 +391,7 @@ static int plane_rows(const ggo_direct *d, int p, int r0, int r1, unsigned char 
             continue;
         }
         if (run_len) {
-            const int e = writing ? write_all(d->fd, run_mem, run_len, run_off)
-                                  : read_all(d->fd, run_mem, run_len, run_off);
+            const int e = io_all(d->fd, run_mem, run_len, run_off, writing);
             if (e)
                 return e;
         }
@@ -419,8 +401,7 @@ static int plane_rows(const ggo_direct *d, int p, int r0, int r1, unsigned char 
     }
     if (!run_len)
         return 0;
-    return writing ? write_all(d->fd, run_mem, run_len, run_off)
-                   : read_all(d->fd, run_mem, run_len, run_off);
+    return io_all(d->fd, run_mem, run_len, run_off, writing);
 }
 
 /* The writer's rows come from the caller's planes (never written to). */

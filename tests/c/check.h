@@ -30,7 +30,7 @@ static int check_summary(const char *name)
 
 /* Fills names[] with the devices to test; returns the count.  A device
  * named in GG_TEST_DEVICES that cannot start is a failure, not a skip. */
-static int test_devices(char names[][32], int max)
+static inline int test_devices(char names[][32], int max)
 {
     const char *env = getenv("GG_TEST_DEVICES");
     int n = 0;

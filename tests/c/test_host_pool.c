@@ -5,23 +5,10 @@
  *     ctest --test-dir build -R test_host_pool
  */
 #include "../../gpu/host_pool.h"
+#include "check.h"
 
 #include <pthread.h>
-#include <stdio.h>
-#include <string.h>
 #include <time.h>
-
-static int g_failures, g_checks;
-#define CHECK(cond, ...)                                                          \
-    do {                                                                          \
-        g_checks++;                                                               \
-        if (!(cond)) {                                                            \
-            g_failures++;                                                         \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);       \
-            fprintf(stderr, __VA_ARGS__);                                         \
-            fputc('\n', stderr);                                                  \
-        }                                                                         \
-    } while (0)
 
 #define PARTS_MAX 4096
 
@@ -116,6 +103,5 @@ int main(void)
         CHECK(bad[i] == 0, "racer %d: %d parts did not run once", i, bad[i]);
     }
     CHECK(gg_pool_processors() >= 1, "processors %d", gg_pool_processors());
-    printf("test_host_pool: %d checks, %d failures\n", g_checks, g_failures);
-    return g_failures ? 1 : 0;
+    return check_summary("test_host_pool");
 }
