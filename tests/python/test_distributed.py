@@ -141,15 +141,20 @@ def data(tmp_path_factory):
             "ortho_args": ["-dem", str(dem), "-t_srs", "EPSG:32632", "-r", "bilinear"]}
 
 
-@pytest.fixture(scope="module")
-def client(tmp_path_factory):
+def _cluster(tmp_path_factory, name):
     """geogpu's own cluster: N_WORKERS CPU worker processes on loopback."""
-    scratch = tmp_path_factory.mktemp("dask-scratch")
-    oc = gd.open_client(n_workers=N_WORKERS, threads=1, local_directory=scratch)
+    oc = gd.open_client(n_workers=N_WORKERS, threads=1,
+                        local_directory=tmp_path_factory.mktemp(name))
     try:
         yield oc.client
     finally:
         oc.close()
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    """The module's cluster, shared by its tests."""
+    yield from _cluster(tmp_path_factory, "dask-scratch")
 
 
 @pytest.fixture
@@ -160,12 +165,7 @@ def victim_client(tmp_path_factory):
     worker's replacement down too (CI saw it under load, twice in a run:
     "Shut down workers that don't have promised key").  So the tests that
     kill do it on a throwaway cluster, and the shared one stays whole."""
-    scratch = tmp_path_factory.mktemp("dask-victim")
-    oc = gd.open_client(n_workers=N_WORKERS, threads=1, local_directory=scratch)
-    try:
-        yield oc.client
-    finally:
-        oc.close()
+    yield from _cluster(tmp_path_factory, "dask-victim")
 
 
 @pytest.fixture(scope="module")
