@@ -349,8 +349,8 @@ static void interleave(unsigned char *o, const unsigned char *s, size_t w, int n
 }
 
 /* pwrite (writing) or pread of all n bytes, through partial transfers and
- * EINTR; errno on failure, EIO where nothing more moves (a read past the
- * file's end). */
+ * EINTR; errno on failure; where nothing more moves, EIO for a write and
+ * ENODATA for a read (past the file's end, told apart from a real EIO). */
 static int io_all(int fd, unsigned char *p, size_t n, uint64_t off, int writing)
 {
     while (n > 0) {
@@ -362,7 +362,7 @@ static int io_all(int fd, unsigned char *p, size_t n, uint64_t off, int writing)
             return errno;
         }
         if (k == 0)
-            return EIO;
+            return writing ? EIO : ENODATA;
         p += k;
         n -= (size_t)k;
         off += (uint64_t)k;
@@ -513,7 +513,7 @@ int ggo_direct_read(const ggo_direct *d, int y0, int rows, void *buf, size_t ban
         const int e = plane_rows(d, k, y0, y0 + rows, (unsigned char *)buf + (size_t)k * band_space,
                                  rowbytes, 0);
         if (e)
-            return say(err, errlen, "%s", e == EIO ? "the file ends before its strips do"
+            return say(err, errlen, "%s", e == ENODATA ? "the file ends before its strips do"
                                                    : strerror(e));
     }
     return 0;

@@ -162,9 +162,10 @@ def victim_client(tmp_path_factory):
     """A cluster of its own for a test that kills a worker.  A killed worker
     can leave a cluster one worker short for good: when the client asks
     for a result that died with its worker, this Dask's scheduler shuts the
-    worker's replacement down too (CI saw it under load, twice in a run:
-    "Shut down workers that don't have promised key").  So the tests that
-    kill do it on a throwaway cluster, and the shared one stays whole."""
+    worker's replacement down too ("Shut down workers that don't have
+    promised key"; CI saw it once under load, and the next kill test on
+    that cluster failed with it).  So the tests that kill do it on a
+    throwaway cluster, and the shared one stays whole."""
     yield from _cluster(tmp_path_factory, "dask-victim")
 
 
