@@ -34,8 +34,10 @@ batch's wall time and its tasks' summed, median and longest durations, and
 for tile batches the median split of a task (setup, read, run, write).
 --variants: the same batches again on clusters whose workers (and this
 process, where tile_batch decides how tiles are read) get more
-environment variables, or ``pin`` (start_cluster(pin=True)): A/B of a
-worker setting, e.g. 'pinned:pin', or Dask's own
+environment variables, or ``pin`` (start_cluster(pin=True)) or ``pinK``
+(pin=K: every worker count on the same K shares of the processors, one
+worker measured on what each of K gets): A/B of a worker setting, e.g.
+'pinned:pin' or 'quarter:pin4', or Dask's own
 MALLOC_TRIM_THRESHOLD_=65536 and GG_DIST_REUSE_BUFFERS=0: geogpu.distributed
 as it was before the fix in bench/RESULTS.md "geogpu.distributed: the cause
 of the lost efficiency").
@@ -277,8 +279,10 @@ def main():
     for v in filter(None, (x.strip() for x in a.variants.split(";"))):
         label, _, kv = v.partition(":")
         items = [item for item in kv.split(",") if item]
+        pins = [i for i in items if i.startswith("pin") and "=" not in i]
         variants.append((label, {"env": dict(i.split("=", 1) for i in items if "=" in i),
-                                 "pin": "pin" in items}))
+                                 "pin": (int(pins[-1][3:]) if pins and pins[-1][3:] else
+                                         bool(pins))}))
     base_results = dict(results)
     only = [x for x in a.variants_on.split(",") if x]
 

@@ -13,7 +13,10 @@ scene's release and the next one's turn; how many turns waited for their
 scene's set-up; the median set-up (start to ready), start-to-start and
 writer tail (release to the last block written).  Where the processes
 printed their "processors" lines (gdal_ortho's calls), the batch's
-processor milliseconds a scene by role, summed over its processes.
+processor milliseconds a scene by role, summed over its processes; and the
+median split of a turn on the device thread (its session's creation, its
+strips' uploads, waits for rows and grids, queueing blocks, waits for their
+downloads; the waits for downloads made while idle count as idle).
 
 MIT licence.
 """
@@ -26,15 +29,27 @@ LINE = re.compile(r"timeline: pid (\d+) scene (\d+) start ([\d.]+) set up ([\d.]
                   r"device done ([\d.]+) written ([\d.]+) renamed ([\d.]+)")
 CPU = re.compile(r"processors: pid (\d+), (\d+) scenes, (.*?); process ([\d.]+) s")
 ROLE = re.compile(r"([a-z][a-z -]*?) ([\d.]+) s(?:, |$)")
+DEV = re.compile(r"device thread: uploads ([\d.]+) s, idle ([\d.]+) s, queueing blocks ([\d.]+) s, "
+                 r"waiting for their downloads ([\d.]+) s")
+BUFS = re.compile(r"host buffers allocated (\d+), freed (\d+)")
+SESSION = re.compile(r"renamed [\d.]+; session ([\d.]+)")
 
 
 def read(path):
     batches, cur, cpu = {}, "(whole log)", {}
+    dev = defaultdict(lambda: defaultdict(list))
     with open(path, errors="replace") as f:
         for line in f:
             if line.startswith("# batch "):
                 cur = line[len("# batch "):].strip()
                 continue
+            m = DEV.search(line)
+            if m:
+                for key, v in zip(("uploads", "idle", "queueing", "download waits"), m.groups()):
+                    dev[cur][key].append(float(v))
+            m = SESSION.search(line)
+            if m:
+                dev[cur]["session"].append(float(m.group(1)))
             m = CPU.search(line)
             if m:
                 acc = cpu.setdefault(cur, defaultdict(float))
@@ -42,12 +57,17 @@ def read(path):
                 for role, secs in ROLE.findall(m.group(3)):
                     acc[role] += float(secs)
                 acc["process"] += float(m.group(4))
+                b = BUFS.search(line)
+                if b:
+                    bufs = cpu.setdefault(cur + "\0bufs", [0, 0])
+                    bufs[0] += int(b.group(1))
+                    bufs[1] += int(b.group(2))
             for m in LINE.finditer(line):
                 pid, idx = int(m.group(1)), int(m.group(2))
                 start, ready, turn, done, written, _ = (float(x) for x in m.groups()[2:])
                 batches.setdefault(cur, defaultdict(list))[pid].append(
                     (idx, start, ready, turn, done, written))
-    return batches, cpu
+    return batches, cpu, dev
 
 
 def processors(acc):
@@ -77,7 +97,7 @@ def main(argv):
     if len(argv) != 2:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
-    batches, cpu = read(argv[1])
+    batches, cpu, dev = read(argv[1])
     if not batches:
         print("ortho_timeline: no timeline lines (run with GG_ORTHO_TIMING=1)", file=sys.stderr)
         return 1
@@ -87,6 +107,12 @@ def main(argv):
             print(f"  pid {pid}: {summary(rows)}")
         if cpu.get(name, {}).get("scenes"):
             print(f"  {processors(cpu[name])}")
+        if name + "\0bufs" in cpu:
+            a, f = cpu[name + "\0bufs"]
+            print(f"  host buffers allocated {a}, freed {f} (all processes)")
+        if dev.get(name):
+            print("  device thread a turn, ms (medians): " +
+                  ", ".join(f"{k} {ms(v):.2f}" for k, v in dev[name].items()))
     return 0
 
 

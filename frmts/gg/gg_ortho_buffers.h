@@ -45,5 +45,9 @@ void ggo_buffers_release(gg_context *ctx);
 /* Frees every kept buffer, the page-locked ones through the contexts that
  * allocated them, which must all still exist. */
 void ggo_buffers_release_all(void);
+/* Since the process started: buffers allocated fresh (none kept fitted)
+ * and freed for the limit (GG_ORTHO_TIMING: each is a page-locking or an
+ * unlocking on the CUDA backend, costly on the device thread's driver). */
+void ggo_buffers_counts(long *allocated, long *freed);
 
 #endif

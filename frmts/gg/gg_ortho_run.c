@@ -252,6 +252,7 @@ typedef struct pipe {
     int nr, have_tg, have_tw, started;
     int grid_done, finished;
     double t_put, t_wait;       /* device thread: uploads, idle waits */
+    double t_sync, t_launch;    /* device thread: waits for downloads, queueing blocks */
     double t_readers;           /* summed busy seconds of the readers */
     ggo_direct *direct;         /* uncompressed GeoTIFF: pixels by pwrite, else NULL */
     ggo_direct *src_direct;     /* the source's rows by pread (strip readers), else NULL */
@@ -817,7 +818,9 @@ static int complete_oldest(pipe_t *p)
     p->qfirst = (p->qfirst + 1) % GG_ORTHO_QUEUED;
     p->nqueued--;
     int missed = 0;
+    const double t0 = wall();
     const gg_status rc = gg_ortho_session_wait(p->sess, &missed);
+    p->t_sync += wall() - t0;
     pthread_mutex_lock(&p->mu);
     release_inflight(p);
     pthread_mutex_unlock(&p->mu);
@@ -853,9 +856,12 @@ static int queue_block(pipe_t *p, int k)
     if (p->nqueued == GG_ORTHO_QUEUED && !complete_oldest(p))
         return 0;
     gg_ortho_grid g = {b->nodes, b->gnx, b->gny, sc->step};
-    if (gg_ortho_session_queue_resident(p->sess, &g, y0, y1 - y0, b->dst, sc->dst_t, sc->out_w,
-                                        b->rows, (size_t)sc->out_w,
-                                        (size_t)sc->out_w * b->rows) != GG_OK) {
+    const double t0 = wall();
+    const gg_status rc = gg_ortho_session_queue_resident(
+        p->sess, &g, y0, y1 - y0, b->dst, sc->dst_t, sc->out_w, b->rows, (size_t)sc->out_w,
+        (size_t)sc->out_w * b->rows);
+    p->t_launch += wall() - t0;
+    if (rc != GG_OK) {
         pipe_fail(p, "%s", gg_context_last_error(p->ctx));
         return 0;
     }
@@ -892,7 +898,10 @@ static int resident_start(pipe_t *p)
     p->strip_rows = srows;
     p->nstrips = (sc->height + srows - 1) / srows;
     const int nreaders = reader_count();
-    const int nbuf = 2 * nreaders + 2;
+    /* GG_ORTHO_STRIP_BUFFERS (experiments): strips read ahead of the
+     * device; the default keeps every reader busy twice over */
+    int nbuf = ggo_env_int("GG_ORTHO_STRIP_BUFFERS", 2 * nreaders + 2, 1, 4096);
+    nbuf = nbuf > p->nstrips ? p->nstrips : nbuf;
     const double grid_mb = (double)((sc->out_w - 1) / sc->step + 4) *
                            ((p->rows - 1) / sc->step + 4) * GG_ORTHO_PLANES * 8.0 / 1048576.0;
     const double fit = GRID_AHEAD_MB / (grid_mb > 0 ? grid_mb : 1.0);
@@ -1503,11 +1512,12 @@ static int process_scene(scene_job *job)
         if (p.resident)
             fprintf(stderr,
                     "%s: timing: resident source, %d strips of %d rows; grid thread %.3f s, "
-                    "readers %.3f s (summed), device thread: uploads %.3f s, idle %.3f s; "
+                    "readers %.3f s (summed), device thread: uploads %.3f s, idle %.3f s, "
+                    "queueing blocks %.4f s, waiting for their downloads %.4f s; "
                     "writer %.3f s; pipeline wall %.3f s; device handed on with %d of %d "
                     "blocks to write (queue %d)\n",
                     PROG, p.nstrips, p.strip_rows, p.t_grid, p.t_readers, p.t_put, p.t_wait,
-                    p.t_write, wall() - t_pipe, p.left_at_release, p.nblocks, p.qdepth);
+                    p.t_launch, p.t_sync, p.t_write, wall() - t_pipe, p.left_at_release, p.nblocks, p.qdepth);
         else
             fprintf(stderr,
                     "%s: timing: host grid+windows %.3f s, GDAL reads %.3f s, GDAL writes %.3f s; "
@@ -1639,7 +1649,8 @@ static void join_scene(scene_job *j, int *failed, int *no_device)
 /* GG_ORTHO_TIMING: the call's processor seconds by role (ggo_cpu_role) and
  * the whole process's over the same time; the rest is this process's
  * other threads (the device's runtime, a Dask worker's own). */
-static void print_processors(const double *cpu0, double proc0, double secs, int nscenes)
+static void print_processors(const double *cpu0, double proc0, double secs, int nscenes,
+                             const long *bufs0)
 {
     static const char *names[GGO_CPU_ROLES] = {"set-up",    "set-up helpers", "grids",
                                                "readers",   "writer",         "turn",
@@ -1654,8 +1665,11 @@ static void print_processors(const double *cpu0, double proc0, double secs, int 
                       now[i] - cpu0[i]);
     }
     const double proc = ggo_process_cpu() - proc0;
+    long bufs[2];
+    ggo_buffers_counts(&bufs[0], &bufs[1]);
     fprintf(stderr, "%s: processors: pid %ld, %d scenes, %sother threads %.3f s; process %.3f s "
-            "over %.3f s wall\n", PROG, (long)getpid(), nscenes, line, proc - sum, proc, secs);
+            "over %.3f s wall; host buffers allocated %ld, freed %ld\n", PROG, (long)getpid(),
+            nscenes, line, proc - sum, proc, secs, bufs[0] - bufs0[0], bufs[1] - bufs0[1]);
 }
 
 /* gdal_ortho's main, on the call's state; given: the caller's context. */
@@ -1874,6 +1888,8 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     double cpu0[GGO_CPU_ROLES];
     ggo_cpu_read(cpu0);
     const double proc0 = ggo_process_cpu(), wall0 = wall();
+    long bufs0[2];
+    ggo_buffers_counts(&bufs0[0], &bufs0[1]);
     /* page-locked pipeline buffers (GG_ORTHO_PINNED=0: pageable): with
      * pageable ones the CUDA backend stages every copy, and a scene's turn
      * at an H200 took 30-31 ms against 20 ms (112 scenes of 8192^2 in one
@@ -1935,7 +1951,7 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
         join_scene(&jobs[joined++], &failed, &stopped);
     free(jobs);
     if (getenv("GG_ORTHO_TIMING"))
-        print_processors(cpu0, proc0, wall() - wall0, started);
+        print_processors(cpu0, proc0, wall() - wall0, started, bufs0);
     pthread_mutex_destroy(&t.mu);
     pthread_cond_destroy(&t.cv);
     CPLPopErrorHandler();

@@ -329,6 +329,21 @@ def test_worker_specs_pinned():
     assert all("GG_DIST_CPUS" not in s.env for s in gd.worker_specs(["cpu"] * 2))
 
 
+def test_worker_specs_pinned_shares():
+    """pin=K: K shares whatever the number of workers, so one worker runs
+    on what each of K would get; fewer shares than workers is refused."""
+    mine = sorted(os.sched_getaffinity(0))
+    with pytest.raises(ValueError, match="fewer processor shares than the 2 workers"):
+        gd.worker_specs(["cpu"] * 2, pin=1)
+    one = gd.worker_specs(["cpu"], pin=2)
+    if len(mine) < 2:
+        assert "GG_DIST_CPUS" not in one[0].env
+        return
+    assert [int(c) for c in one[0].env["GG_DIST_CPUS"].split(",")] == mine[:len(mine) // 2]
+    # True is one share a worker, not the integer 1
+    assert len(gd.worker_specs(["cpu"] * 2, pin=True)) == 2
+
+
 def test_cluster_workers(client):
     ws = gd.workers(client)
     assert len(ws) == N_WORKERS
@@ -1403,7 +1418,8 @@ def test_cli(client, data, ortho_ref, ptsel_ref, tmp_path):
                 ["ortho", "--scheduler", addr, "-outdir", out, data["scenes"][0], "--",
                  "-device", "cpu"],
                 ["ptsel", "--scheduler", addr, data["stack"], tmp_path / "x.vrt", "--",
-                 "-windw", 7]):
+                 "-windw", 7],
+                ["ortho", "--pin-shares", 0, "-outdir", out, data["scenes"][0]]):
         p = cli(*bad)
         assert p.returncode == 1, bad
         errs = [line for line in p.stderr.splitlines() if line.startswith("ERROR")]

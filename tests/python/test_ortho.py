@@ -367,7 +367,8 @@ def test_pipelines_give_the_same_bytes(gg, synth, device):
     window too narrow (GG_ORTHO_MARGIN) makes blocks run again with more rows
     and still gives the same bytes; queued blocks (copies beside kernels,
     the default) give the blocking run's bytes, also when a block needs more
-    strips than the readers have buffers; and the result matches gdalwarp."""
+    strips than the readers have buffers (one buffer, or one per strip:
+    GG_ORTHO_STRIP_BUFFERS); and the result matches gdalwarp."""
     d = synth["dir"]
     dev = device
     src, dem = synth["UInt16"], synth["dem4326"]
@@ -385,6 +386,12 @@ def test_pipelines_give_the_same_bytes(gg, synth, device):
         "resident_few_buffers_retry": {"GG_ORTHO_SOURCE": "resident", "GG_ORTHO_READERS": "1",
                                        "GG_ORTHO_STRIP_ROWS": "2", "GG_ORTHO_MARGIN": "-6",
                                        "GG_ORTHO_BLOCK_ROWS": "40"},
+        "resident_one_strip_buffer": {"GG_ORTHO_SOURCE": "resident", "GG_ORTHO_READERS": "3",
+                                      "GG_ORTHO_STRIP_BUFFERS": "1", "GG_ORTHO_STRIP_ROWS": "7",
+                                      "GG_ORTHO_BLOCK_ROWS": "16"},
+        "resident_every_strip_buffered": {"GG_ORTHO_SOURCE": "resident",
+                                          "GG_ORTHO_STRIP_BUFFERS": "4096",
+                                          "GG_ORTHO_STRIP_ROWS": "7", "GG_ORTHO_BLOCK_ROWS": "16"},
     }
     arrays = {}
     for name, env in runs.items():
@@ -764,6 +771,9 @@ def test_batch_processors_by_role(gg, synth, tmp_path):
     assert all(roles[k] > 0 for k in ("set-up", "readers", "writer", "turn")), roles
     process = float(m.group(5))
     assert sum(roles.values()) <= process * 1.02 + 0.01, (roles, process)
+    # a first call allocates its pipeline's host buffers, then reuses them
+    bufs = re.search(r"host buffers allocated (\d+), freed (\d+)$", lines[0])
+    assert bufs and int(bufs.group(1)) > 0, lines[0]
     log = tmp_path / "timing.log"
     log.write_text(err)
     tl = subprocess.run([sys.executable, str(REPO / "bench" / "ortho_timeline.py"), str(log)],
@@ -773,6 +783,12 @@ def test_batch_processors_by_role(gg, synth, tmp_path):
                    tl.stdout)
     assert m2, tl.stdout
     assert abs(float(m2.group(2)) - 1e3 * roles["writer"] / 4) < 0.06, (tl.stdout, roles)
+    # and each turn's split on the device thread, from the scenes' timing lines
+    m3 = re.search(r"device thread a turn, ms \(medians\): (.*)", tl.stdout)
+    assert m3, tl.stdout
+    split = dict(re.findall(r"([a-z][a-z ]*?) ([\d.]+)(?:, |$)", m3.group(1)))
+    assert set(split) == {"uploads", "idle", "queueing", "download waits", "session"}, split
+    assert float(split["queueing"]) > 0, split
 
 
 def test_batch_write_failure_while_the_next_scene_runs(gg, synth, tmp_path):

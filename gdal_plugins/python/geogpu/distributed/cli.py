@@ -128,6 +128,9 @@ def _parser():
     g.add_argument("--pin", action="store_true",
                    help="each worker (and the utilities it runs) on its own share of the "
                         "processors")
+    g.add_argument("--pin-shares", type=int, metavar="K",
+                   help="as --pin, the processors cut into K shares whatever the number of "
+                        "workers (one worker on a quarter of them: --pin-shares 4)")
     g.add_argument("--device", metavar="SPEC", help="force this device in every task")
     g.add_argument("--retries", type=int, default=2, metavar="N",
                    help="attempts after a failure (default 2)")
@@ -230,6 +233,10 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     prog = "geogpu.distributed"
     try:
+        if args.pin_shares is not None:
+            if args.pin_shares < 1:
+                raise ValueError(f"--pin-shares {args.pin_shares}: give 1 or more")
+            args.pin = args.pin_shares
         if args.command == "workers":
             if not args.scheduler:
                 raise ValueError("workers: --scheduler is required")

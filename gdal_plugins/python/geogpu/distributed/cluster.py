@@ -59,7 +59,10 @@ def worker_specs(devices=None, n_workers=None, threads=None, pin=False):
     threads: OpenMP threads of a worker (default: cores / workers), for the
     CPU backend and the utilities' host work.
     pin: each worker's tasks (and the utilities and threads they start) run
-    on their own contiguous share of the processors (GG_DIST_CPUS).
+    on their own contiguous share of the processors (GG_DIST_CPUS): True cuts
+    them into one share per worker, an int K into K shares whatever the
+    number of workers (worker i gets share i), so that one worker can be
+    measured on what each of K would get.
     """
     if devices is None or devices == "auto":
         gpus = cuda_devices()
@@ -77,7 +80,10 @@ def worker_specs(devices=None, n_workers=None, threads=None, pin=False):
     from ..device import check_device
     n = len(devices)
     threads = int(threads or max(1, (os.cpu_count() or 1) // n))
-    sets = _cpu_sets(n) if pin else None
+    shares = n if pin is True else int(pin or 0)
+    if shares and shares < n:
+        raise ValueError(f"pin={shares}: fewer processor shares than the {n} workers")
+    sets = _cpu_sets(shares) if shares else None
     out = []
     for i, spec in enumerate(devices):
         spec = spec.strip()
