@@ -11,7 +11,7 @@ plain, with staggered starts, pinned to disjoint processors (taskset), with
 2, 4 ... processes at once (released together by a barrier); it prints each
 process's seconds and the aggregate rate.
 
-    python3 bench/probe_host.py [--procs 1,2,4] [--mib 1024] [--dirs /dev/shm,/tmp]
+    python3 bench/probe_host.py [--procs 1,2,4] [--mib 1024] [--dirs /dev/shm,/tmp] [--siblings]
         [--scenes 28 [--scene-mb 134.2] [--scene-writers 2]]
         [--stack stack.tif] [--ortho-dir DIR --ortho-bin BIN --gpus 2]
 
@@ -261,6 +261,45 @@ ORTHO_KEYS = [("setup", r"GDAL setup [^)]*\) ([\d.]+) s"), ("devstart", r"device
               ("pipe", r"pipeline wall ([\d.]+) s"), ("close", r"closing the output ([\d.]+) s")]
 
 
+def _spin_on(cpu, barrier, q):
+    os.sched_setaffinity(0, [cpu])
+    barrier.wait()
+    q.put((cpu, _test("spin", 0, 0, {})))
+
+
+def siblings():
+    """Which processors slow processor 0 down: the spin loop on 0 alone
+    (median of 3), then on 0 and j at once for every other j, each pinned;
+    a j beside which the loop on 0 itself runs 1.3x slower or more shares
+    something with it (a core's two threads behind a virtual machine's flat
+    topology, say).  Also the loop on j alone where it is slow beside 0."""
+    ctx = mp.get_context("fork")
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2 or cpus[0] != 0:
+        print("siblings: needs processor 0 and another")
+        return
+
+    def run(on):
+        barrier, q = ctx.Barrier(len(on)), ctx.Queue()
+        ps = [ctx.Process(target=_spin_on, args=(c, barrier, q)) for c in on]
+        for p in ps:
+            p.start()
+        secs = dict(q.get() for _ in ps)
+        for p in ps:
+            p.join()
+        return secs
+
+    alone = sorted(run([0])[0] for _ in range(3))[1]
+    shared = []
+    for j in cpus[1:]:
+        t = run([0, j])
+        if t[0] / alone >= 1.3:
+            shared.append(f"{j} ({t[0] / alone:.2f}x; {j} itself {t[j]:.3f} s, "
+                          f"alone {run([j])[j]:.3f} s)")
+    print(f"siblings: spin on processor 0 alone {alone:.3f} s (median of 3); on 0, 1.3x slower "
+          f"or more beside: {', '.join(shared) or 'none'}", flush=True)
+
+
 def ortho_concurrency(a):
     """N gdal_ortho processes at once, each on its own GPU, with and
     without Dask's MALLOC_TRIM_THRESHOLD_; GG_ORTHO_TIMING split summed over
@@ -323,6 +362,8 @@ def main():
     ap.add_argument("--stagger", type=float, default=0.35,
                     help="seconds between the gdal_ortho starts of the 'stagger' variant")
     ap.add_argument("--skip-memory", action="store_true")
+    ap.add_argument("--siblings", action="store_true",
+                    help="which processors share a core with processor 0 (spin loops in pairs)")
     ap.add_argument("--scenes", type=int, default=0,
                     help="scenes_<dir> tests: this many scenes a process (--scene-mb each)")
     ap.add_argument("--scene-mb", type=float, default=134.2)
@@ -358,6 +399,8 @@ def main():
                 size = (gdal_bytes if t.startswith("gdal_") else
                         int(a.scene_mb * 1e6) if t.startswith("scenes_") else nbytes)
                 print(concurrent(t, n, size, opts), flush=True)
+    if a.siblings:
+        siblings()
     if a.ortho_dir:
         ortho_concurrency(a)
     return 0
