@@ -14,9 +14,10 @@ scene's set-up; the median set-up (start to ready), start-to-start and
 writer tail (release to the last block written).  Where the processes
 printed their "processors" lines (gdal_ortho's calls), the batch's
 processor milliseconds a scene by role, summed over its processes; and the
-median split of a turn on the device thread (its session's creation, its
-strips' uploads, waits for rows and grids, queueing blocks, waits for their
-downloads; the waits for downloads made while idle count as idle).
+median split of a turn on the device thread (its session's creation, then
+until its release, each moment once: its strips' uploads, waits for rows,
+grids and queue room, queueing blocks, waits for copies, waits for the
+pipeline's lock, the source's device memory, the rest).
 
 MIT licence.
 """
@@ -29,8 +30,10 @@ LINE = re.compile(r"timeline: pid (\d+) scene (\d+) start ([\d.]+) set up ([\d.]
                   r"device done ([\d.]+) written ([\d.]+) renamed ([\d.]+)")
 CPU = re.compile(r"processors: pid (\d+), (\d+) scenes, (.*?); process ([\d.]+) s")
 ROLE = re.compile(r"([a-z][a-z -]*?) ([\d.]+) s(?:, |$)")
-DEV = re.compile(r"device thread: uploads ([\d.]+) s, idle ([\d.]+) s, queueing blocks ([\d.]+) s, "
-                 r"waiting for their downloads ([\d.]+) s")
+DEV = re.compile(r"device thread from its session to its release: uploads ([\d.]+) s, idle ([\d.]+) s, "
+                 r"queueing blocks ([\d.]+) s, waiting for copies ([\d.]+) s, locks ([\d.]+) s, "
+                 r"the source's device memory ([\d.]+) s, other ([\d.]+) s")
+DEV_KEYS = ("uploads", "idle", "queueing", "copy waits", "locks", "source memory", "other")
 BUFS = re.compile(r"host buffers allocated (\d+), freed (\d+)")
 SESSION = re.compile(r"renamed [\d.]+; session ([\d.]+)")
 
@@ -45,7 +48,7 @@ def read(path):
                 continue
             m = DEV.search(line)
             if m:
-                for key, v in zip(("uploads", "idle", "queueing", "download waits"), m.groups()):
+                for key, v in zip(DEV_KEYS, m.groups()):
                     dev[cur][key].append(float(v))
             m = SESSION.search(line)
             if m:

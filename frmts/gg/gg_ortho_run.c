@@ -213,6 +213,9 @@ static double wall(void)
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+/* What the device thread is doing (pipe_t.dev_acc). */
+enum { DEV_OTHER, DEV_IDLE, DEV_UPLOAD, DEV_QUEUE, DEV_SYNC, DEV_LOCK, DEV_SOURCE, DEV_PHASES };
+
 typedef struct pipe {
     scene *sc;
     orun *run;
@@ -251,8 +254,10 @@ typedef struct pipe {
     pthread_t tg, tw, tr[64];
     int nr, have_tg, have_tw, started;
     int grid_done, finished;
-    double t_put, t_wait;       /* device thread: uploads, idle waits */
-    double t_sync, t_launch;    /* device thread: waits for downloads, queueing blocks */
+    /* the device thread's time from its session to its release, by what it
+     * was doing (dev_enter: each moment counts once; GG_ORTHO_TIMING) */
+    int dev_phase, dev_on;
+    double dev_t0, dev_acc[DEV_PHASES];
     double t_readers;           /* summed busy seconds of the readers */
     ggo_direct *direct;         /* uncompressed GeoTIFF: pixels by pwrite, else NULL */
     ggo_direct *src_direct;     /* the source's rows by pread (strip readers), else NULL */
@@ -288,6 +293,28 @@ static void pipe_fail(pipe_t *p, const char *fmt, ...)
     }
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
+}
+
+/* Device thread: from now on its time counts as phase; returns the phase
+ * it leaves, to go back to (dev_enter(p, prev)). */
+static int dev_enter(pipe_t *p, int phase)
+{
+    const int prev = p->dev_phase;
+    if (p->dev_on) {
+        const double now = wall();
+        p->dev_acc[prev] += now - p->dev_t0;
+        p->dev_t0 = now;
+    }
+    p->dev_phase = phase;
+    return prev;
+}
+
+/* Device thread: takes the pipeline's lock, its wait counted as such. */
+static void dev_lock(pipe_t *p)
+{
+    const int prev = dev_enter(p, DEV_LOCK);
+    pthread_mutex_lock(&p->mu);
+    dev_enter(p, prev);
 }
 
 /* Waits until the pipeline counter *done reaches need, or a stage fails;
@@ -551,7 +578,7 @@ static void upload_ready(pipe_t *p)
         const int i = p->ready[--p->nready];
         strip *st = &p->strips[i];
         pthread_mutex_unlock(&p->mu);
-        const double t0 = wall();
+        const int prev = dev_enter(p, DEV_UPLOAD);
         gg_status rc = GG_OK;
         for (int k = 0; k < sc->nbands && rc == GG_OK; k++) {
             const void *rows = (const char *)st->buf + (size_t)k * plane;
@@ -560,8 +587,8 @@ static void upload_ready(pipe_t *p)
                             : gg_ortho_session_put_rows(p->sess, k, st->y0, st->rows, rows,
                                                         (size_t)sc->width);
         }
-        p->t_put += wall() - t0;
-        pthread_mutex_lock(&p->mu);
+        dev_enter(p, prev);
+        dev_lock(p);
         if (rc != GG_OK) {
             if (!p->error)
                 snprintf(p->msg, sizeof p->msg, "%s", gg_context_last_error(p->ctx));
@@ -596,13 +623,15 @@ static int device_idle(pipe_t *p)
     if (p->nqueued > 0) {
         pthread_mutex_unlock(&p->mu);
         complete_oldest(p);
-        pthread_mutex_lock(&p->mu);
+        dev_lock(p);
         return 1;
     }
     if (p->ninflight > 0 && p->npool == 0) {
         pthread_mutex_unlock(&p->mu);
+        const int prev = dev_enter(p, DEV_SYNC);
         const gg_status rc = gg_ortho_session_flush(p->sess);
-        pthread_mutex_lock(&p->mu);
+        dev_enter(p, prev);
+        dev_lock(p);
         if (rc != GG_OK && !p->error) {
             snprintf(p->msg, sizeof p->msg, "%s", gg_context_last_error(p->ctx));
             p->error = 1;
@@ -617,8 +646,8 @@ static int device_idle(pipe_t *p)
  * strips as they come.  0 on error. */
 static int wait_rows(pipe_t *p, int y0, int y1)
 {
-    const double t0 = wall();
-    pthread_mutex_lock(&p->mu);
+    const int prev = dev_enter(p, DEV_IDLE);
+    dev_lock(p);
     request_rows(p, y0, y1);
     for (;;) {
         upload_ready(p);
@@ -629,7 +658,7 @@ static int wait_rows(pipe_t *p, int y0, int y1)
     }
     const int ok = !p->error;
     pthread_mutex_unlock(&p->mu);
-    p->t_wait += wall() - t0;
+    dev_enter(p, prev);
     return ok;
 }
 
@@ -799,7 +828,7 @@ static int run_block_resident(pipe_t *p, block *b, int first)
  * complete blocks from the first (the writer writes in order). */
 static void block_finished(pipe_t *p, int k)
 {
-    pthread_mutex_lock(&p->mu);
+    dev_lock(p);
     p->block_run[k] = 1;
     const int before = p->run_done;
     while (p->run_done < p->nblocks && p->block_run[p->run_done])
@@ -818,10 +847,10 @@ static int complete_oldest(pipe_t *p)
     p->qfirst = (p->qfirst + 1) % GG_ORTHO_QUEUED;
     p->nqueued--;
     int missed = 0;
-    const double t0 = wall();
+    const int prev = dev_enter(p, DEV_SYNC);
     const gg_status rc = gg_ortho_session_wait(p->sess, &missed);
-    p->t_sync += wall() - t0;
-    pthread_mutex_lock(&p->mu);
+    dev_enter(p, prev);
+    dev_lock(p);
     release_inflight(p);
     pthread_mutex_unlock(&p->mu);
     if (rc != GG_OK) {
@@ -856,11 +885,11 @@ static int queue_block(pipe_t *p, int k)
     if (p->nqueued == GG_ORTHO_QUEUED && !complete_oldest(p))
         return 0;
     gg_ortho_grid g = {b->nodes, b->gnx, b->gny, sc->step};
-    const double t0 = wall();
+    const int prev = dev_enter(p, DEV_QUEUE);
     const gg_status rc = gg_ortho_session_queue_resident(
         p->sess, &g, y0, y1 - y0, b->dst, sc->dst_t, sc->out_w, b->rows, (size_t)sc->out_w,
         (size_t)sc->out_w * b->rows);
-    p->t_launch += wall() - t0;
+    dev_enter(p, prev);
     if (rc != GG_OK) {
         pipe_fail(p, "%s", gg_context_last_error(p->ctx));
         return 0;
@@ -995,8 +1024,8 @@ static int run_resident(pipe_t *p)
 {
     for (int k = 0; k < p->nblocks && !p->error; k++) {
         /* the block's grid, and room in the output queue; meanwhile upload */
-        const double t0 = wall();
-        pthread_mutex_lock(&p->mu);
+        const int prev = dev_enter(p, DEV_IDLE);
+        dev_lock(p);
         for (;;) {
             upload_ready(p);
             if (p->error || (p->grid_done > k && k - p->write_done < p->qdepth))
@@ -1005,7 +1034,7 @@ static int run_resident(pipe_t *p)
                 pthread_cond_wait(&p->cv, &p->mu);
         }
         pthread_mutex_unlock(&p->mu);
-        p->t_wait += wall() - t0;
+        dev_enter(p, prev);
         if (p->error)
             break;
         if (p->overlap) {
@@ -1025,7 +1054,7 @@ static int run_resident(pipe_t *p)
         release_inflight(p);
         pthread_mutex_unlock(&p->mu);
     }
-    pthread_mutex_lock(&p->mu);
+    dev_lock(p);
     p->finished = 1;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
@@ -1268,7 +1297,9 @@ static void pass_turn(scene_job *j, int stop)
  * writer drains its last blocks. */
 static void release_device(pipe_t *p)
 {
-    pthread_mutex_lock(&p->mu);
+    dev_lock(p);
+    dev_enter(p, DEV_OTHER);
+    p->dev_on = 0; /* the turn's split ends here */
     p->left_at_release = p->nblocks - p->write_done;
     pthread_mutex_unlock(&p->mu);
     p->t_released = wall();
@@ -1466,10 +1497,17 @@ static int process_scene(scene_job *job)
         goto done;
     }
     t_sess_s = wall() - t_sess0;
+    p.dev_on = 1; /* the device thread's split, from here to the release */
+    p.dev_t0 = wall();
+    p.dev_phase = DEV_OTHER;
 
     p.sess = sess;
-    if (p.resident &&
-        gg_ortho_session_set_source(sess, sc.src_t, sc.width, sc.height, sc.nbands) != GG_OK) {
+    const int prev_phase = dev_enter(&p, DEV_SOURCE);
+    const int source_refused =
+        p.resident &&
+        gg_ortho_session_set_source(sess, sc.src_t, sc.width, sc.height, sc.nbands) != GG_OK;
+    dev_enter(&p, prev_phase);
+    if (source_refused) {
         /* refused after all: the windowed pipeline, from the start */
         resident_stop(&p);
         for (int k = 0; k < p.nblocks; k++) {
@@ -1512,12 +1550,15 @@ static int process_scene(scene_job *job)
         if (p.resident)
             fprintf(stderr,
                     "%s: timing: resident source, %d strips of %d rows; grid thread %.3f s, "
-                    "readers %.3f s (summed), device thread: uploads %.3f s, idle %.3f s, "
-                    "queueing blocks %.4f s, waiting for their downloads %.4f s; "
+                    "readers %.3f s (summed), device thread from its session to its release: "
+                    "uploads %.4f s, idle %.4f s, queueing blocks %.4f s, waiting for copies "
+                    "%.4f s, locks %.4f s, the source's device memory %.4f s, other %.4f s; "
                     "writer %.3f s; pipeline wall %.3f s; device handed on with %d of %d "
                     "blocks to write (queue %d)\n",
-                    PROG, p.nstrips, p.strip_rows, p.t_grid, p.t_readers, p.t_put, p.t_wait,
-                    p.t_launch, p.t_sync, p.t_write, wall() - t_pipe, p.left_at_release, p.nblocks, p.qdepth);
+                    PROG, p.nstrips, p.strip_rows, p.t_grid, p.t_readers,
+                    p.dev_acc[DEV_UPLOAD], p.dev_acc[DEV_IDLE], p.dev_acc[DEV_QUEUE],
+                    p.dev_acc[DEV_SYNC], p.dev_acc[DEV_LOCK], p.dev_acc[DEV_SOURCE],
+                    p.dev_acc[DEV_OTHER], p.t_write, wall() - t_pipe, p.left_at_release, p.nblocks, p.qdepth);
         else
             fprintf(stderr,
                     "%s: timing: host grid+windows %.3f s, GDAL reads %.3f s, GDAL writes %.3f s; "

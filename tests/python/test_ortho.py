@@ -787,7 +787,8 @@ def test_batch_processors_by_role(gg, synth, tmp_path):
     m3 = re.search(r"device thread a turn, ms \(medians\): (.*)", tl.stdout)
     assert m3, tl.stdout
     split = dict(re.findall(r"([a-z][a-z ]*?) ([\d.]+)(?:, |$)", m3.group(1)))
-    assert set(split) == {"uploads", "idle", "queueing", "download waits", "session"}, split
+    assert set(split) == {"uploads", "idle", "queueing", "copy waits", "locks", "source memory",
+                          "other", "session"}, split
     assert float(split["queueing"]) > 0, split
 
 
