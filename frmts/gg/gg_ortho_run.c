@@ -258,6 +258,8 @@ typedef struct pipe {
      * was doing (dev_enter: each moment counts once; GG_ORTHO_TIMING) */
     int dev_phase, dev_on;
     double dev_t0, dev_acc[DEV_PHASES];
+    double dev_cpu;             /* its processor seconds over the same span: the
+                                   rest of the span it slept or waited for a processor */
     double t_readers;           /* summed busy seconds of the readers */
     ggo_direct *direct;         /* uncompressed GeoTIFF: pixels by pwrite, else NULL */
     ggo_direct *src_direct;     /* the source's rows by pread (strip readers), else NULL */
@@ -1300,6 +1302,7 @@ static void release_device(pipe_t *p)
     dev_lock(p);
     dev_enter(p, DEV_OTHER);
     p->dev_on = 0; /* the turn's split ends here */
+    p->dev_cpu = ggo_thread_cpu() - p->dev_cpu;
     p->left_at_release = p->nblocks - p->write_done;
     pthread_mutex_unlock(&p->mu);
     p->t_released = wall();
@@ -1498,6 +1501,7 @@ static int process_scene(scene_job *job)
     }
     t_sess_s = wall() - t_sess0;
     p.dev_on = 1; /* the device thread's split, from here to the release */
+    p.dev_cpu = ggo_thread_cpu();
     p.dev_t0 = wall();
     p.dev_phase = DEV_OTHER;
 
@@ -1552,13 +1556,14 @@ static int process_scene(scene_job *job)
                     "%s: timing: resident source, %d strips of %d rows; grid thread %.3f s, "
                     "readers %.3f s (summed), device thread from its session to its release: "
                     "uploads %.4f s, idle %.4f s, queueing blocks %.4f s, waiting for copies "
-                    "%.4f s, locks %.4f s, the source's device memory %.4f s, other %.4f s; "
+                    "%.4f s, locks %.4f s, the source's device memory %.4f s, other %.4f s "
+                    "(its processor %.4f s); "
                     "writer %.3f s; pipeline wall %.3f s; device handed on with %d of %d "
                     "blocks to write (queue %d)\n",
                     PROG, p.nstrips, p.strip_rows, p.t_grid, p.t_readers,
                     p.dev_acc[DEV_UPLOAD], p.dev_acc[DEV_IDLE], p.dev_acc[DEV_QUEUE],
                     p.dev_acc[DEV_SYNC], p.dev_acc[DEV_LOCK], p.dev_acc[DEV_SOURCE],
-                    p.dev_acc[DEV_OTHER], p.t_write, wall() - t_pipe, p.left_at_release, p.nblocks, p.qdepth);
+                    p.dev_acc[DEV_OTHER], p.dev_on ? 0.0 : p.dev_cpu, p.t_write, wall() - t_pipe, p.left_at_release, p.nblocks, p.qdepth);
         else
             fprintf(stderr,
                     "%s: timing: host grid+windows %.3f s, GDAL reads %.3f s, GDAL writes %.3f s; "
