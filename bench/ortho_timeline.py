@@ -17,7 +17,8 @@ processor milliseconds a scene by role, summed over its processes; and the
 median split of a turn on the device thread (its session's creation, then
 until its release, each moment once: its strips' uploads, waits for rows,
 grids and queue room, queueing blocks, waits for copies, waits for the
-pipeline's lock, the source's device memory, the rest; and the thread's
+pipeline's lock, the source's device memory, taking output buffers, the
+rest; and the thread's
 processor time over that span).
 
 MIT licence.
@@ -33,9 +34,10 @@ CPU = re.compile(r"processors: pid (\d+), (\d+) scenes, (.*?); process ([\d.]+) 
 ROLE = re.compile(r"([a-z][a-z -]*?) ([\d.]+) s(?:, |$)")
 DEV = re.compile(r"device thread from its session to its release: uploads ([\d.]+) s, idle ([\d.]+) s, "
                  r"queueing blocks ([\d.]+) s, waiting for copies ([\d.]+) s, locks ([\d.]+) s, "
-                 r"the source's device memory ([\d.]+) s, other ([\d.]+) s \(its processor ([\d.]+) s\)")
-DEV_KEYS = ("uploads", "idle", "queueing", "copy waits", "locks", "source memory", "other",
-            "its processor")
+                 r"the source's device memory ([\d.]+) s, output buffers ([\d.]+) s, other ([\d.]+) s "
+                 r"\(its processor ([\d.]+) s\)")
+DEV_KEYS = ("uploads", "idle", "queueing", "copy waits", "locks", "source memory",
+            "output buffers", "other", "its processor")
 BUFS = re.compile(r"host buffers allocated (\d+), freed (\d+)")
 SESSION = re.compile(r"renamed [\d.]+; session ([\d.]+)")
 

@@ -214,7 +214,10 @@ static double wall(void)
 }
 
 /* What the device thread is doing (pipe_t.dev_acc). */
-enum { DEV_OTHER, DEV_IDLE, DEV_UPLOAD, DEV_QUEUE, DEV_SYNC, DEV_LOCK, DEV_SOURCE, DEV_PHASES };
+enum {
+    DEV_OTHER, DEV_IDLE, DEV_UPLOAD, DEV_QUEUE, DEV_SYNC, DEV_LOCK, DEV_SOURCE, DEV_BUFFER,
+    DEV_PHASES
+};
 
 typedef struct pipe {
     scene *sc;
@@ -875,7 +878,9 @@ static int queue_block(pipe_t *p, int k)
 {
     scene *sc = p->sc;
     block *b = &p->blocks[k];
+    const int prev_buf = dev_enter(p, DEV_BUFFER); /* the process's buffer table: shared */
     b->dst = ggo_buffer_get(p->pin, p->dst_bytes);
+    dev_enter(p, prev_buf);
     if (!b->dst) {
         pipe_fail(p, "out of memory");
         return 0;
@@ -1556,14 +1561,14 @@ static int process_scene(scene_job *job)
                     "%s: timing: resident source, %d strips of %d rows; grid thread %.3f s, "
                     "readers %.3f s (summed), device thread from its session to its release: "
                     "uploads %.4f s, idle %.4f s, queueing blocks %.4f s, waiting for copies "
-                    "%.4f s, locks %.4f s, the source's device memory %.4f s, other %.4f s "
-                    "(its processor %.4f s); "
+                    "%.4f s, locks %.4f s, the source's device memory %.4f s, output buffers "
+                    "%.4f s, other %.4f s (its processor %.4f s); "
                     "writer %.3f s; pipeline wall %.3f s; device handed on with %d of %d "
                     "blocks to write (queue %d)\n",
                     PROG, p.nstrips, p.strip_rows, p.t_grid, p.t_readers,
                     p.dev_acc[DEV_UPLOAD], p.dev_acc[DEV_IDLE], p.dev_acc[DEV_QUEUE],
                     p.dev_acc[DEV_SYNC], p.dev_acc[DEV_LOCK], p.dev_acc[DEV_SOURCE],
-                    p.dev_acc[DEV_OTHER], p.dev_on ? 0.0 : p.dev_cpu, p.t_write, wall() - t_pipe, p.left_at_release, p.nblocks, p.qdepth);
+                    p.dev_acc[DEV_BUFFER], p.dev_acc[DEV_OTHER], p.dev_on ? 0.0 : p.dev_cpu, p.t_write, wall() - t_pipe, p.left_at_release, p.nblocks, p.qdepth);
         else
             fprintf(stderr,
                     "%s: timing: host grid+windows %.3f s, GDAL reads %.3f s, GDAL writes %.3f s; "

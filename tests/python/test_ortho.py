@@ -788,7 +788,7 @@ def test_batch_processors_by_role(gg, synth, tmp_path):
     assert m3, tl.stdout
     split = dict(re.findall(r"([a-z][a-z ]*?) ([\d.]+)(?:, |$)", m3.group(1)))
     assert set(split) == {"uploads", "idle", "queueing", "copy waits", "locks", "source memory",
-                          "other", "its processor", "session"}, split
+                          "output buffers", "other", "its processor", "session"}, split
     assert float(split["queueing"]) > 0, split
 
 
