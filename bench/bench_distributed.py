@@ -46,6 +46,7 @@ Timing only: never run by the tests.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -279,10 +280,9 @@ def main():
     for v in filter(None, (x.strip() for x in a.variants.split(";"))):
         label, _, kv = v.partition(":")
         items = [item for item in kv.split(",") if item]
-        pins = [i for i in items if i.startswith("pin") and "=" not in i]
+        pins = [i for i in items if re.fullmatch(r"pin\d*", i)]
         variants.append((label, {"env": dict(i.split("=", 1) for i in items if "=" in i),
-                                 "pin": (int(pins[-1][3:]) if pins and pins[-1][3:] else
-                                         bool(pins))}))
+                                 "pin": int(pins[-1][3:] or 0) or True if pins else False}))
     base_results = dict(results)
     only = [x for x in a.variants_on.split(",") if x]
 

@@ -18,8 +18,7 @@ median split of a turn on the device thread (its session's creation, then
 until its release, each moment once: its strips' uploads, waits for rows,
 grids and queue room, queueing blocks, waits for copies, waits for the
 pipeline's lock, the source's device memory, taking output buffers, the
-rest; and the thread's
-processor time over that span).
+rest; and the thread's processor time over that span).
 
 MIT licence.
 """

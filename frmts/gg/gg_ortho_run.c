@@ -1568,7 +1568,8 @@ static int process_scene(scene_job *job)
                     PROG, p.nstrips, p.strip_rows, p.t_grid, p.t_readers,
                     p.dev_acc[DEV_UPLOAD], p.dev_acc[DEV_IDLE], p.dev_acc[DEV_QUEUE],
                     p.dev_acc[DEV_SYNC], p.dev_acc[DEV_LOCK], p.dev_acc[DEV_SOURCE],
-                    p.dev_acc[DEV_BUFFER], p.dev_acc[DEV_OTHER], p.dev_on ? 0.0 : p.dev_cpu, p.t_write, wall() - t_pipe, p.left_at_release, p.nblocks, p.qdepth);
+                    p.dev_acc[DEV_BUFFER], p.dev_acc[DEV_OTHER], p.dev_on ? 0.0 : p.dev_cpu,
+                    p.t_write, wall() - t_pipe, p.left_at_release, p.nblocks, p.qdepth);
         else
             fprintf(stderr,
                     "%s: timing: host grid+windows %.3f s, GDAL reads %.3f s, GDAL writes %.3f s; "
