@@ -39,6 +39,7 @@ DEV_KEYS = ("uploads", "idle", "queueing", "copy waits", "locks", "source memory
             "output buffers", "other", "its processor")
 BUFS = re.compile(r"host buffers allocated (\d+), freed (\d+)")
 SESSION = re.compile(r"renamed [\d.]+; session ([\d.]+)")
+MAPPED = re.compile(r"files mapped ([\d.]+) s, unmapped ([\d.]+) s")
 
 
 def read(path):
@@ -56,6 +57,10 @@ def read(path):
             m = SESSION.search(line)
             if m:
                 dev[cur]["session"].append(float(m.group(1)))
+            m = MAPPED.search(line)
+            if m:  # off the device thread: before the turn, after the release
+                dev[cur]["mapping"].append(float(m.group(1)))
+                dev[cur]["unmapping"].append(float(m.group(2)))
             m = CPU.search(line)
             if m:
                 acc = cpu.setdefault(cur, defaultdict(float))
@@ -116,6 +121,10 @@ def main(argv):
         if name + "\0bufs" in cpu:
             a, f = cpu[name + "\0bufs"]
             print(f"  host buffers allocated {a}, freed {f} (all processes)")
+        maps = {k: dev.get(name, {}).pop(k, []) for k in ("mapping", "unmapping")}
+        if maps["mapping"]:
+            print(f"  files mapped {ms(maps['mapping']):.2f} ms, unmapped "
+                  f"{ms(maps['unmapping']):.2f} ms a scene (medians; before the turn, after it)")
         if dev.get(name):
             print("  device thread a turn, ms (medians): " +
                   ", ".join(f"{k} {ms(v):.2f}" for k, v in dev[name].items()))

@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-#define GG_BACKEND_ABI 2   /* 2: the copy queue (write2d_async ... wait_mark) */
+#define GG_BACKEND_ABI 3   /* 2: the copy queue (write2d_async ... wait_mark); 3: host_register */
 #define GG_ERRLEN 512
 #define GG_NAMELEN 256
 #define GGB_MARKS 8   /* marks of the copy queue (write2d_async ... wait_mark) */
@@ -151,6 +151,13 @@ struct gg_backend {
                         void *dst, size_t host_pitch, size_t row_bytes, size_t rows, int after);
     int (*mark)(gg_dev *dev, int m);
     int (*wait_mark)(gg_dev *dev, int m);
+
+    /* Optional (NULL: not supported): page-locks memory the caller mapped
+     * (a file's pages), so the copy engine reads (read_only) or writes it
+     * in place; host_unregister undoes it before the caller unmaps.  The
+     * CPU backend has nothing to lock and accepts any memory. */
+    int (*host_register)(gg_dev *dev, void *p, size_t bytes, int read_only);
+    void (*host_unregister)(gg_dev *dev, void *p);
 };
 
 typedef const gg_backend *(*gg_backend_entry_fn)(void);

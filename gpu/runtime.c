@@ -347,6 +347,25 @@ void gg_host_free(gg_context *ctx, void *p)
         ctx->vt->host_free(ctx->dev, p);
 }
 
+gg_status gg_host_register(gg_context *ctx, void *p, size_t bytes, int flags)
+{
+    if (!ctx || !p || !bytes || (flags & ~GG_HOST_READ_ONLY))
+        return GG_ERR_ARGUMENT;
+    if (!ctx->vt->host_register)
+        return gg_rt_fail(ctx, GG_ERR_UNSUPPORTED,
+                          "registering host memory: not supported by the %s backend",
+                          ctx->vt->name);
+    return gg_rt_check(ctx,
+                       ctx->vt->host_register(ctx->dev, p, bytes, (flags & GG_HOST_READ_ONLY) != 0),
+                       "registering host memory");
+}
+
+void gg_host_unregister(gg_context *ctx, void *p)
+{
+    if (ctx && p && ctx->vt->host_unregister)
+        ctx->vt->host_unregister(ctx->dev, p);
+}
+
 gg_status gg_list_devices(char *buf, size_t buflen)
 {
     if (!buf || !buflen)

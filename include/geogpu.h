@@ -859,6 +859,18 @@ GG_API void gg_coreg_carrier_result(const gg_coreg_carrier *c, double *fy, doubl
 GG_API gg_status gg_host_alloc(gg_context *ctx, size_t bytes, void **out);
 GG_API void gg_host_free(gg_context *ctx, void *p);
 
+/* Memory the caller mapped (a file's pages), page-locked so transfers
+ * read it (GG_HOST_READ_ONLY: a read-only mapping) or write it where it
+ * lies, without a copy through a buffer of the caller's.  Every page is
+ * faulted in here: a page that cannot be had is an error of this call,
+ * never a signal later.  GG_ERR_UNSUPPORTED where the backend or driver
+ * cannot (OpenCL; the caller then copies through its own buffers); the
+ * CPU backend accepts any memory.  gg_host_unregister before unmapping,
+ * on a context of the same backend. */
+#define GG_HOST_READ_ONLY 1
+GG_API gg_status gg_host_register(gg_context *ctx, void *p, size_t bytes, int flags);
+GG_API void gg_host_unregister(gg_context *ctx, void *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,8 +30,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994
+#endif
 
 struct ggo_direct {
     int fd;
@@ -209,7 +215,8 @@ static int open_layout(const char *path, int width, int height, int nbands, GDAL
             d->swap = (hdr[0] == 'I') != host_le && d->ts > 1;
     }
     if (!rc) {
-        d->fd = open(path, (writing ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+        /* read-write: an output may be mapped (ggo_direct_map) */
+        d->fd = open(path, (writing ? O_RDWR : O_RDONLY) | O_CLOEXEC);
         if (d->fd < 0)
             rc = say(why, whylen, "cannot open %s for %s: %s", path,
                      writing ? "writing" : "reading", strerror(errno));
@@ -517,6 +524,71 @@ int ggo_direct_read(const ggo_direct *d, int y0, int rows, void *buf, size_t ban
                                                    : strerror(e));
     }
     return 0;
+}
+
+/* ---------------------------------------------------------- mapping */
+
+int ggo_direct_map(const ggo_direct *d, int writable, ggo_map *m, char *why, size_t whylen)
+{
+    memset(m, 0, sizeof *m);
+    if (d->swap)
+        return say(why, whylen, "the other byte order");
+    if (d->pixel && d->nbands > 1)
+        return say(why, whylen, "pixel-interleaved bands");
+    /* every band's strips in order, one after the other, the bands evenly
+     * spaced: band k's row y at off[0] + k * band_bytes + y * row_bytes */
+    const uint64_t row = (uint64_t)d->width * (uint64_t)d->ts;
+    const uint64_t band = d->nplanes > 1 ? d->off[d->nstrips] - d->off[0] : row * d->height;
+    for (int p = 0; p < d->nplanes; p++)
+        for (int j = 0; j < d->nstrips; j++)
+            if (d->off[(size_t)p * d->nstrips + j] !=
+                d->off[0] + (uint64_t)p * band + (uint64_t)j * d->rps * row)
+                return say(why, whylen, "strips not one after the other");
+    if (band < row * d->height ||
+        d->off[0] + band * (uint64_t)(d->nplanes - 1) + row * d->height != d->hi)
+        return say(why, whylen, "strips not one after the other");
+    struct statfs fs;
+    if (writable) {
+        if (fstatfs(d->fd, &fs) != 0 || fs.f_type != TMPFS_MAGIC)
+            return say(why, whylen, "an output mapped only in tmpfs");
+        const int e = posix_fallocate(d->fd, (off_t)d->lo, (off_t)(d->hi - d->lo));
+        if (e)
+            return say(why, whylen, "allocating its pixels: %s", strerror(e));
+    }
+    if (d->hi > SIZE_MAX)
+        return say(why, whylen, "too large to map");
+    const size_t len = (size_t)d->hi;
+    void *base = mmap(NULL, len, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED,
+                      d->fd, 0);
+    if (base == MAP_FAILED)
+        return say(why, whylen, "mmap: %s", strerror(errno));
+    if (!writable) {
+        const long pg = sysconf(_SC_PAGESIZE);
+        const size_t npages = (len + (size_t)pg - 1) / (size_t)pg;
+        unsigned char *vec = malloc(npages ? npages : 1);
+        size_t in = 0;
+        if (vec && mincore(base, len, vec) == 0)
+            for (size_t i = 0; i < npages; i++)
+                in += vec[i] & 1;
+        free(vec);
+        if (in < npages) {
+            munmap(base, len);
+            return say(why, whylen, "%.0f %% of its pages in memory", 100.0 * in / npages);
+        }
+    }
+    m->base = base;
+    m->len = len;
+    m->px = (unsigned char *)base + d->off[0];
+    m->row_bytes = (size_t)row;
+    m->band_bytes = (size_t)band;
+    return 0;
+}
+
+void ggo_direct_unmap(ggo_map *m)
+{
+    if (m->base)
+        munmap(m->base, m->len);
+    memset(m, 0, sizeof *m);
 }
 
 int ggo_direct_close(ggo_direct *d, char *err, size_t errlen)

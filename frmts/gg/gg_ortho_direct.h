@@ -68,6 +68,36 @@ int ggo_direct_open_source(const char *path, int width, int height, int nbands,
 int ggo_direct_read(const ggo_direct *d, int y0, int rows, void *buf, size_t band_space,
                     char *err, size_t errlen);
 
+/* The pixels of a direct file (source or output) mapped into memory, so
+ * that the device's copy engine reads or writes them where they lie once
+ * the caller has registered the mapping (gg_host_register): no reader or
+ * writer thread copies them, and the host's memory carries each byte once
+ * instead of three times (session 28).  Only one band, or band-interleaved
+ * planes, whose strips follow each other in order, in the host's byte
+ * order.  An output only on tmpfs: its pages are the file, so bytes the
+ * device writes past the kernel's dirty tracking cannot be lost the way a
+ * disk file's page cache could lose them; its pixels' range is allocated
+ * first (fallocate), so a full filesystem is an error here.  A source
+ * only when every page is in memory (mincore), as a source in tmpfs or
+ * just read is; else registering would read it on one thread.  The caller
+ * never touches the mapping with the processor: the registration faults
+ * every page in and reports failures, so no access can raise a signal. */
+typedef struct ggo_map {
+    void *base;              /* the mapping (from the file's start) */
+    size_t len;
+    unsigned char *px;       /* row 0 of band 1 */
+    size_t row_bytes;        /* one row of one band */
+    size_t band_bytes;       /* band k's row 0 at px + k * band_bytes */
+} ggo_map;
+
+/* Maps d's pixels (writable: an output).  0, or 1 with why (nothing
+ * mapped: the caller copies through its threads). */
+int ggo_direct_map(const ggo_direct *d, int writable, ggo_map *m, char *why, size_t whylen);
+
+/* Unmaps what ggo_direct_map mapped (after the caller unregistered it);
+ * m zeroed.  Nothing mapped: nothing. */
+void ggo_direct_unmap(ggo_map *m);
+
 /* Strips and layout, for -v. */
 const char *ggo_direct_describe(const ggo_direct *d);
 

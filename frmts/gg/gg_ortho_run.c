@@ -266,6 +266,11 @@ typedef struct pipe {
     double t_readers;           /* summed busy seconds of the readers */
     ggo_direct *direct;         /* uncompressed GeoTIFF: pixels by pwrite, else NULL */
     ggo_direct *src_direct;     /* the source's rows by pread (strip readers), else NULL */
+    /* the files' pixels mapped and registered (mapped_files): the copy
+     * engine reads the source's strips and writes the blocks where they lie */
+    ggo_map src_map, dst_map;
+    int src_mapped, dst_mapped;
+    double t_map, t_unmap;      /* seconds mapping and registering, undoing it */
     size_t dst_bytes;           /* one output block, all bands */
     /* called once the device has run the last block (the writer may still
      * be writing): the next scene of a batch may then take the device */
@@ -403,12 +408,15 @@ static void *writer_loop(pipe_t *p)
         const double t0 = wall();
         if (p->write_delay_us > 0) /* GG_ORTHO_WRITE_DELAY_MS (tests: a slow disk) */
             usleep((useconds_t)p->write_delay_us);
-        ggo_fill_outside(sc, b->y0, b->rows, b->dst);
+        if (!p->dst_mapped) /* mapped: no outside fill (mapped_files) */
+            ggo_fill_outside(sc, b->y0, b->rows, b->dst);
         if (gg_fault_point("write")) { /* GG_FAULT=write:N (tests) */
             pipe_fail(p, "writing %s failed: injected fault (GG_FAULT)", sc->dst_name);
             return NULL;
         }
-        if (p->direct) {
+        if (p->dst_mapped)
+            ; /* the device wrote the block into the file */
+        else if (p->direct) {
             char err[256];
             if (ggo_direct_write(p->direct, b->y0, b->rows, b->dst, err, sizeof err)) {
                 pipe_fail(p, "writing %s failed: %s", sc->dst_name, err);
@@ -424,7 +432,8 @@ static void *writer_loop(pipe_t *p)
                 }
         }
         p->t_write += wall() - t0;
-        ggo_buffer_put(b->dst);
+        if (!p->dst_mapped)
+            ggo_buffer_put(b->dst);
         free(b->src);
         free(b->nodes);
         b->dst = b->src = NULL;
@@ -551,7 +560,10 @@ static void request_rows(pipe_t *p, int y0, int y1)
     if (y1 <= y0)
         return;
     for (int i = y0 / p->strip_rows; i <= (y1 - 1) / p->strip_rows; i++)
-        if (p->strips[i].state == STRIP_IDLE) {
+        if (p->strips[i].state == STRIP_IDLE && p->src_mapped) {
+            p->strips[i].state = STRIP_READ; /* in the mapping: nothing to read */
+            p->ready[p->nready++] = i;
+        } else if (p->strips[i].state == STRIP_IDLE) {
             p->strips[i].state = STRIP_QUEUED;
             p->queue[p->nqueue++] = i;
         }
@@ -586,7 +598,9 @@ static void upload_ready(pipe_t *p)
         const int prev = dev_enter(p, DEV_UPLOAD);
         gg_status rc = GG_OK;
         for (int k = 0; k < sc->nbands && rc == GG_OK; k++) {
-            const void *rows = (const char *)st->buf + (size_t)k * plane;
+            const void *rows = p->src_mapped ? (const void *)(p->src_map.px + k * p->src_map.band_bytes +
+                                                              (size_t)st->y0 * p->src_map.row_bytes)
+                                             : (const char *)st->buf + (size_t)k * plane;
             rc = p->overlap ? gg_ortho_session_put_rows_async(p->sess, k, st->y0, st->rows, rows,
                                                               (size_t)sc->width)
                             : gg_ortho_session_put_rows(p->sess, k, st->y0, st->rows, rows,
@@ -600,7 +614,9 @@ static void upload_ready(pipe_t *p)
             p->error = 1;
         }
         st->state = STRIP_ON_DEVICE;
-        if (p->overlap) /* back to the pool once the copy queue has passed it */
+        if (p->src_mapped)
+            ; /* the mapping stays until resident_stop */
+        else if (p->overlap) /* back to the pool once the copy queue has passed it */
             p->inflight[p->ninflight++] = st->buf;
         else
             p->pool[p->npool++] = st->buf;
@@ -768,6 +784,23 @@ static void *strip_reader(void *arg)
     return NULL;
 }
 
+/* Where block b's output goes: a host buffer for the writer, or its rows
+ * in the mapped output file. */
+static void *block_output(pipe_t *p, const block *b)
+{
+    if (p->dst_mapped)
+        return p->dst_map.px + (size_t)b->y0 * p->dst_map.row_bytes;
+    return ggo_buffer_get(p->pin, p->dst_bytes);
+}
+
+/* Samples from one band of block b's output to the next. */
+static size_t block_plane(const pipe_t *p, const block *b)
+{
+    if (p->dst_mapped)
+        return p->dst_map.band_bytes / ggo_tsize(p->sc->dst_t);
+    return (size_t)p->sc->out_w * b->rows;
+}
+
 /* The source rows block b's attempt needs: its planned window (0), a
  * wider one (1), all rows (2). */
 static void attempt_rows(pipe_t *p, block *b, int attempt, int *y0, int *y1)
@@ -796,9 +829,9 @@ static int run_block_resident(pipe_t *p, block *b, int first)
 {
     scene *sc = p->sc;
     const size_t ds = ggo_tsize(sc->dst_t);
-    const size_t plane = (size_t)sc->out_w * b->rows;
+    const size_t plane = block_plane(p, b);
     if (!b->dst)
-        b->dst = ggo_buffer_get(p->pin, p->dst_bytes);
+        b->dst = block_output(p, b);
     if (!b->dst) {
         pipe_fail(p, "out of memory");
         return 0;
@@ -879,7 +912,7 @@ static int queue_block(pipe_t *p, int k)
     scene *sc = p->sc;
     block *b = &p->blocks[k];
     const int prev_buf = dev_enter(p, DEV_BUFFER); /* the process's buffer table: shared */
-    b->dst = ggo_buffer_get(p->pin, p->dst_bytes);
+    b->dst = block_output(p, b);
     dev_enter(p, prev_buf);
     if (!b->dst) {
         pipe_fail(p, "out of memory");
@@ -895,7 +928,7 @@ static int queue_block(pipe_t *p, int k)
     const int prev = dev_enter(p, DEV_QUEUE);
     const gg_status rc = gg_ortho_session_queue_resident(
         p->sess, &g, y0, y1 - y0, b->dst, sc->dst_t, sc->out_w, b->rows, (size_t)sc->out_w,
-        (size_t)sc->out_w * b->rows);
+        block_plane(p, b));
     dev_enter(p, prev);
     if (rc != GG_OK) {
         pipe_fail(p, "%s", gg_context_last_error(p->ctx));
@@ -904,6 +937,84 @@ static int queue_block(pipe_t *p, int k)
     p->queued[(p->qfirst + p->nqueued) % GG_ORTHO_QUEUED] = k;
     p->nqueued++;
     return 1;
+}
+
+/* Whether the files' pixels are mapped for the copy engine
+ * (GG_ORTHO_MAPPED=0 never, 1 wherever the backend can register them;
+ * default: on CUDA only.  On the CPU backend the "uploads" from a mapping
+ * are copies by the device thread that the readers would make in
+ * parallel: tests force it there to check the bytes). */
+static int mapped_wanted(gg_context *ctx)
+{
+    const char *env = getenv("GG_ORTHO_MAPPED");
+    if (env && *env)
+        return CPLTestBool(env);
+    return EQUAL(gg_context_backend(ctx), "cuda");
+}
+
+/* Maps and registers the source's pixels (the copy engine reads its
+ * strips where they lie: no readers, no staging) and the output's (the
+ * blocks are downloaded into the file: nothing for the writer to copy),
+ * each where its layout and file system allow (ggo_direct_map); the
+ * other, or both, go through the threads as before.  Why: each byte of a
+ * scene crossed the host's memory three times (file to staging, staging to
+ * device; device to buffer, buffer to file), which four GPUs of one host
+ * contend for (bench/RESULTS.md, session 28). */
+static void map_files(pipe_t *p)
+{
+    scene *sc = p->sc;
+    if (!mapped_wanted(p->ctx))
+        return;
+    const double t0 = wall();
+    char why[256] = "";
+    if (p->src_direct) {
+        if (ggo_direct_map(p->src_direct, 0, &p->src_map, why, sizeof why) == 0 &&
+            gg_host_register(p->ctx, p->src_map.base, p->src_map.len, GG_HOST_READ_ONLY) !=
+                GG_OK) {
+            snprintf(why, sizeof why, "%s", gg_context_last_error(p->ctx));
+            ggo_direct_unmap(&p->src_map);
+        }
+        p->src_mapped = p->src_map.base != NULL;
+        if (!p->src_mapped && sc->o->verbose)
+            fprintf(stderr, "%s: %s: source not mapped (%s)\n", PROG, sc->src_name, why);
+    }
+    const size_t ds = ggo_tsize(sc->dst_t);
+    if (p->direct && !sc->outside_nd) {
+        if (ggo_direct_map(p->direct, 1, &p->dst_map, why, sizeof why) == 0 &&
+            (p->dst_map.band_bytes % ds != 0 ||
+             gg_host_register(p->ctx, p->dst_map.base, p->dst_map.len, 0) != GG_OK)) {
+            snprintf(why, sizeof why, "%s",
+                     p->dst_map.band_bytes % ds ? "bands not whole samples apart"
+                                                : gg_context_last_error(p->ctx));
+            ggo_direct_unmap(&p->dst_map);
+        }
+        p->dst_mapped = p->dst_map.base != NULL;
+        if (!p->dst_mapped && sc->o->verbose)
+            fprintf(stderr, "%s: %s: output not mapped (%s)\n", PROG, sc->dst_name, why);
+    }
+    p->t_map = wall() - t0;
+    if (sc->o->verbose && (p->src_mapped || p->dst_mapped))
+        fprintf(stderr, "%s: %s: %s%s%s mapped for the device's copies\n", PROG, sc->src_name,
+                p->src_mapped ? "source" : "", p->src_mapped && p->dst_mapped ? " and " : "",
+                p->dst_mapped ? "output" : "");
+}
+
+/* Unregisters and unmaps what map_files mapped (every copy is over). */
+static void unmap_files(pipe_t *p)
+{
+    const double t0 = wall();
+    if (p->dst_mapped) /* the blocks point into the mapping: not buffers */
+        for (int k = 0; k < p->nblocks; k++)
+            p->blocks[k].dst = NULL;
+    if (p->src_mapped)
+        gg_host_unregister(p->ctx, p->src_map.base);
+    if (p->dst_mapped)
+        gg_host_unregister(p->ctx, p->dst_map.base);
+    ggo_direct_unmap(&p->src_map);
+    ggo_direct_unmap(&p->dst_map);
+    if (p->src_mapped || p->dst_mapped)
+        p->t_unmap = wall() - t0;
+    p->src_mapped = p->dst_mapped = 0;
 }
 
 /* Readers: GG_ORTHO_READERS, else half the processors, 2 to 8. */
@@ -954,7 +1065,16 @@ static int resident_start(pipe_t *p)
         p->strips[i].y0 = i * srows;
         p->strips[i].rows = i * srows + srows <= sc->height ? srows : sc->height - i * srows;
     }
-    for (int i = 0; ok && i < nbuf; i++) {
+    char why[256] = "";
+    if (ok && ggo_direct_open_source(sc->src_name, sc->width, sc->height, sc->nbands,
+                                     ggo_to_gdal_type(sc->src_t), &p->src_direct, why,
+                                     sizeof why) &&
+        sc->o->verbose)
+        fprintf(stderr, "%s: %s: source read through GDAL (%s)\n", PROG, sc->src_name, why);
+    if (ok)
+        map_files(p);
+    /* a mapped source needs no readers and no staging */
+    for (int i = 0; ok && !p->src_mapped && i < nbuf; i++) {
         p->pool[i] = ggo_buffer_get(p->pin, row_bytes * (size_t)srows);
         ok = p->pool[i] != NULL;
         p->npool += ok;
@@ -964,17 +1084,12 @@ static int resident_start(pipe_t *p)
         pipe_fail(p, "out of memory for the read buffers");
         return 0;
     }
-    char why[256] = "";
-    if (ggo_direct_open_source(sc->src_name, sc->width, sc->height, sc->nbands,
-                               ggo_to_gdal_type(sc->src_t), &p->src_direct, why, sizeof why) &&
-        sc->o->verbose)
-        fprintf(stderr, "%s: %s: source read through GDAL (%s)\n", PROG, sc->src_name, why);
     p->have_tg = pthread_create(&p->tg, NULL, grid_thread, p) == 0;
     p->have_tw = pthread_create(&p->tw, NULL, writer, p) == 0;
-    for (p->nr = 0; p->nr < nreaders; p->nr++)
+    for (p->nr = 0; !p->src_mapped && p->nr < nreaders; p->nr++)
         if (pthread_create(&p->tr[p->nr], NULL, strip_reader, p) != 0)
             break;
-    if (!p->have_tg || !p->have_tw || p->nr == 0)
+    if (!p->have_tg || !p->have_tw || (p->nr == 0 && !p->src_mapped))
         pipe_fail(p, "cannot start the pipeline threads");
     return !p->error;
 }
@@ -999,6 +1114,7 @@ static void resident_stop(pipe_t *p)
     if (p->have_tw)
         pthread_join(p->tw, NULL);
     p->nr = p->have_tg = p->have_tw = 0;
+    unmap_files(p);
     for (int i = 0; i < p->nstrips && p->strips; i++)
         if (p->strips[i].buf)
             p->pool[p->npool++] = p->strips[i].buf;
@@ -1055,7 +1171,7 @@ static int run_resident(pipe_t *p)
     }
     while (p->nqueued > 0 && !p->error && complete_oldest(p))
         ;
-    if (p->ninflight > 0 || p->nqueued > 0) { /* a failure left copies in flight */
+    if (p->ninflight > 0 || p->nqueued > 0 || p->error) { /* a failure left copies in flight */
         (void)gg_ortho_session_flush(p->sess);
         pthread_mutex_lock(&p->mu);
         release_inflight(p);
@@ -1558,14 +1674,15 @@ static int process_scene(scene_job *job)
                 sc.nbands);
         if (p.resident)
             fprintf(stderr,
-                    "%s: timing: resident source, %d strips of %d rows; grid thread %.3f s, "
+                    "%s: timing: resident source, %d strips of %d rows; files mapped "
+                    "%.4f s, unmapped %.4f s; grid thread %.3f s, "
                     "readers %.3f s (summed), device thread from its session to its release: "
                     "uploads %.4f s, idle %.4f s, queueing blocks %.4f s, waiting for copies "
                     "%.4f s, locks %.4f s, the source's device memory %.4f s, output buffers "
                     "%.4f s, other %.4f s (its processor %.4f s); "
                     "writer %.3f s; pipeline wall %.3f s; device handed on with %d of %d "
                     "blocks to write (queue %d)\n",
-                    PROG, p.nstrips, p.strip_rows, p.t_grid, p.t_readers,
+                    PROG, p.nstrips, p.strip_rows, p.t_map, p.t_unmap, p.t_grid, p.t_readers,
                     p.dev_acc[DEV_UPLOAD], p.dev_acc[DEV_IDLE], p.dev_acc[DEV_QUEUE],
                     p.dev_acc[DEV_SYNC], p.dev_acc[DEV_LOCK], p.dev_acc[DEV_SOURCE],
                     p.dev_acc[DEV_BUFFER], p.dev_acc[DEV_OTHER], p.dev_on ? 0.0 : p.dev_cpu,

@@ -363,6 +363,22 @@ static void cpu_host_free(gg_dev *d, void *p)
     free(p);
 }
 
+/* Any memory is "registered" for the CPU: its copies are memcpy. */
+static int cpu_host_register(gg_dev *d, void *p, size_t bytes, int read_only)
+{
+    (void)d;
+    (void)p;
+    (void)bytes;
+    (void)read_only;
+    return GGB_OK;
+}
+
+static void cpu_host_unregister(gg_dev *d, void *p)
+{
+    (void)d;
+    (void)p;
+}
+
 static const gg_backend cpu_backend = {
     .abi = GG_BACKEND_ABI,
     .name = "cpu",
@@ -385,6 +401,8 @@ static const gg_backend cpu_backend = {
     .launch_info = cpu_launch_info,
     .host_alloc = cpu_host_alloc,
     .host_free = cpu_host_free,
+    .host_register = cpu_host_register,
+    .host_unregister = cpu_host_unregister,
 };
 
 const gg_backend *gg_backend_cpu_entry(void) { return &cpu_backend; }

@@ -1294,6 +1294,34 @@ static void cuda_host_free(gg_dev *dev, void *p)
         cuda_fail(d, e, "cudaFreeHost");
 }
 
+/* A mapped file's pages, page-locked for every device: the copy engine
+ * then reads (read_only: cudaHostRegisterReadOnly, so a read-only mapping
+ * can be locked) or writes them where they lie. */
+static int cuda_host_register(gg_dev *dev, void *p, size_t bytes, int read_only)
+{
+    cuda_dev *d = as_cuda(dev);
+    int rc = use_device(d);
+    if (rc)
+        return rc;
+    const unsigned flags = cudaHostRegisterPortable | (read_only ? cudaHostRegisterReadOnly : 0u);
+    const cudaError_t e = cudaHostRegister(p, bytes, flags);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return set_err(d, GGB_ERR_UNSUPPORTED, "CUDA: cudaHostRegister of %zu MiB%s failed: %s",
+                       bytes >> 20, read_only ? " (read-only)" : "", cudaGetErrorString(e));
+    }
+    return GGB_OK;
+}
+
+static void cuda_host_unregister(gg_dev *dev, void *p)
+{
+    cuda_dev *d = as_cuda(dev);
+    if (use_device(d))
+        return;
+    if (cudaHostUnregister(p) != cudaSuccess)
+        (void)cudaGetLastError();
+}
+
 /* ------------------------------------------------------------- entry */
 
 static const gg_backend cuda_backend = {
@@ -1322,6 +1350,8 @@ static const gg_backend cuda_backend = {
     /* read2d_after */ cuda_read2d_after,
     /* mark */ cuda_mark,
     /* wait_mark */ cuda_wait_mark,
+    /* host_register */ cuda_host_register,
+    /* host_unregister */ cuda_host_unregister,
 };
 
 GG_CUDA_EXPORT const gg_backend *gg_backend_cuda_entry(void)

@@ -1,11 +1,17 @@
 /* test_runtime.c -- contexts, device selection, memory, FFT plans, the
- * block planner and launch configuration, on every test device. */
+ * block planner, launch configuration and registered file mappings, on
+ * every test device. */
 #include "check.h"
 #include "reference.h"
 #include "gpu/runtime.h"
 #include "algorithms/kernel_ids.h"
 
+#include <fcntl.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static void test_device_specs(void)
 {
@@ -199,6 +205,77 @@ static void test_launch_info(gg_context *ctx, const char *dev)
     }
 }
 
+/* gg_host_register: a file's pages mapped and registered are uploaded
+ * from (read-only) and downloaded into (a writable mapping of a file in
+ * /dev/shm) where they lie; the files then hold the bytes.  OpenCL cannot
+ * register: GG_ERR_UNSUPPORTED naming the backend. */
+static void test_host_register(gg_context *ctx, const char *dev)
+{
+    int dummy = 0;
+    CHECK(gg_host_register(ctx, NULL, 8, 0) == GG_ERR_ARGUMENT, "%s: NULL registered", dev);
+    CHECK(gg_host_register(ctx, &dummy, 0, 0) == GG_ERR_ARGUMENT, "%s: 0 bytes registered", dev);
+    CHECK(gg_host_register(ctx, &dummy, 4, 8) == GG_ERR_ARGUMENT, "%s: flag 8 accepted", dev);
+    gg_host_unregister(ctx, NULL); /* nothing */
+    const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    enum { N = 300000 }; /* 1.2 MB: several pages */
+    char pa[64], pb[64];
+    snprintf(pa, sizeof pa, "%s/gg_reg_a_XXXXXX", dir);
+    snprintf(pb, sizeof pb, "%s/gg_reg_b_XXXXXX", dir);
+    const int fa = mkstemp(pa), fb = mkstemp(pb);
+    float *src = malloc(N * sizeof(float)), *back = malloc(N * sizeof(float));
+    gg_buffer *b = NULL;
+    if (fa < 0 || fb < 0 || !src || !back || gg_buffer_alloc(ctx, N * sizeof(float), &b) != GG_OK) {
+        CHECK(0, "%s: cannot set up the files", dev);
+        goto out;
+    }
+    for (int i = 0; i < N; i++)
+        src[i] = (float)urand(-100, 100);
+    CHECK(pwrite(fa, src, N * sizeof(float), 0) == (ssize_t)(N * sizeof(float)) &&
+              ftruncate(fb, N * sizeof(float)) == 0, "%s: writing the files", dev);
+    void *ma = mmap(NULL, N * sizeof(float), PROT_READ, MAP_SHARED, fa, 0);
+    void *mb = mmap(NULL, N * sizeof(float), PROT_READ | PROT_WRITE, MAP_SHARED, fb, 0);
+    if (ma == MAP_FAILED || mb == MAP_FAILED) {
+        CHECK(0, "%s: mmap", dev);
+        goto out;
+    }
+    const gg_status ra = gg_host_register(ctx, ma, N * sizeof(float), GG_HOST_READ_ONLY);
+    if (!strcmp(gg_context_backend(ctx), "opencl")) {
+        CHECK(ra == GG_ERR_UNSUPPORTED && strstr(gg_context_last_error(ctx), "opencl"),
+              "%s: register gave %d (%s)", dev, ra, gg_context_last_error(ctx));
+    } else {
+        const gg_status rb = gg_host_register(ctx, mb, N * sizeof(float), 0);
+        CHECK(ra == GG_OK && rb == GG_OK, "%s: register %d %d (%s)", dev, ra, rb,
+              gg_context_last_error(ctx));
+        if (ra == GG_OK && rb == GG_OK) {
+            CHECK(gg_buffer_write(ctx, b, 0, ma, N * sizeof(float)) == GG_OK &&
+                      gg_buffer_read(ctx, b, 0, mb, N * sizeof(float)) == GG_OK,
+                  "%s: copies through the mappings", dev);
+        }
+        if (ra == GG_OK)
+            gg_host_unregister(ctx, ma);
+        if (rb == GG_OK)
+            gg_host_unregister(ctx, mb);
+        CHECK(pread(fb, back, N * sizeof(float), 0) == (ssize_t)(N * sizeof(float)) &&
+                  !memcmp(src, back, N * sizeof(float)),
+              "%s: the downloaded file differs from the uploaded one", dev);
+    }
+    munmap(ma, N * sizeof(float));
+    munmap(mb, N * sizeof(float));
+out:
+    if (b)
+        gg_buffer_free(ctx, b);
+    if (fa >= 0) {
+        close(fa);
+        unlink(pa);
+    }
+    if (fb >= 0) {
+        close(fb);
+        unlink(pb);
+    }
+    free(src);
+    free(back);
+}
+
 int main(void)
 {
     test_device_specs();
@@ -215,6 +292,7 @@ int main(void)
         test_large_pitched_copy(ctx, devs[d]);
         test_fft(ctx, devs[d]);
         test_launch_info(ctx, devs[d]);
+        test_host_register(ctx, devs[d]);
         gg_context_destroy(ctx);
         test_planner(devs[d]);
     }
