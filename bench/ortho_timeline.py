@@ -34,9 +34,9 @@ ROLE = re.compile(r"([a-z][a-z -]*?) ([\d.]+) s(?:, |$)")
 DEV = re.compile(r"device thread from its session to its release: uploads ([\d.]+) s, idle ([\d.]+) s, "
                  r"queueing blocks ([\d.]+) s, waiting for copies ([\d.]+) s, locks ([\d.]+) s, "
                  r"the source's device memory ([\d.]+) s, output buffers ([\d.]+) s, other ([\d.]+) s "
-                 r"\(its processor ([\d.]+) s\)")
+                 r"\(its processor ([\d.]+) s(?:, waiting for a processor ([\d.]+) s)?\)")
 DEV_KEYS = ("uploads", "idle", "queueing", "copy waits", "locks", "source memory",
-            "output buffers", "other", "its processor")
+            "output buffers", "other", "its processor", "waiting for a processor")
 BUFS = re.compile(r"host buffers allocated (\d+), freed (\d+)")
 SESSION = re.compile(r"renamed [\d.]+; session ([\d.]+)")
 MAPPED = re.compile(r"files mapped ([\d.]+) s, unmapped ([\d.]+) s")
@@ -53,7 +53,8 @@ def read(path):
             m = DEV.search(line)
             if m:
                 for key, v in zip(DEV_KEYS, m.groups()):
-                    dev[cur][key].append(float(v))
+                    if v is not None:  # logs before session 28 lack the last
+                        dev[cur][key].append(float(v))
             m = SESSION.search(line)
             if m:
                 dev[cur]["session"].append(float(m.group(1)))

@@ -72,7 +72,8 @@ int ggo_direct_read(const ggo_direct *d, int y0, int rows, void *buf, size_t ban
  * that the device's copy engine reads or writes them where they lie once
  * the caller has registered the mapping (gg_host_register): no reader or
  * writer thread copies them, and the host's memory carries each byte once
- * instead of three times (session 28).  Only one band, or band-interleaved
+ * instead of three times (but registering costs more than it saves on the
+ * hosts measured: gg_ortho_run.c, mapped_wanted).  Only one band, or band-interleaved
  * planes, whose strips follow each other in order, in the host's byte
  * order.  An output only on tmpfs: its pages are the file, so bytes the
  * device writes past the kernel's dirty tracking cannot be lost the way a

@@ -37,6 +37,7 @@
 #include "gdal_alg.h"
 #include "ogr_srs_api.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -44,7 +45,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -263,6 +266,9 @@ typedef struct pipe {
     double dev_t0, dev_acc[DEV_PHASES];
     double dev_cpu;             /* its processor seconds over the same span: the
                                    rest of the span it slept or waited for a processor */
+    double dev_delay;           /* seconds of the span it waited, runnable, for a
+                                   processor (schedstat's run delay) */
+    int dev_nice_was;           /* its nice value before the turn (device_nice) */
     double t_readers;           /* summed busy seconds of the readers */
     ggo_direct *direct;         /* uncompressed GeoTIFF: pixels by pwrite, else NULL */
     ggo_direct *src_direct;     /* the source's rows by pread (strip readers), else NULL */
@@ -939,17 +945,19 @@ static int queue_block(pipe_t *p, int k)
     return 1;
 }
 
-/* Whether the files' pixels are mapped for the copy engine
- * (GG_ORTHO_MAPPED=0 never, 1 wherever the backend can register them;
- * default: on CUDA only.  On the CPU backend the "uploads" from a mapping
- * are copies by the device thread that the readers would make in
- * parallel: tests force it there to check the bytes). */
+/* Whether the files' pixels are mapped for the copy engine:
+ * GG_ORTHO_MAPPED=1 wherever the backend can register them (experiments,
+ * and tests on the CPU backend, where the "uploads" are memcpy); off by
+ * default.  Measured on an H200 host (bench/RESULTS.md, session 28):
+ * registering a scene's two files (2 x 134 MB in huge-page tmpfs) takes
+ * 37-57 ms, and the driver holds the device thread's calls meanwhile, so
+ * one GPU ran 112 scenes in 5.5-9.1 s against 1.6-1.8 s through the
+ * threads. */
 static int mapped_wanted(gg_context *ctx)
 {
+    (void)ctx;
     const char *env = getenv("GG_ORTHO_MAPPED");
-    if (env && *env)
-        return CPLTestBool(env);
-    return EQUAL(gg_context_backend(ctx), "cuda");
+    return env && *env && CPLTestBool(env);
 }
 
 /* Maps and registers the source's pixels (the copy engine reads its
@@ -957,9 +965,9 @@ static int mapped_wanted(gg_context *ctx)
  * blocks are downloaded into the file: nothing for the writer to copy),
  * each where its layout and file system allow (ggo_direct_map); the
  * other, or both, go through the threads as before.  Why: each byte of a
- * scene crossed the host's memory three times (file to staging, staging to
- * device; device to buffer, buffer to file), which four GPUs of one host
- * contend for (bench/RESULTS.md, session 28). */
+ * scene crosses the host's memory three times through the threads (file to
+ * staging, staging to device; device to buffer, buffer to file), which
+ * several GPUs of one host contend for; but see mapped_wanted. */
 static void map_files(pipe_t *p)
 {
     scene *sc = p->sc;
@@ -1418,12 +1426,42 @@ static void pass_turn(scene_job *j, int stop)
 /* The scene's device part is over (pipe_t.device_done): its session goes,
  * keeping its times, and the next scene takes the device while this one's
  * writer drains its last blocks. */
+/* GG_ORTHO_DEVICE_NICE=n (experiments; -20..19, default: unchanged): the
+ * scene thread runs its device turn at nice n, so that it does not queue
+ * for a processor behind the bulk threads of this worker or of others (a
+ * negative n needs CAP_SYS_NICE or RLIMIT_NICE; refused, the turn runs as
+ * before).  on: enter the turn (keeps the old value); 0: back to it. */
+static void device_nice(pipe_t *p, int on)
+{
+#ifdef __linux__
+    const char *env = getenv("GG_ORTHO_DEVICE_NICE");
+    if (!env || !*env)
+        return;
+    const id_t tid = (id_t)syscall(SYS_gettid);
+    if (on) {
+        errno = 0;
+        const int was = getpriority(PRIO_PROCESS, tid);
+        p->dev_nice_was = errno ? 0 : was;
+        const int n = ggo_env_int("GG_ORTHO_DEVICE_NICE", 0, -20, 19);
+        if (setpriority(PRIO_PROCESS, tid, n) != 0 && p->sc->o->verbose)
+            fprintf(stderr, "%s: GG_ORTHO_DEVICE_NICE=%d refused: %s\n", PROG, n,
+                    strerror(errno));
+    } else
+        (void)setpriority(PRIO_PROCESS, tid, p->dev_nice_was);
+#else
+    (void)p;
+    (void)on;
+#endif
+}
+
 static void release_device(pipe_t *p)
 {
     dev_lock(p);
     dev_enter(p, DEV_OTHER);
     p->dev_on = 0; /* the turn's split ends here */
     p->dev_cpu = ggo_thread_cpu() - p->dev_cpu;
+    p->dev_delay = ggo_thread_run_delay() - p->dev_delay;
+    device_nice(p, 0);
     p->left_at_release = p->nblocks - p->write_done;
     pthread_mutex_unlock(&p->mu);
     p->t_released = wall();
@@ -1623,6 +1661,8 @@ static int process_scene(scene_job *job)
     t_sess_s = wall() - t_sess0;
     p.dev_on = 1; /* the device thread's split, from here to the release */
     p.dev_cpu = ggo_thread_cpu();
+    p.dev_delay = ggo_thread_run_delay();
+    device_nice(&p, 1);
     p.dev_t0 = wall();
     p.dev_phase = DEV_OTHER;
 
@@ -1660,6 +1700,7 @@ static int process_scene(scene_job *job)
     else
         run_windowed(&p);
     t_pipe_end = wall();
+    device_nice(&p, 0); /* released already, or the windowed pipeline */
     if (!p.sess) /* released by the pipeline (release_device) */
         sess = NULL;
     if (getenv("GG_ORTHO_TIMING")) {
@@ -1679,13 +1720,15 @@ static int process_scene(scene_job *job)
                     "readers %.3f s (summed), device thread from its session to its release: "
                     "uploads %.4f s, idle %.4f s, queueing blocks %.4f s, waiting for copies "
                     "%.4f s, locks %.4f s, the source's device memory %.4f s, output buffers "
-                    "%.4f s, other %.4f s (its processor %.4f s); "
+                    "%.4f s, other %.4f s (its processor %.4f s, waiting for a processor "
+                    "%.4f s); "
                     "writer %.3f s; pipeline wall %.3f s; device handed on with %d of %d "
                     "blocks to write (queue %d)\n",
                     PROG, p.nstrips, p.strip_rows, p.t_map, p.t_unmap, p.t_grid, p.t_readers,
                     p.dev_acc[DEV_UPLOAD], p.dev_acc[DEV_IDLE], p.dev_acc[DEV_QUEUE],
                     p.dev_acc[DEV_SYNC], p.dev_acc[DEV_LOCK], p.dev_acc[DEV_SOURCE],
                     p.dev_acc[DEV_BUFFER], p.dev_acc[DEV_OTHER], p.dev_on ? 0.0 : p.dev_cpu,
+                    p.dev_on ? 0.0 : p.dev_delay,
                     p.t_write, wall() - t_pipe, p.left_at_release, p.nblocks, p.qdepth);
         else
             fprintf(stderr,

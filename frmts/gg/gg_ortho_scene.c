@@ -432,6 +432,21 @@ double ggo_thread_cpu(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+double ggo_thread_run_delay(void)
+{
+#ifdef __linux__
+    /* "<on processor ns> <waiting on a run queue ns> <slices>" */
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    unsigned long long on = 0, waited = 0;
+    const int n = f ? fscanf(f, "%llu %llu", &on, &waited) : 0;
+    if (f)
+        fclose(f);
+    return n == 2 ? 1e-9 * (double)waited : 0.0;
+#else
+    return 0.0;
+#endif
+}
+
 void ggo_cpu_add(ggo_cpu_role role, double since)
 {
     const double s = ggo_thread_cpu() - since;

@@ -150,6 +150,9 @@ typedef enum {
     GGO_CPU_ROLES
 } ggo_cpu_role;
 double ggo_thread_cpu(void);
+/* Seconds the calling thread has waited, runnable, for a processor (Linux
+ * schedstat's run delay); 0 where the kernel does not say. */
+double ggo_thread_run_delay(void);
 void ggo_cpu_add(ggo_cpu_role role, double since);
 void ggo_cpu_read(double out[GGO_CPU_ROLES]);
 /* Processor seconds of the whole process (every thread, user + system). */

@@ -788,8 +788,19 @@ def test_batch_processors_by_role(gg, synth, tmp_path):
     assert m3, tl.stdout
     split = dict(re.findall(r"([a-z][a-z ]*?) ([\d.]+)(?:, |$)", m3.group(1)))
     assert set(split) == {"uploads", "idle", "queueing", "copy waits", "locks", "source memory",
-                          "output buffers", "other", "its processor", "session"}, split
+                          "output buffers", "other", "its processor", "waiting for a processor",
+                          "session"}, split
     assert float(split["queueing"]) > 0, split
+    # each scene's wait for a processor (schedstat) fits in its turn
+    seen = 0
+    for line in err.splitlines():
+        t = re.search(r"release: (.*) \(its processor ([\d.]+) s, waiting for a processor "
+                      r"([\d.]+) s\)", line)
+        if t:
+            turn = sum(float(v) for v in re.findall(r" ([\d.]+) s", t.group(1)))
+            assert float(t.group(3)) <= turn + 1e-4, line
+            seen += 1
+    assert seen == 4, err
 
 
 def test_batch_write_failure_while_the_next_scene_runs(gg, synth, tmp_path):
