@@ -216,6 +216,13 @@ static double wall(void)
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+/* Who waits on the pipeline's state (pipe_t.cv): the device thread, the
+ * readers (strip readers, or the windowed reader), the writer, the grid
+ * thread. */
+enum { WAKE_DEV, WAKE_READ, WAKE_WRITE, WAKE_GRID, WAKE_ROLES };
+#define WAKES(r) (1 << (r))
+#define WAKE_ALL (WAKES(WAKE_ROLES) - 1)
+
 /* What the device thread is doing (pipe_t.dev_acc). */
 enum {
     DEV_OTHER, DEV_IDLE, DEV_UPLOAD, DEV_QUEUE, DEV_SYNC, DEV_LOCK, DEV_SOURCE, DEV_BUFFER,
@@ -238,7 +245,9 @@ typedef struct pipe {
     double lon_ref;
     double t_grid, t_read, t_write; /* busy seconds of the reader / writer */
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    /* one condition per waiter (wake): a state change wakes only the
+     * threads it concerns, not the eleven or so of a pipeline */
+    pthread_cond_t cv[WAKE_ROLES];
     /* resident source (see "the resident-source pipeline" below) */
     int resident;
     int nstrips, strip_rows;
@@ -296,6 +305,14 @@ static size_t keep_bytes(void)
     return queue_bytes() * (size_t)(1 + draining_max()) + ((size_t)256 << 20);
 }
 
+/* Wakes the waiters in mask (WAKES(role)...), mu held. */
+static void wake(pipe_t *p, int mask)
+{
+    for (int r = 0; r < WAKE_ROLES; r++)
+        if (mask & WAKES(r))
+            pthread_cond_broadcast(&p->cv[r]);
+}
+
 static void pipe_fail(pipe_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void pipe_fail(pipe_t *p, const char *fmt, ...)
 {
@@ -307,7 +324,7 @@ static void pipe_fail(pipe_t *p, const char *fmt, ...)
         va_end(ap);
         p->error = 1;
     }
-    pthread_cond_broadcast(&p->cv);
+    wake(p, WAKE_ALL);
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -333,13 +350,13 @@ static void dev_lock(pipe_t *p)
     dev_enter(p, prev);
 }
 
-/* Waits until the pipeline counter *done reaches need, or a stage fails;
- * returns 0 on a failure. */
-static int wait_for(pipe_t *p, const int *done, int need)
+/* Waits, as role (WAKE_*), until the pipeline counter *done reaches need,
+ * or a stage fails; returns 0 on a failure. */
+static int wait_for(pipe_t *p, int role, const int *done, int need)
 {
     pthread_mutex_lock(&p->mu);
     while (!p->error && *done < need)
-        pthread_cond_wait(&p->cv, &p->mu);
+        pthread_cond_wait(&p->cv[role], &p->mu);
     const int ok = !p->error;
     pthread_mutex_unlock(&p->mu);
     return ok;
@@ -365,7 +382,7 @@ static void *reader(void *arg)
 static void *reader_loop(pipe_t *p, scene *sc)
 {
     for (int k = 0; k < p->nblocks; k++) {
-        if (!wait_for(p, &p->write_done, k - p->qdepth + 1))
+        if (!wait_for(p, WAKE_READ, &p->write_done, k - p->qdepth + 1))
             return NULL;
         block *b = &p->blocks[k];
         const double t0 = wall();
@@ -383,7 +400,7 @@ static void *reader_loop(pipe_t *p, scene *sc)
         p->t_read += wall() - t1;
         pthread_mutex_lock(&p->mu);
         p->read_done = k + 1;
-        pthread_cond_broadcast(&p->cv);
+        wake(p, WAKES(WAKE_DEV));
         pthread_mutex_unlock(&p->mu);
     }
     return NULL;
@@ -407,7 +424,7 @@ static void *writer_loop(pipe_t *p)
     scene *sc = p->sc;
     const size_t ds = ggo_tsize(sc->dst_t);
     for (int k = 0; k < p->nblocks; k++) {
-        if (!wait_for(p, &p->run_done, k + 1))
+        if (!wait_for(p, WAKE_WRITE, &p->run_done, k + 1))
             return NULL;
         block *b = &p->blocks[k];
         const size_t plane = (size_t)sc->out_w * b->rows;
@@ -445,8 +462,8 @@ static void *writer_loop(pipe_t *p)
         b->dst = b->src = NULL;
         b->nodes = NULL;
         pthread_mutex_lock(&p->mu);
-        p->write_done = k + 1;
-        pthread_cond_broadcast(&p->cv);
+        p->write_done = k + 1; /* queue room; the windowed reader's next window */
+        wake(p, WAKES(WAKE_DEV) | WAKES(WAKE_READ));
         pthread_mutex_unlock(&p->mu);
         /* the resident pipeline counts device blocks instead: its device
          * goes to the next scene of a batch before this writer is done */
@@ -479,13 +496,13 @@ static int run_windowed(pipe_t *p)
     if (!have_tr || !have_tw)
         pipe_fail(p, "cannot start the pipeline threads");
     for (int k = 0; k < p->nblocks; k++) {
-        if (!wait_for(p, &p->read_done, k + 1))
+        if (!wait_for(p, WAKE_DEV, &p->read_done, k + 1))
             break;
         if (!run_block(p, &p->blocks[k]))
             break;
         pthread_mutex_lock(&p->mu);
         p->run_done = k + 1;
-        pthread_cond_broadcast(&p->cv);
+        wake(p, WAKES(WAKE_WRITE));
         pthread_mutex_unlock(&p->mu);
     }
     if (have_tr)
@@ -573,7 +590,7 @@ static void request_rows(pipe_t *p, int y0, int y1)
             p->strips[i].state = STRIP_QUEUED;
             p->queue[p->nqueue++] = i;
         }
-    pthread_cond_broadcast(&p->cv);
+    wake(p, p->src_mapped ? WAKES(WAKE_DEV) : WAKES(WAKE_READ));
 }
 
 /* Are rows [y0, y1) on the device? (mu held) */
@@ -624,19 +641,21 @@ static void upload_ready(pipe_t *p)
             ; /* the mapping stays until resident_stop */
         else if (p->overlap) /* back to the pool once the copy queue has passed it */
             p->inflight[p->ninflight++] = st->buf;
-        else
+        else {
             p->pool[p->npool++] = st->buf;
+            wake(p, WAKES(WAKE_READ));
+        }
         st->buf = NULL;
-        pthread_cond_broadcast(&p->cv);
     }
 }
 
 /* mu held: the strips whose uploads have landed go back to the pool. */
 static void release_inflight(pipe_t *p)
 {
+    if (p->ninflight > 0)
+        wake(p, WAKES(WAKE_READ));
     while (p->ninflight > 0)
         p->pool[p->npool++] = p->inflight[--p->ninflight];
-    pthread_cond_broadcast(&p->cv);
 }
 
 static int complete_oldest(pipe_t *p);
@@ -681,7 +700,7 @@ static int wait_rows(pipe_t *p, int y0, int y1)
         if (p->error || rows_on_device(p, y0, y1))
             break;
         if (p->nready == 0 && !device_idle(p))
-            pthread_cond_wait(&p->cv, &p->mu);
+            pthread_cond_wait(&p->cv[WAKE_DEV], &p->mu);
     }
     const int ok = !p->error;
     pthread_mutex_unlock(&p->mu);
@@ -697,7 +716,7 @@ static void *grid_thread(void *arg)
     scene *sc = p->sc;
     CPLPushErrorHandlerEx(keep_error, p->run);
     for (int k = 0; k < p->nblocks; k++) {
-        if (!wait_for(p, &p->run_done, k - p->grid_ahead + 1))
+        if (!wait_for(p, WAKE_GRID, &p->run_done, k - p->grid_ahead + 1))
             break;
         block *b = &p->blocks[k];
         const double t0 = wall();
@@ -711,7 +730,7 @@ static void *grid_thread(void *arg)
         if (b->sh > 0)
             request_rows(p, b->sy0, b->sy0 + b->sh);
         p->grid_done = k + 1;
-        pthread_cond_broadcast(&p->cv);
+        wake(p, WAKES(WAKE_DEV));
         pthread_mutex_unlock(&p->mu);
     }
     CPLPopErrorHandler();
@@ -741,7 +760,7 @@ static void *strip_reader(void *arg)
     while (ds || p->src_direct) {
         pthread_mutex_lock(&p->mu);
         while (!p->error && !p->finished && !(p->qhead < p->nqueue && p->npool > 0))
-            pthread_cond_wait(&p->cv, &p->mu);
+            pthread_cond_wait(&p->cv[WAKE_READ], &p->mu);
         if (p->error || p->finished) {
             pthread_mutex_unlock(&p->mu);
             break;
@@ -779,7 +798,7 @@ static void *strip_reader(void *arg)
         st->buf = buf;
         st->state = STRIP_READ;
         p->ready[p->nready++] = i;
-        pthread_cond_broadcast(&p->cv);
+        wake(p, WAKES(WAKE_DEV));
         pthread_mutex_unlock(&p->mu);
     }
     if (ds)
@@ -877,7 +896,8 @@ static void block_finished(pipe_t *p, int k)
     const int before = p->run_done;
     while (p->run_done < p->nblocks && p->block_run[p->run_done])
         p->run_done++;
-    pthread_cond_broadcast(&p->cv);
+    if (p->run_done > before)
+        wake(p, WAKES(WAKE_WRITE) | WAKES(WAKE_GRID));
     pthread_mutex_unlock(&p->mu);
     if (!p->sc->o->quiet && p->run_done > before)
         GDALTermProgress((double)p->run_done / p->nblocks, NULL, NULL);
@@ -1113,7 +1133,7 @@ static void resident_stop(pipe_t *p)
         pipe_fail(p, "stopped");
     pthread_mutex_lock(&p->mu);
     p->finished = 1;
-    pthread_cond_broadcast(&p->cv);
+    wake(p, WAKE_ALL);
     pthread_mutex_unlock(&p->mu);
     for (int i = 0; i < p->nr; i++)
         pthread_join(p->tr[i], NULL);
@@ -1162,7 +1182,7 @@ static int run_resident(pipe_t *p)
             if (p->error || (p->grid_done > k && k - p->write_done < p->qdepth))
                 break;
             if (p->nready == 0 && !device_idle(p))
-                pthread_cond_wait(&p->cv, &p->mu);
+                pthread_cond_wait(&p->cv[WAKE_DEV], &p->mu);
         }
         pthread_mutex_unlock(&p->mu);
         dev_enter(p, prev);
@@ -1187,7 +1207,7 @@ static int run_resident(pipe_t *p)
     }
     dev_lock(p);
     p->finished = 1;
-    pthread_cond_broadcast(&p->cv);
+    wake(p, WAKE_ALL);
     pthread_mutex_unlock(&p->mu);
     if (p->device_done) /* no more uploads or kernels: the device can go */
         p->device_done(p);
@@ -1524,7 +1544,8 @@ static int plan_scene(pipe_t *p, scene *sc, gg_context *ctx, const options *o, s
         return 1;
     }
     pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->cv, NULL);
+    for (int r = 0; r < WAKE_ROLES; r++)
+        pthread_cond_init(&p->cv[r], NULL);
     for (int k = 0; k < p->nblocks; k++) {
         p->blocks[k].y0 = k * p->rows;
         p->blocks[k].rows =
@@ -1557,7 +1578,8 @@ static void unplan_scene(pipe_t *p)
     free(p->blocks);
     p->blocks = NULL;
     pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->cv);
+    for (int r = 0; r < WAKE_ROLES; r++)
+        pthread_cond_destroy(&p->cv[r]);
 }
 
 static int process_scene(scene_job *job)
