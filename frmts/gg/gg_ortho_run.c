@@ -1443,9 +1443,6 @@ static void pass_turn(scene_job *j, int stop)
     pthread_mutex_unlock(&j->t->mu);
 }
 
-/* The scene's device part is over (pipe_t.device_done): its session goes,
- * keeping its times, and the next scene takes the device while this one's
- * writer drains its last blocks. */
 /* GG_ORTHO_DEVICE_NICE=n (experiments; -20..19, default: unchanged): the
  * scene thread runs its device turn at nice n, so that it does not queue
  * for a processor behind the bulk threads of this worker or of others (a
@@ -1474,6 +1471,9 @@ static void device_nice(pipe_t *p, int on)
 #endif
 }
 
+/* The scene's device part is over (pipe_t.device_done): its session goes,
+ * keeping its times, and the next scene takes the device while this one's
+ * writer drains its last blocks. */
 static void release_device(pipe_t *p)
 {
     dev_lock(p);
