@@ -9,7 +9,9 @@
  * over several threads (each also converting its rows when the file is
  * pixel-interleaved or of the other byte order).  pwrite reports a full
  * disk or an I/O error as an error return, never as a signal, so failures
- * stay one clean line (no mmap).
+ * stay one clean line.  The one mapping (ggo_direct_map, opt-in) is never
+ * touched by the processor: only registered, which faults every page in
+ * and reports what cannot be had.
  *
  * MIT licence.
  */
