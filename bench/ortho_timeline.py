@@ -7,9 +7,11 @@ its scenes waited for.
     python3 bench/ortho_timeline.py bench_ortho.log
 
 Per process: the device's span (first turn to last release) and the share
-of it some scene held the device; the median turn (take to release: what
-bounds a batch when the device is busy ~1.0); the median gap between one
-scene's release and the next one's turn; how many turns waited for their
+of it some scene held the device, and how many held it on average (two
+at once with GG_ORTHO_SLOTS=2); the median turn (take to release: what
+bounds a batch when the device is busy ~1.0); the median time from one
+scene's release to the next one's; the median gap between one scene's
+release and the next one's turn (negative where they overlapped); how many turns waited for their
 scene's set-up; the median set-up (start to ready), start-to-start and
 writer tail (release to the last block written).  Where the processes
 printed their "processors" lines (gdal_ortho's calls), the batch's
@@ -96,9 +98,18 @@ def summary(rows):
     rows.sort()
     turns = [r[4] - r[3] for r in rows]
     pairs = list(zip(rows, rows[1:]))
-    span = rows[-1][4] - rows[0][3]
-    return (f"{len(rows)} scenes, device span {span:.3f} s, busy {sum(turns) / span if span > 0 else 0:.2f}; "
-            f"turn {ms(turns):.1f} ms, gap {ms([b[3] - a[4] for a, b in pairs]):.1f} ms, "
+    span = max(r[4] for r in rows) - rows[0][3]
+    # the share of the span some scene held the device (the union of the
+    # turns: with GG_ORTHO_SLOTS=2 two may hold it at once), and the scenes
+    # at the device on average (their turns summed over the span)
+    held, end = 0.0, rows[0][3]
+    for r in rows:
+        held += max(0.0, r[4] - max(r[3], end))
+        end = max(end, r[4])
+    return (f"{len(rows)} scenes, device span {span:.3f} s, busy {held / span if span > 0 else 0:.2f}, "
+            f"scenes at it {sum(turns) / span if span > 0 else 0:.2f}; "
+            f"turn {ms(turns):.1f} ms, release to release {ms([b[4] - a[4] for a, b in pairs]):.1f} ms, "
+            f"gap {ms([b[3] - a[4] for a, b in pairs]):.1f} ms (negative: overlapped), "
             f"turns that waited for their set-up {sum(b[2] > a[4] + 1e-4 for a, b in pairs)}; "
             f"set-up {ms([r[2] - r[1] for r in rows]):.1f} ms, "
             f"start to start {ms([b[1] - a[1] for a, b in pairs]):.1f} ms, "

@@ -36,6 +36,9 @@ struct gg_context {
     int fft_next;
     gg_buffer *scratch[GG_SCRATCH_SLOTS];
     const void *pipeline_owner; /* the op with asynchronous runs in flight */
+    /* how the device was opened, so that gg_context_sibling opens it again */
+    int open_i0, open_i1, open_gpu_only;
+    gg_context *sibling; /* gg_context_sibling's, destroyed with this one */
 };
 
 /* ------------------------------------------------------------- messages */
@@ -237,6 +240,9 @@ static gg_status open_on(gg_context *ctx, const gg_backend *vt, int i0, int i1, 
         return rc == GGB_OK ? GG_ERR_UNAVAILABLE : (gg_status)rc;
     ctx->vt = vt;
     ctx->dev = dev;
+    ctx->open_i0 = i0;
+    ctx->open_i1 = i1;
+    ctx->open_gpu_only = gpu_only;
     return GG_OK;
 }
 
@@ -301,10 +307,42 @@ gg_status gg_context_create(const char *device, gg_context **out, char *err, siz
     return GG_OK;
 }
 
+/* One lock for every context's first gg_context_sibling call: rare, and
+ * it keeps two threads from opening two siblings for one context. */
+static pthread_mutex_t sibling_mu = PTHREAD_MUTEX_INITIALIZER;
+
+gg_status gg_context_sibling(gg_context *ctx, gg_context **out)
+{
+    if (!ctx || !out)
+        return GG_ERR_ARGUMENT;
+    *out = NULL;
+    pthread_mutex_lock(&sibling_mu);
+    gg_status s = GG_OK;
+    if (!ctx->sibling) {
+        gg_context *sib = calloc(1, sizeof *sib);
+        char why[GG_ERRLEN] = "";
+        s = sib ? open_on(sib, ctx->vt, ctx->open_i0, ctx->open_i1, ctx->open_gpu_only, why,
+                          sizeof why)
+                : GG_ERR_NOMEM;
+        if (s == GG_OK) {
+            sib->mem_cap = ctx->mem_cap;
+            ctx->sibling = sib;
+        } else {
+            free(sib);
+            gg_rt_fail(ctx, s, "cannot open a second context on the device: %s",
+                       why[0] ? why : gg_status_string(s));
+        }
+    }
+    *out = ctx->sibling;
+    pthread_mutex_unlock(&sibling_mu);
+    return s;
+}
+
 void gg_context_destroy(gg_context *ctx)
 {
     if (!ctx)
         return;
+    gg_context_destroy(ctx->sibling);
     for (int i = 0; i < GG_FFT_CACHE; i++)
         if (ctx->fft[i].plan)
             ctx->vt->fft_destroy(ctx->dev, ctx->fft[i].plan);

@@ -86,6 +86,14 @@ GG_API gg_status gg_context_create(const char *device, gg_context **out,
                                    char *err, size_t errlen);
 GG_API void gg_context_destroy(gg_context *ctx);
 
+/* A second context on ctx's device, with queues of its own: work queued on
+ * the two may overlap on the device (one scene's downloads beside the next
+ * one's uploads).  Made at the first call and kept by ctx, which destroys
+ * it (do not destroy it yourself); later calls return the same one.  Host
+ * memory page-locked through either context serves both.  Each context
+ * stays for one thread at a time; GG_DEVICE_MEMORY caps each on its own. */
+GG_API gg_status gg_context_sibling(gg_context *ctx, gg_context **out);
+
 /* "cpu", "cuda" or "opencl". */
 GG_API const char *gg_context_backend(const gg_context *ctx);
 /* Human-readable device description, e.g. "cuda:0 NVIDIA H100 80GB HBM3". */

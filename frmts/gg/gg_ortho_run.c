@@ -363,6 +363,7 @@ static int wait_for(pipe_t *p, int role, const int *done, int need)
 }
 
 static void *reader_loop(pipe_t *p, scene *sc);
+static void scene_progress(struct scene_job *j, double frac);
 
 static void *reader(void *arg)
 {
@@ -467,8 +468,8 @@ static void *writer_loop(pipe_t *p)
         pthread_mutex_unlock(&p->mu);
         /* the resident pipeline counts device blocks instead: its device
          * goes to the next scene of a batch before this writer is done */
-        if (!sc->o->quiet && !p->resident)
-            GDALTermProgress((double)(k + 1) / p->nblocks, NULL, NULL);
+        if (!p->resident)
+            scene_progress(p->job, (double)(k + 1) / p->nblocks);
     }
     return NULL;
 }
@@ -900,8 +901,8 @@ static void block_finished(pipe_t *p, int k)
     if (p->run_done > before)
         wake(p, WAKES(WAKE_WRITE) | WAKES(WAKE_GRID));
     pthread_mutex_unlock(&p->mu);
-    if (!p->sc->o->quiet && p->run_done > before)
-        GDALTermProgress((double)p->run_done / p->nblocks, NULL, NULL);
+    if (p->run_done > before)
+        scene_progress(p->job, (double)p->run_done / p->nblocks);
 }
 
 /* Device thread: the oldest queued block's download; a block that missed
@@ -1228,9 +1229,33 @@ typedef struct device_start {
     int joined;
     gg_status st;
     gg_context *ctx;
+    /* GG_ORTHO_SLOTS=2: ctx's sibling, for the odd scenes (device_slots) */
+    gg_context *ctx2;
+    int slots_wanted;
     char err[512];
     double seconds;
 } device_start;
+
+/* Scenes at the device at once (GG_ORTHO_SLOTS, 1 or 2, default 2; the
+ * CPU backend 1): with 2 the odd scenes run on a sibling context, with
+ * queues of their own, so that a scene's session and first uploads go on
+ * while the one before downloads its last blocks, and the host steps of
+ * one scene's turn overlap the other's copies. */
+static int slots_wanted(void)
+{
+    return ggo_env_int("GG_ORTHO_SLOTS", 2, 1, 2);
+}
+
+/* On the thread that started the device (or the caller's, for a given
+ * context): the sibling, or one slot where it cannot open. */
+static void device_sibling(device_start *d)
+{
+    d->ctx2 = NULL;
+    if (d->st != GG_OK || d->slots_wanted < 2 || !strcmp(gg_context_backend(d->ctx), "cpu"))
+        return;
+    if (gg_context_sibling(d->ctx, &d->ctx2) != GG_OK)
+        d->ctx2 = NULL; /* one scene at a time, as before */
+}
 
 static void *device_start_main(void *arg)
 {
@@ -1238,14 +1263,17 @@ static void *device_start_main(void *arg)
     ggo_name_thread("gg-dev-start");
     const double t0 = wall();
     d->st = gg_context_create(d->device, &d->ctx, d->err, sizeof d->err);
+    device_sibling(d);
     d->seconds = wall() - t0;
     return NULL;
 }
 
 static void device_begin(device_start *d, const char *device)
 {
+    const int slots = d->slots_wanted;
     memset(d, 0, sizeof *d);
     d->device = device;
+    d->slots_wanted = slots;
     pthread_mutex_init(&d->mu, NULL);
     if (pthread_create(&d->th, NULL, device_start_main, d) != 0) {
         device_start_main(d);
@@ -1263,6 +1291,19 @@ static gg_context *device_wait(device_start *d)
     }
     pthread_mutex_unlock(&d->mu);
     return d->st == GG_OK ? d->ctx : NULL;
+}
+
+/* Scenes at the device at once: 2 with a sibling context, else 1. */
+static int device_slots(device_start *d)
+{
+    return device_wait(d) && d->ctx2 ? 2 : 1;
+}
+
+/* The context of the scene with turn number index (device_slots). */
+static gg_context *device_ctx(device_start *d, int index)
+{
+    gg_context *ctx = device_wait(d);
+    return ctx && d->ctx2 && index % 2 ? d->ctx2 : ctx;
 }
 
 /* The output under its temporary name, georeferenced, with nodata and the
@@ -1395,10 +1436,16 @@ static int create_output_file(orun *run, const options *o, scene *sc, GDALDriver
  * orun of its own) so that one scene's failure is never taken for
  * another's. */
 
+/* Turns at the device: scenes take them and pass them in order, at most
+ * `slots` at once (device_slots).  A scene's output lines (its "src ->
+ * dst", progress, errors) appear while it is the oldest in turn, so that
+ * two scenes at the device print one after the other. */
 typedef struct turns {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int next;   /* the scene whose turn it is */
+    int next;   /* the oldest scene not passed: the turns before it are */
+    int taken;  /* the next scene to take a turn */
+    int slots;  /* scenes in turn at once; 0 until the first take */
     int stop;   /* the device did not start: the scenes after it stop */
     int notice_done;  /* the device's notice printed (by the first scene in turn) */
 } turns;
@@ -1413,34 +1460,91 @@ typedef struct scene_job {
     char dst[4096];
     pthread_t th;
     int started, took, passed;
+    /* its output while in turn (turns): "src -> dst" shown, the progress
+     * reached (shown once the scene is the oldest in turn) */
+    int shown;
+    double frac; /* -1: no progress yet */
     int rc;
 } scene_job;
 
-/* Waits for the scene's turn at the device; 0 when the scenes stop. */
-static int take_turn(scene_job *j)
+/* Under t->mu, the scene the oldest in turn: its "src -> dst" line and its
+ * progress so far, once. */
+static void show_scene(scene_job *j)
 {
+    if (j->shown || j->t->next != j->index)
+        return;
+    j->shown = 1;
+    if (j->o->g.quiet)
+        return;
+    if (j->o->outdir)
+        fprintf(stderr, "%s -> %s\n", j->src, j->dst);
+    if (j->frac >= 0)
+        GDALTermProgress(0.0, NULL, NULL);
+    if (j->frac > 0)
+        GDALTermProgress(j->frac, NULL, NULL);
+}
+
+/* A scene's progress (0..1): printed while it is the oldest in turn, else
+ * kept for when it is (GDALTermProgress prints the steps it missed). */
+static void scene_progress(scene_job *j, double frac)
+{
+    if (!j || j->o->g.quiet)
+        return;
     pthread_mutex_lock(&j->t->mu);
-    while (j->t->next != j->index && !j->t->stop)
-        pthread_cond_wait(&j->t->cv, &j->t->mu);
-    const int go = !j->t->stop;
-    j->took = 1;
+    j->frac = frac;
+    if (j->shown)
+        GDALTermProgress(frac, NULL, NULL);
+    else
+        show_scene(j);
     pthread_mutex_unlock(&j->t->mu);
+}
+
+/* Waits for the scene's turn at the device (after the scene before it has
+ * taken its own, with fewer than slots scenes in turn); 0 when the scenes
+ * stop.  oldest: also waits until the turns before it are passed (a scene
+ * that only reports a failure, or prints -v lines). */
+static int take_turn(scene_job *j, int slots, int oldest)
+{
+    turns *t = j->t;
+    pthread_mutex_lock(&t->mu);
+    if (!t->slots)
+        t->slots = slots;
+    while ((t->taken != j->index || j->index >= t->next + t->slots ||
+            (oldest && t->next != j->index)) &&
+           !t->stop)
+        pthread_cond_wait(&t->cv, &t->mu);
+    const int go = !t->stop;
+    j->took = 1;
+    if (t->taken == j->index)
+        t->taken = j->index + 1;
+    if (go)
+        show_scene(j);
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
     return go;
 }
 
-/* Gives the device to the next scene (once); stop: the scenes after stop. */
+/* Gives the device to the next scene (once), after the scenes before it
+ * have (turns pass in order: the output lines stay in order, and a scene
+ * of the same slot waits for the oldest anyway); stop: the scenes after
+ * stop. */
 static void pass_turn(scene_job *j, int stop)
 {
     if (j->passed)
         return;
     j->passed = 1;
-    pthread_mutex_lock(&j->t->mu);
+    turns *t = j->t;
+    pthread_mutex_lock(&t->mu);
     if (stop)
-        j->t->stop = 1;
-    if (j->t->next == j->index)
-        j->t->next = j->index + 1;
-    pthread_cond_broadcast(&j->t->cv);
-    pthread_mutex_unlock(&j->t->mu);
+        t->stop = 1;
+    while (t->next != j->index && !t->stop)
+        pthread_cond_wait(&t->cv, &t->mu);
+    if (t->next == j->index) {
+        show_scene(j); /* a scene that ran while another was the oldest */
+        t->next = j->index + 1;
+    }
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
 }
 
 /* GG_ORTHO_DEVICE_NICE=n (experiments; -20..19, default: unchanged): the
@@ -1530,7 +1634,8 @@ static int plan_scene(pipe_t *p, scene *sc, gg_context *ctx, const options *o, s
     p->sc = sc;
     p->run = &job->run;
     p->ctx = ctx;
-    p->pin = o->pinned ? ctx : NULL;
+    /* one pool of page-locked buffers for both slots (portable) */
+    p->pin = o->pinned ? device_wait(job->dev) : NULL;
     p->wds = out;
     p->lon_ref = sc->rpc.long_off;
     p->job = job;
@@ -1628,10 +1733,10 @@ static int process_scene(scene_job *job)
      * started before the turn; the first scene waits here for the device
      * to start, as it would in its turn */
     const double t_dev0 = wall();
-    if (!why_not[0] && (ctx = device_wait(dev)) != NULL)
+    if (!why_not[0] && (ctx = device_ctx(dev, job->index)) != NULL)
         plan_scene(&p, &sc, ctx, o, job, out, why_not, sizeof why_not);
     const double t_dev_wait = why_not[0] ? 0.0 : wall() - t_dev0; /* device start + planning */
-    if (!take_turn(job)) {
+    if (!take_turn(job, device_slots(dev), why_not[0] || o->g.verbose)) {
         rc = SCENE_STOPPED;
         goto done;
     }
@@ -1639,14 +1744,12 @@ static int process_scene(scene_job *job)
     ggo_cpu_add(role, c_role);
     c_role = ggo_thread_cpu();
     role = GGO_CPU_TURN;
-    if (o->outdir && !o->g.quiet)
-        fprintf(stderr, "%s -> %s\n", src_name, dst_name);
     if (why_not[0]) {
         fail(run, src_name, "%s", why_not);
         goto done;
     }
     {
-        ctx = device_wait(dev); /* at once: waited for before the turn */
+        ctx = device_ctx(dev, job->index); /* at once: waited for before the turn */
         if (getenv("GG_ORTHO_TIMING"))
             fprintf(stderr,
                     "%s: timing: process start to the scene %.3f s; GDAL setup (RPCs, output "
@@ -1659,10 +1762,9 @@ static int process_scene(scene_job *job)
             rc = SCENE_NO_DEVICE;
             goto done;
         }
-        if (!job->t->notice_done) { /* the device's notice, once (in turn) */
-            job->t->notice_done = 1;
-            gg_app_notice(PROG, o->g.quiet, gg_context_notice(ctx));
-        }
+        if (!__atomic_exchange_n(&job->t->notice_done, 1, __ATOMIC_ACQ_REL))
+            /* the device's notice, once (by the first scene in turn) */
+            gg_app_notice(PROG, o->g.quiet, gg_context_notice(device_wait(dev)));
     }
     if (o->g.verbose) {
         int bx = 0, by = 0;
@@ -1714,8 +1816,7 @@ static int process_scene(scene_job *job)
         fprintf(stderr, "%s: %s: %d blocks of %d rows, source %s, up to %d blocks queued for "
                 "the writer\n", PROG, src_name, p.nblocks, p.rows,
                 p.resident ? "resident on the device" : "read per block window", p.qdepth);
-    if (!o->g.quiet)
-        GDALTermProgress(0.0, NULL, NULL);
+    scene_progress(job, 0.0);
     const double t_pipe = wall();
     if (p.resident)
         run_resident(&p);
@@ -1926,9 +2027,11 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     pthread_mutex_init(&dev.mu, NULL);
     dev.joined = 1;
     dev.st = GG_ERR_UNAVAILABLE;
+    dev.slots_wanted = slots_wanted();
     if (given) { /* the caller's context: nothing to start, nothing to destroy */
         dev.st = GG_OK;
         dev.ctx = given;
+        device_sibling(&dev); /* made once, kept by the caller's context */
     }
     if (gg_app_parse_only)
         want_device = 0;
@@ -2160,7 +2263,8 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
          * device or waits for it (the turns before t.next are passed), and
          * draining_max() more whose writers drain; ahead 0: one at a time */
         pthread_mutex_lock(&t.mu);
-        while (ahead > 0 && started - t.next > ahead && !t.stop)
+        while (ahead > 0 && started - t.next > ahead + (t.slots > 1 ? t.slots - 1 : 0) &&
+               !t.stop)
             pthread_cond_wait(&t.cv, &t.mu);
         pthread_mutex_unlock(&t.mu);
         while (joined < started - (ahead > 0 ? ahead + draining : 0))
@@ -2175,6 +2279,7 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
         j->dev = &dev;
         j->t = &t;
         j->index = started;
+        j->frac = -1;
         j->src = pos[i];
         started++;
         j->started = pthread_create(&j->th, NULL, scene_main, j) == 0;

@@ -276,6 +276,47 @@ out:
     free(back);
 }
 
+/* A sibling: the same device, kept by ctx; buffers of each side by side,
+ * filled from host memory page-locked through ctx. */
+static void test_sibling(gg_context *ctx, const char *dev)
+{
+    CHECK(gg_context_sibling(NULL, NULL) == GG_ERR_ARGUMENT, "%s: NULL sibling", dev);
+    gg_context *sib = NULL, *again = NULL;
+    CHECK(gg_context_sibling(ctx, &sib) == GG_OK && sib && sib != ctx, "%s: sibling: %s", dev,
+          gg_context_last_error(ctx));
+    if (!sib)
+        return;
+    CHECK(gg_context_sibling(ctx, &again) == GG_OK && again == sib, "%s: a second sibling",
+          dev);
+    CHECK(!strcmp(gg_context_backend(sib), gg_context_backend(ctx)) &&
+              !strcmp(gg_context_device_name(sib), gg_context_device_name(ctx)),
+          "%s: sibling on %s", dev, gg_context_device_name(sib));
+    enum { N = 1 << 18 };
+    float *a = NULL, *back = malloc(2 * N * sizeof(float));
+    gg_buffer *ba = NULL, *bb = NULL;
+    const gg_status ha = gg_host_alloc(ctx, 2 * N * sizeof(float), (void **)&a);
+    if (ha != GG_OK || !back || gg_buffer_alloc(ctx, N * sizeof(float), &ba) != GG_OK ||
+        gg_buffer_alloc(sib, N * sizeof(float), &bb) != GG_OK) {
+        CHECK(0, "%s: sibling buffers: %s", dev, gg_context_last_error(sib));
+        goto out;
+    }
+    for (int i = 0; i < 2 * N; i++)
+        a[i] = (float)urand(-1000, 1000);
+    /* interleaved: each context's copies land in its own buffer */
+    CHECK(gg_buffer_write(sib, bb, 0, a + N, N * sizeof(float)) == GG_OK &&
+              gg_buffer_write(ctx, ba, 0, a, N * sizeof(float)) == GG_OK &&
+              gg_buffer_read(sib, bb, 0, back + N, N * sizeof(float)) == GG_OK &&
+              gg_buffer_read(ctx, ba, 0, back, N * sizeof(float)) == GG_OK,
+          "%s: sibling copies: %s", dev, gg_context_last_error(sib));
+    CHECK(!memcmp(a, back, 2 * N * sizeof(float)), "%s: sibling buffers differ", dev);
+out:
+    gg_buffer_free(sib, bb);
+    gg_buffer_free(ctx, ba);
+    if (a)
+        gg_host_free(ctx, a);
+    free(back);
+}
+
 int main(void)
 {
     test_device_specs();
@@ -293,7 +334,8 @@ int main(void)
         test_fft(ctx, devs[d]);
         test_launch_info(ctx, devs[d]);
         test_host_register(ctx, devs[d]);
-        gg_context_destroy(ctx);
+        test_sibling(ctx, devs[d]);
+        gg_context_destroy(ctx); /* and its sibling */
         test_planner(devs[d]);
     }
     return check_summary("test_runtime");

@@ -803,6 +803,62 @@ def test_batch_processors_by_role(gg, synth, tmp_path):
     assert seen == 4, err
 
 
+def _timeline(stderr):
+    """{scene: (turn, device done)} from GG_ORTHO_TIMING's timeline lines."""
+    pat = re.compile(r"timeline: pid \d+ scene (\d+) start [\d.]+ set up [\d.]+ turn ([\d.]+) "
+                     r"device done ([\d.]+)")
+    return {int(m.group(1)): (float(m.group(2)), float(m.group(3)))
+            for m in pat.finditer(stderr)}
+
+
+@pytest.mark.opencl
+@pytest.mark.parametrize("quiet", [True, False])
+def test_batch_two_scenes_at_the_device(gg, synth, tmp_path, quiet):
+    """GG_ORTHO_SLOTS=2 (the default on a GPU backend; here PoCL): the odd
+    scenes run on a sibling context, so a scene's device part starts while
+    the one before still runs.  The files equal those of one scene at a
+    time (GG_ORTHO_SLOTS=1); the failures are reported once each, in the
+    scenes' order; each "src -> dst" line is followed by its own whole
+    progress bar, never another scene's."""
+    srcs = _batch(tmp_path, synth) + _four_scenes(tmp_path, synth)
+    args = ["-device", "opencl", "-dem", synth["dem4326"], "-t_srs", "EPSG:32632",
+            "-tr", "10", "10"] + (["-q"] if quiet else [])
+    runs = {}
+    for slots in ("1", "2"):
+        out = tmp_path / f"out{slots}"
+        out.mkdir()
+        p = gg.run("gdal_ortho", *args, "-outdir", out, *srcs, check=False,
+                   env={"GG_ORTHO_SLOTS": slots, "GG_ORTHO_TIMING": "1",
+                        "GG_ORTHO_BLOCK_ROWS": "16"})
+        assert p.returncode == 1, p.stderr
+        runs[slots] = (out, p.stderr, p.stdout)
+    names = sorted(x.name for x in runs["1"][0].iterdir())
+    assert names == sorted(x.name for x in runs["2"][0].iterdir())
+    assert len(names) == 7, names  # the two bad scenes leave nothing
+    for name in names:
+        assert (runs["2"][0] / name).read_bytes() == (runs["1"][0] / name).read_bytes(), name
+    err = runs["2"][1]
+    errors = [line for line in err.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 2, err
+    assert "b_norpc.tif" in errors[0] and "e_junk.tif" in errors[1], errors
+    # with two slots, scene k+1 took the device before scene k was done with it
+    tl = _timeline(err)
+    assert len(tl) == 7, err
+    good = sorted(tl)
+    overlaps = sum(tl[b][0] < tl[a][1] for a, b in zip(good, good[1:]))
+    assert overlaps >= 1, tl
+    tl1 = _timeline(runs["1"][1])
+    assert all(tl1[b][0] >= tl1[a][1] for a, b in zip(sorted(tl1), sorted(tl1)[1:])), tl1
+    if quiet:
+        assert " -> " not in err
+        return
+    arrows = [line.split(" -> ")[0] for line in err.splitlines() if " -> " in line]
+    assert arrows == [str(s) for s in srcs], err
+    # the progress bars (stdout) one after the other, whole: none interleaved
+    bar = "0...10...20...30...40...50...60...70...80...90...100 - done.\n"
+    assert runs["2"][2] == bar * 7, runs["2"][2]
+
+
 def test_batch_write_failure_while_the_next_scene_runs(gg, synth, tmp_path):
     """A write that fails in a scene whose writer drains beside the next
     scenes (GG_FAULT=write:N): one error, against the scene that owned the
