@@ -33,6 +33,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -578,6 +584,10 @@ int ggo_direct_map(const ggo_direct *d, int writable, ggo_map *m, char *why, siz
             return say(why, whylen, "%.0f %% of its pages in memory", 100.0 * in / npages);
         }
     }
+    /* the page tables filled at once (Linux 5.14+; else left to the
+     * registration, which faults the pages in one by one: session 21's
+     * probe_map, 128 MiB registered in 6.6 ms against 3 + 4 ms populated) */
+    (void)madvise(base, len, writable ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
     m->base = base;
     m->len = len;
     m->px = (unsigned char *)base + d->off[0];

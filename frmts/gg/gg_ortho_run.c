@@ -968,17 +968,24 @@ static int queue_block(pipe_t *p, int k)
 }
 
 /* Whether the files' pixels are mapped for the copy engine:
- * GG_ORTHO_MAPPED=1 wherever the backend can register them (experiments,
- * and tests on the CPU backend, where the "uploads" are memcpy); off by
- * default.  Measured on an H200 host (bench/RESULTS.md, session 28):
+ * GG_ORTHO_MAPPED=1 (both), =source or =output, wherever the backend can
+ * register them (experiments, and tests on the CPU backend, where the
+ * "uploads" are memcpy); off by default.  Measured on an H200 host (bench/RESULTS.md, session 28):
  * registering a scene's two files (2 x 134 MB in huge-page tmpfs) takes
  * 37-57 ms, and the driver holds the device thread's calls meanwhile, so
  * one GPU ran 112 scenes in 5.5-9.1 s against 1.6-1.8 s through the
  * threads. */
+enum { MAP_SOURCE = 1, MAP_OUTPUT = 2 };
 static int mapped_wanted(void)
 {
     const char *env = getenv("GG_ORTHO_MAPPED");
-    return env && *env && CPLTestBool(env);
+    if (!env || !*env)
+        return 0;
+    if (EQUAL(env, "source"))
+        return MAP_SOURCE;
+    if (EQUAL(env, "output"))
+        return MAP_OUTPUT;
+    return CPLTestBool(env) ? MAP_SOURCE | MAP_OUTPUT : 0;
 }
 
 /* Maps and registers the source's pixels (the copy engine reads its
@@ -992,11 +999,12 @@ static int mapped_wanted(void)
 static void map_files(pipe_t *p)
 {
     scene *sc = p->sc;
-    if (!mapped_wanted())
+    const int want = mapped_wanted();
+    if (!want)
         return;
     const double t0 = wall();
     char why[256] = "";
-    if (p->src_direct) {
+    if (p->src_direct && (want & MAP_SOURCE)) {
         if (ggo_direct_map(p->src_direct, 0, &p->src_map, why, sizeof why) == 0 &&
             gg_host_register(p->ctx, p->src_map.base, p->src_map.len, GG_HOST_READ_ONLY) !=
                 GG_OK) {
@@ -1008,7 +1016,7 @@ static void map_files(pipe_t *p)
             fprintf(stderr, "%s: %s: source not mapped (%s)\n", PROG, sc->src_name, why);
     }
     const size_t ds = ggo_tsize(sc->dst_t);
-    if (p->direct && !sc->outside_nd) {
+    if (p->direct && !sc->outside_nd && (want & MAP_OUTPUT)) {
         if (ggo_direct_map(p->direct, 1, &p->dst_map, why, sizeof why) == 0 &&
             (p->dst_map.band_bytes % ds != 0 ||
              gg_host_register(p->ctx, p->dst_map.base, p->dst_map.len, 0) != GG_OK)) {

@@ -95,6 +95,20 @@ def test_mapped_files_give_the_threads_bytes(gg, shm, case):
     assert (arr != 0).mean() > 0.3 and np.std(arr[arr != 0]) > 5  # not vacuous
 
 
+@pytest.mark.parametrize("which", ["source", "output"])
+def test_one_file_mapped(gg, shm, which):
+    """GG_ORTHO_MAPPED=source (or =output): that file mapped, the other
+    through its threads; the threads' bytes."""
+    d = shm["dir"]
+    a, b = d / f"one_{which}_mapped.tif", d / f"one_{which}_threads.tif"
+    env = {"GG_ORTHO_BLOCK_ROWS": "13", "GG_ORTHO_STRIP_ROWS": "9"}
+    r = ortho(gg, shm, shm["rgb"], a, ["-co", "INTERLEAVE=BAND"],
+              {**env, "GG_ORTHO_MAPPED": which})
+    assert f": {which} mapped for" in r.stderr and " and " not in r.stderr.split("mapped for")[0]
+    ortho(gg, shm, shm["rgb"], b, ["-co", "INTERLEAVE=BAND"], {**env, "GG_ORTHO_MAPPED": "0"})
+    assert a.read_bytes() == b.read_bytes()
+
+
 def test_not_mapped_by_default(gg, shm):
     r = ortho(gg, shm, shm["u16"], shm["dir"] / "default.tif")
     assert "mapped for" not in r.stderr and "not mapped" not in r.stderr, r.stderr
