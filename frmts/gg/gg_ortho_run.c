@@ -1548,7 +1548,8 @@ static void pass_turn(scene_job *j, int stop)
     while (t->next != j->index && !t->stop)
         pthread_cond_wait(&t->cv, &t->mu);
     if (t->next == j->index) {
-        show_scene(j); /* a scene that ran while another was the oldest */
+        if (!t->stop) /* a scene that ran while another was the oldest */
+            show_scene(j);
         t->next = j->index + 1;
     }
     pthread_cond_broadcast(&t->cv);
