@@ -1237,9 +1237,10 @@ typedef struct device_start {
     int joined;
     gg_status st;
     gg_context *ctx;
-    /* GG_ORTHO_SLOTS=2: ctx's sibling, for the odd scenes (device_slots) */
+    /* GG_ORTHO_SLOTS=2 in a batch: ctx's sibling, for the odd scenes,
+     * opened at the first device_slots (under mu) */
     gg_context *ctx2;
-    int slots_wanted;
+    int slots_wanted, sibling_tried;
     char err[512];
     double seconds;
 } device_start;
@@ -1254,16 +1255,6 @@ static int slots_wanted(void)
     return ggo_env_int("GG_ORTHO_SLOTS", 2, 1, 2);
 }
 
-/* On the thread that started the device (or the caller's, for a given
- * context): the sibling, or one slot where it cannot open. */
-static void device_sibling(device_start *d)
-{
-    d->ctx2 = NULL;
-    if (d->st != GG_OK || d->slots_wanted < 2 || !strcmp(gg_context_backend(d->ctx), "cpu"))
-        return;
-    if (gg_context_sibling(d->ctx, &d->ctx2) != GG_OK)
-        d->ctx2 = NULL; /* one scene at a time, as before */
-}
 
 static void *device_start_main(void *arg)
 {
@@ -1271,17 +1262,14 @@ static void *device_start_main(void *arg)
     ggo_name_thread("gg-dev-start");
     const double t0 = wall();
     d->st = gg_context_create(d->device, &d->ctx, d->err, sizeof d->err);
-    device_sibling(d);
     d->seconds = wall() - t0;
     return NULL;
 }
 
 static void device_begin(device_start *d, const char *device)
 {
-    const int slots = d->slots_wanted;
     memset(d, 0, sizeof *d);
     d->device = device;
-    d->slots_wanted = slots;
     pthread_mutex_init(&d->mu, NULL);
     if (pthread_create(&d->th, NULL, device_start_main, d) != 0) {
         device_start_main(d);
@@ -1301,17 +1289,29 @@ static gg_context *device_wait(device_start *d)
     return d->st == GG_OK ? d->ctx : NULL;
 }
 
-/* Scenes at the device at once: 2 with a sibling context, else 1. */
+/* Scenes at the device at once: 2 with a sibling context (a batch, on a
+ * GPU backend, slots_wanted 2; opened once, by the first scene to ask;
+ * a caller's context keeps its sibling for the next calls), else 1. */
 static int device_slots(device_start *d)
 {
-    return device_wait(d) && d->ctx2 ? 2 : 1;
+    gg_context *ctx = device_wait(d);
+    if (!ctx)
+        return 1;
+    pthread_mutex_lock(&d->mu);
+    if (!d->sibling_tried) {
+        d->sibling_tried = 1;
+        if (d->slots_wanted > 1 && strcmp(gg_context_backend(ctx), "cpu") &&
+            gg_context_sibling(ctx, &d->ctx2) != GG_OK)
+            d->ctx2 = NULL; /* one scene at a time, as before */
+    }
+    pthread_mutex_unlock(&d->mu);
+    return d->ctx2 ? 2 : 1;
 }
 
-/* The context of the scene with turn number index (device_slots). */
+/* The context of the scene with turn number index. */
 static gg_context *device_ctx(device_start *d, int index)
 {
-    gg_context *ctx = device_wait(d);
-    return ctx && d->ctx2 && index % 2 ? d->ctx2 : ctx;
+    return device_slots(d) > 1 && index % 2 ? d->ctx2 : device_wait(d);
 }
 
 /* The output under its temporary name, georeferenced, with nodata and the
@@ -2036,11 +2036,9 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     pthread_mutex_init(&dev.mu, NULL);
     dev.joined = 1;
     dev.st = GG_ERR_UNAVAILABLE;
-    dev.slots_wanted = slots_wanted();
     if (given) { /* the caller's context: nothing to start, nothing to destroy */
         dev.st = GG_OK;
         dev.ctx = given;
-        device_sibling(&dev); /* made once, kept by the caller's context */
     }
     if (gg_app_parse_only)
         want_device = 0;
@@ -2230,6 +2228,7 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     }
     int failed = 0, stopped = 0;
     const int nsrc = o.outdir ? npos : 1;
+    dev.slots_wanted = nsrc > 1 ? slots_wanted() : 1; /* read by the scenes (device_slots) */
     const int ahead = scenes_ahead(), draining = draining_max();
     double cpu0[GGO_CPU_ROLES];
     ggo_cpu_read(cpu0);
