@@ -95,8 +95,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s\n", c1 ? gg_context_last_error(c1) : err);
             return 1;
         }
-        if (gg_context_create(device, &c2, err, sizeof err) != GG_OK || gg_fmcw_add_stream(proc, c2) != GG_OK)
-            printf("no second stream: %s\n", c2 ? gg_fmcw_last_error(proc) : err);
+        if (gg_context_sibling(c1, &c2) != GG_OK || gg_fmcw_add_stream(proc, c2) != GG_OK)
+            printf("no second stream: %s\n", c2 ? gg_fmcw_last_error(proc) : gg_context_last_error(c1));
         int16_t *in = gg_fmcw_host_input(proc);
         if (!in)
             in = buf.data();
@@ -131,8 +131,7 @@ int main(int argc, char **argv)
                        tread);
         }
         gg_fmcw_destroy(proc);
-        gg_context_destroy(c2);
-        gg_context_destroy(c1);
+        gg_context_destroy(c1); /* and its sibling c2 */
     }
     FMCWFileClose(f);
     return 0;

@@ -420,8 +420,8 @@ GG_API int gg_fmcw_sector_flags(const gg_fmcw *f, int sector);
  * and sector count (*n, may be NULL); gg_fmcw_products and
  * gg_fmcw_sector_flags then also refer to it.  A processor has one stream
  * (its context) and so holds one batch in flight; gg_fmcw_add_stream gives
- * it a second context on the same device (its own CUDA stream / OpenCL
- * queue; not owned, destroyed after the processor) and a second set of
+ * it a second context on the same device (gg_context_sibling; its own
+ * CUDA stream / OpenCL queue; not owned, destroyed after the processor) and a second set of
  * device buffers, and submitted batches alternate between the two: the
  * upload of batch k+1 overlaps the processing of batch k.  Pattern:
  *   submit(b0); for k: { [fill the next input]; submit(b[k+1]); collect(b[k]); }

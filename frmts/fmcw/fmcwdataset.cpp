@@ -125,8 +125,7 @@ FMCWDataset::~FMCWDataset()
 {
     FlushCache(true);
     gg_fmcw_destroy(m_proc);   // waits for batches in flight
-    gg_context_destroy(m_ctx2);
-    gg_context_destroy(m_ctx);
+    gg_context_destroy(m_ctx); // and its sibling, m_ctx2
     FMCWFileClose(m_file);
 }
 
@@ -167,13 +166,11 @@ CPLErr FMCWDataset::Start()
     // it (no memory, say) blocks are processed one at a time.
     if (strcmp(gg_context_backend(m_ctx), "cpu") != 0)
     {
-        if (gg_context_create(m_device.empty() ? nullptr : m_device.c_str(), &m_ctx2, err, sizeof err) != GG_OK ||
-            gg_fmcw_add_stream(m_proc, m_ctx2) != GG_OK)
+        if (gg_context_sibling(m_ctx, &m_ctx2) != GG_OK || gg_fmcw_add_stream(m_proc, m_ctx2) != GG_OK)
         {
             CPLDebug("FMCW", "no second stream (%s): blocks one at a time",
-                     m_ctx2 ? gg_fmcw_last_error(m_proc) : err);
-            gg_context_destroy(m_ctx2);
-            m_ctx2 = nullptr;
+                     m_ctx2 ? gg_fmcw_last_error(m_proc) : gg_context_last_error(m_ctx));
+            m_ctx2 = nullptr;   // kept by m_ctx, destroyed with it
         }
     }
     m_streams = gg_fmcw_streams(m_proc);

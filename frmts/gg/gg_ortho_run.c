@@ -1255,7 +1255,6 @@ static int slots_wanted(void)
     return ggo_env_int("GG_ORTHO_SLOTS", 2, 1, 2);
 }
 
-
 static void *device_start_main(void *arg)
 {
     device_start *d = arg;
@@ -1467,7 +1466,7 @@ typedef struct scene_job {
     const char *src;
     char dst[4096];
     pthread_t th;
-    int started, took, passed;
+    int started, passed;
     /* its output while in turn (turns): "src -> dst" shown, the progress
      * reached (shown once the scene is the oldest in turn) */
     int shown;
@@ -1522,7 +1521,6 @@ static int take_turn(scene_job *j, int slots, int oldest)
            !t->stop)
         pthread_cond_wait(&t->cv, &t->mu);
     const int go = !t->stop;
-    j->took = 1;
     if (t->taken == j->index)
         t->taken = j->index + 1;
     if (go)
