@@ -14,7 +14,9 @@
  *
  * Prints per process the median seconds of a set-up (transformer created,
  * grid suggested, transformer destroyed) and checks that the split grid is
- * the one GDAL suggests unsplit, to the bit.
+ * the one GDAL suggests unsplit, to the bit.  PROBE_DEM_VSIMEM=1 hands GDAL
+ * the DEM from memory (the file's bytes in /vsimem): is the set-up file
+ * reads or arithmetic?
  *
  * MIT licence.
  */
@@ -27,6 +29,7 @@
 #include <gdal.h>
 #include <cpl_minixml.h>
 #include <cpl_string.h>
+#include <cpl_vsi.h>
 #include <gdal_alg.h>
 #include <ogr_srs_api.h>
 
@@ -103,9 +106,19 @@ typedef struct {
 static int one_process(int rank, void *arg, int go_fd, int out_fd)
 {
     const setup *su = arg;
-    const char *scene = su->scene, *dem = su->dem, *t_srs = su->t_srs;
+    const char *scene = su->scene, *t_srs = su->t_srs;
+    const char *dem = su->dem;
     const int reps = su->reps, threads = su->threads;
     GDALAllRegister();
+    /* PROBE_DEM_VSIMEM=1: the DEM file's bytes in /vsimem, opened from memory */
+    if (getenv("PROBE_DEM_VSIMEM") && atoi(getenv("PROBE_DEM_VSIMEM"))) {
+        vsi_l_offset n = 0;
+        GByte *bytes = NULL;
+        if (!VSIIngestFile(NULL, dem, &bytes, &n, -1))
+            return 1;
+        VSIFCloseL(VSIFileFromMemBuffer("/vsimem/probe_dem.tif", bytes, n, TRUE));
+        dem = "/vsimem/probe_dem.tif";
+    }
     GDALDatasetH src = GDALOpen(scene, GA_ReadOnly);
     OGRSpatialReferenceH srs = OSRNewSpatialReference(NULL);
     char *wkt = NULL;
