@@ -106,8 +106,7 @@ typedef struct {
 static int one_process(int rank, void *arg, int go_fd, int out_fd)
 {
     const setup *su = arg;
-    const char *scene = su->scene, *t_srs = su->t_srs;
-    const char *dem = su->dem;
+    const char *scene = su->scene, *dem = su->dem, *t_srs = su->t_srs;
     const int reps = su->reps, threads = su->threads;
     GDALAllRegister();
     /* PROBE_DEM_VSIMEM=1: the DEM file's bytes in /vsimem, opened from memory */
