@@ -11,7 +11,7 @@ single-process ones.
         [--ptsel-size 3260x2680] [--bands 60] [--window 51] [--grid 4x4] \\
         [--per-task 1,auto] [--ortho-runner in-process[,subprocess]] \\
         [--variants 'NAME:K=V,K=V;...' [--variants-on S,S]] \\
-        [--repeat N] [--skip-ortho] [--skip-ptsel] [--json FILE]
+        [--repeat N] [--touch-gib N] [--skip-ortho] [--skip-ptsel] [--json FILE]
 
 --devices cuda: N workers on the first N CUDA GPUs (one each); cpu: N CPU
 workers with --threads OpenMP threads each (default: cores / N).  The single
@@ -41,6 +41,11 @@ worker measured on what each of K gets): A/B of a worker setting, e.g.
 MALLOC_TRIM_THRESHOLD_=65536 and GG_DIST_REUSE_BUFFERS=0: geogpu.distributed
 as it was before the fix in bench/RESULTS.md "geogpu.distributed: the cause
 of the lost efficiency").
+--touch-gib N: before anything is timed, N GiB of zeros written into
+--work (then removed) twice, each pass timed: on a fresh virtual machine the
+first pass is memory the guest never touched, which the hypervisor backs on
+first use; without it the single process and the first cluster's first
+batch pay for that (their outputs are the first to land in fresh memory).
 Timing only: never run by the tests.
 """
 import argparse
@@ -109,6 +114,38 @@ def thread_use(before, after):
     return sorted(((n, s) for n, s in by.items() if s > 0), key=lambda x: -x[1])
 
 
+def touch_memory(work, gib):
+    """Writes gib GiB of zeros into work (files written by several threads,
+    then removed), twice; returns each pass's GB/s.  On tmpfs the writes
+    fault in that much of the machine's memory (posix_fallocate would not:
+    tmpfs clears its pages only on first use), so later outputs reuse pages
+    the hypervisor already backs."""
+    from concurrent.futures import ThreadPoolExecutor
+    chunk = bytes(64 << 20)
+    nthreads = max(1, min(8, os.cpu_count() or 1))
+    per = max(1, (gib << 30) // len(chunk) // nthreads)
+
+    def fill(k):
+        path = Path(work) / f"touch{k}.tmp"
+        fd = os.open(path, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+        try:
+            for _ in range(per):
+                os.write(fd, chunk)
+        finally:
+            os.close(fd)
+        return path
+
+    rates = []
+    for _ in range(2):
+        t0 = time.time()
+        with ThreadPoolExecutor(nthreads) as ex:
+            paths = list(ex.map(fill, range(nthreads)))
+        rates.append(per * nthreads * len(chunk) / 1e9 / (time.time() - t0))
+        for path in paths:
+            path.unlink()
+    return rates
+
+
 def same_file(a, b):
     """Byte-identical files (compared through mappings, without copies)."""
     import mmap
@@ -174,6 +211,9 @@ def main():
                     help="run each batch this many times on the same cluster (rows 'run 2', ...: "
                          "a long-running cluster's later batches, whose workers already hold "
                          "their buffers)")
+    ap.add_argument("--touch-gib", type=int, default=0,
+                    help="GiB of memory to touch in --work before timing (a fresh virtual "
+                         "machine backs its memory on first use)")
     ap.add_argument("--json", help="write every figure to this file too")
     ap.add_argument("--skip-ortho", action="store_true")
     ap.add_argument("--skip-ptsel", action="store_true")
@@ -206,6 +246,10 @@ def main():
     def threads_for(n):
         return a.threads or max(1, cores // n)
 
+    if a.touch_gib > 0:
+        first, again = touch_memory(work, a.touch_gib)
+        print(f"# memory touched: {a.touch_gib} GiB in {work}: first pass {first:.1f} GB/s, "
+              f"again {again:.1f} GB/s", flush=True)
     one_dev = "cuda:0" if kind == "cuda" else "cpu"
     env1 = dict(os.environ, OMP_NUM_THREADS=str(threads_for(1)))
     print(f"# bench_distributed: {kind} workers {counts}, {cores} cores, "
