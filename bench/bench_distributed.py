@@ -11,7 +11,8 @@ single-process ones.
         [--ptsel-size 3260x2680] [--bands 60] [--window 51] [--grid 4x4] \\
         [--per-task 1,auto] [--ortho-runner in-process[,subprocess]] \\
         [--variants 'NAME:K=V,K=V;...' [--variants-on S,S]] \\
-        [--repeat N] [--touch-gib N] [--skip-ortho] [--skip-ptsel] [--json FILE]
+        [--repeat N] [--touch-gib N] [--ortho-args '-tr 4.2 4.2'] \\
+        [--skip-ortho] [--skip-ptsel] [--json FILE]
 
 --devices cuda: N workers on the first N CUDA GPUs (one each); cpu: N CPU
 workers with --threads OpenMP threads each (default: cores / N).  The single
@@ -41,6 +42,9 @@ worker measured on what each of K gets): A/B of a worker setting, e.g.
 MALLOC_TRIM_THRESHOLD_=65536 and GG_DIST_REUSE_BUFFERS=0: geogpu.distributed
 as it was before the fix in bench/RESULTS.md "geogpu.distributed: the cause
 of the lost efficiency").
+--ortho-args: more gdal_ortho options for every ortho batch and its
+single-process reference (after -r cubic -t_srs EPSG:32632 -dem), e.g. a
+coarser output grid, to see how the scaling follows a scene's bytes.
 --touch-gib N: before anything is timed, N GiB of zeros written into
 --work (then removed) twice, each pass timed: on a fresh virtual machine the
 first pass is memory the guest never touched, which the hypervisor backs on
@@ -52,6 +56,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -211,6 +216,8 @@ def main():
                     help="run each batch this many times on the same cluster (rows 'run 2', ...: "
                          "a long-running cluster's later batches, whose workers already hold "
                          "their buffers)")
+    ap.add_argument("--ortho-args", default="",
+                    help="more gdal_ortho options for every ortho batch (e.g. '-tr 4.2 4.2')")
     ap.add_argument("--touch-gib", type=int, default=0,
                     help="GiB of memory to touch in --work before timing (a fresh virtual "
                          "machine backs its memory on first use)")
@@ -274,7 +281,8 @@ def main():
                 if not p.exists():
                     shutil.copyfile(scene0, p)
                 scenes.append(p)
-            args = ["-r", "cubic", "-t_srs", "EPSG:32632", "-dem", str(od / "dem.tif")]
+            args = ["-r", "cubic", "-t_srs", "EPSG:32632", "-dem", str(od / "dem.tif"),
+                    *shlex.split(a.ortho_args)]
             one = od / "one"
             shutil.rmtree(one, ignore_errors=True)
             one.mkdir()
