@@ -24,7 +24,7 @@
  * MIT licence.
  */
 #define _GNU_SOURCE
-#include "bench_rng.h"
+#include "rng.h" /* tests/tools/rng.h, shared with gg_make_input */
 #include "gpu/runtime.h"
 #include "kernel_ids.h"
 #include "sar/rotate.h"

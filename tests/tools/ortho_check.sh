@@ -1,7 +1,7 @@
 #!/bin/bash
-# bench_ortho_check.sh -- quick device checks of gdal_ortho before the
-# full-size bench (run from the repo root on the GPU machine, .gdalrt and
-# the build folder's bin/ and lib/ carried):
+# ortho_check.sh -- quick device checks of gdal_ortho before the full-size
+# bench (bench/bench_ortho_full.sh); run from the repo root on the GPU
+# machine, with .gdalrt and the build folder's bin/ and lib/ carried:
 #   1. tests/c/test_ortho on cpu,<device> (float64 reference incl. the
 #      stretched kernels, device agreement, the occupancy check with the
 #      kernel's register count from cuobjdump);
@@ -10,7 +10,7 @@
 #      and for a 2.2x downsampled one (stretched cubic), and both are within
 #      1 DN of a single-chunk gdalwarp.
 #
-#   bench/bench_ortho_check.sh [<build dir> [<device> [<work dir>]]]
+#   tests/tools/ortho_check.sh [<build dir> [<device> [<work dir>]]]
 set -u
 B=$(cd "${1:-build-h5-cuda}" && pwd); DEV=${2:-cuda}; D=${3:-/tmp/bcheck}
 if [[ -f .gdalrt/env.sh ]]; then export GGRT_GLOBAL=1; . .gdalrt/env.sh; fi

@@ -4,7 +4,7 @@ log: for each batch (a "# batch ..." line of bench_distributed.py; the whole
 log when there is none) and each process, how busy its device was and what
 its scenes waited for.
 
-    python3 bench/ortho_timeline.py bench_ortho.log
+    python3 tests/tools/ortho_timeline.py bench_ortho.log
 
 Per process: the device's span (first turn to last release) and the share
 of it some scene held the device, and how many held it on average (two

@@ -17,7 +17,7 @@
  *
  * MIT licence.
  */
-#include "bench_rng.h"
+#include "rng.h"
 #include "gdal.h"
 #include "cpl_conv.h"
 #include "cpl_string.h"

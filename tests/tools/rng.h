@@ -1,12 +1,12 @@
 /*
- * bench_rng.h -- the benchmarks' random numbers: splitmix64, a counter-based
+ * rng.h -- the random numbers of gg_make_input and bench_kernels: splitmix64, a counter-based
  * generator, so that rows can be filled in parallel and the data does not
  * depend on the thread count.
  *
  * MIT licence.
  */
-#ifndef GG_BENCH_RNG_H
-#define GG_BENCH_RNG_H
+#ifndef GG_TESTS_RNG_H
+#define GG_TESTS_RNG_H
 
 #include <stdint.h>
 
