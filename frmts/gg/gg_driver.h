@@ -1,15 +1,12 @@
 /*
- * gg_driver.h -- C interface of the GG virtual processing driver, for the
- * plugin entry point and for the gdal_* utilities, which build processed
- * datasets directly instead of round-tripping through connection strings.
+ * gg_driver.h -- the GG virtual processing driver (GG: connection strings,
+ * .ggvrt files, GG:ortho:), for the plugin entry point and the utilities,
+ * which carry the driver so that they work without the plugin.
  *
  * MIT licence.
  */
 #ifndef GG_DRIVER_H
 #define GG_DRIVER_H
-
-#include "gdal.h"
-#include "geogpu.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,47 +16,13 @@ extern "C" {
  * that name already exists.  Starts no device. */
 void GGRegisterDriver(void);
 
-/* Builds a GG processed dataset: the op applied to the inputs, computed
- * lazily block by block.
- *   op          : options already set (gg_op_set), not yet prepared.
- *                 Ownership passes to the dataset, also on failure.
- *   inputs      : nInputs open raster datasets; with bOwnInputs they are
- *                 closed with the processed dataset (also on failure),
- *                 otherwise they must outlive it.
- *   device      : "cpu", "cuda[:N]", "opencl[:P[:D]]", "auto", or NULL
- *                 for the GG_DEVICE configuration option, else auto.
- * Returns NULL after a CPLError naming the problem (bad option for this
- * input, wrong number of inputs, unsupported data type...). */
-GDALDatasetH GGCreateProcessedDataset(gg_op *op, int nInputs, GDALDatasetH *pahInputs,
-                                      int bOwnInputs, const char *device);
-
-/* Starts the device of a processed dataset now rather than on the first
- * block read, so that a utility fails before it creates any output and can
- * report the device it runs on. */
-CPLErr GGDatasetStart(GDALDatasetH hDS);
-
-/* Runs the whole-input statistics pass of ops that need one (radnorm) now,
- * reporting progress; a no-op for other ops.  Starts the device if needed.
- * Without this call the pass runs on the first block read of each band. */
-CPLErr GGDatasetComputeStatistics(GDALDatasetH hDS, GDALProgressFunc pfnProgress,
-                                  void *pProgressData);
-
-/* The op of a processed dataset (owned by it), or NULL for another dataset. */
-const gg_op *GGDatasetOperation(GDALDatasetH hDS);
-
-/* Device description ("cpu ... (2 threads)") and fallback notice (empty
- * when none) of a started processed dataset; "" before GGDatasetStart. */
-const char *GGDatasetDeviceName(GDALDatasetH hDS);
-const char *GGDatasetDeviceNotice(GDALDatasetH hDS);
-
-/* Writes the .ggvrt XML description of op applied to the inputs.  Relative
- * input names (relative to the current directory) are written relative to
- * the .ggvrt file's folder.  Returns CE_None or CE_Failure after a
- * CPLError. */
-CPLErr GGWriteGGVRT(const char *pszFilename, const gg_op *op, int nInputs,
-                    const char *const *papszInputs);
-
 #ifdef __cplusplus
 }
+
+struct GGSpec;
+class GDALDataset;
+/* "ortho" is not an op of the registry (it needs GDAL/PROJ and reads its
+ * source anywhere): GG:ortho: opens its own dataset (ggortho.cpp). */
+GDALDataset *GGOrthoOpen(const GGSpec &oSpec, const char *pszName, bool bConnection);
 #endif
 #endif /* GG_DRIVER_H */

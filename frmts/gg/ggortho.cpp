@@ -12,6 +12,7 @@
  *
  * MIT licence.
  */
+#include "gg_driver.h"
 #include "gg_ortho_scene.h"
 #include "gg_spec.h"
 

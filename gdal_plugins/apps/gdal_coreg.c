@@ -14,12 +14,13 @@
  * MIT licence.
  */
 #include "gg_app.h"
+#include "register_drivers.h"
 
 #include "cpl_conv.h"
 #include "cpl_string.h"
 #include "cpl_vsi.h"
 #include "gdal.h"
-#include "gg_driver.h"
+#include "gg_processed.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -77,6 +78,7 @@ static const gg_app_spec spec = {
     .operands = "<primary> <secondary> <dst_dataset>",
     .required = NULL,
     .parse_flag = parse_flag,
+    .register_drivers = GGRegisterDrivers,
 };
 
 /* flags with their value counts: xcorr's (handed to the op), the fit's
@@ -526,7 +528,7 @@ int main(int argc, char **argv)
         return prc;
     }
     GDALAllRegister();
-    GGRegisterDriver();
+    GGRegisterDrivers();
     double *v = NULL;
     int n = 0, gnx = 0, gny = 0;
     if (!quiet)

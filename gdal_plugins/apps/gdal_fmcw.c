@@ -12,6 +12,7 @@
  * MIT licence.
  */
 #include "gg_app.h"
+#include "register_drivers.h"
 #include "fmcw_driver.h"
 #include "fmcw_file.h"
 
@@ -100,6 +101,7 @@ static const gg_app_spec spec = {
     .required = NULL,
     .parse_flag = parse_flag,
     .open_source = open_source,
+    .register_drivers = GGRegisterDrivers,
 };
 
 /* ------------------------------------------------------------ simulate */
@@ -318,7 +320,5 @@ int main(int argc, char **argv)
             GDALDestroyDriverManager();
             return rc;
         }
-    GDALAllRegister();
-    FMCWRegisterDriver();
     return gg_app_main(&spec, argc, argv);
 }

@@ -5,6 +5,7 @@
  * MIT licence.
  */
 #include "gg_app.h"
+#include "register_drivers.h"
 
 #include "cpl_port.h"
 #include "cpl_string.h"
@@ -58,6 +59,7 @@ static const gg_app_spec spec = {
     .operands = "<primary> <secondary> <dst_dataset>",
     .required = NULL,
     .parse_flag = parse_flag,
+    .register_drivers = GGRegisterDrivers,
 };
 
 int main(int argc, char **argv)

@@ -5,6 +5,7 @@
  * MIT licence.
  */
 #include "gg_app.h"
+#include "register_drivers.h"
 
 #include "cpl_port.h"
 
@@ -34,6 +35,7 @@ static const gg_app_spec spec = {
             "  -complex           average complex values instead of intensity (complex input)\n",
     .required = required,
     .parse_flag = parse_flag,
+    .register_drivers = GGRegisterDrivers,
 };
 
 int main(int argc, char **argv)

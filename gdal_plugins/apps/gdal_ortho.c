@@ -4,14 +4,14 @@
  * (docs/gdal_ortho.md).
  *
  * The whole utility -- options, the reader / device / writer pipeline, the
- * safe output path -- is gg_ortho_run (frmts/gg/gg_ortho_run.c), so that a
+ * safe output path -- is gg_ortho_run (gdal/gg_ortho_run.c), so that a
  * long-lived process (geogpu.distributed's Dask workers) runs exactly this
  * program on a device context it keeps.  This main starts its own device
  * (-device), prints errors on stderr and returns the exit status.
  *
  * MIT licence.
  */
-#include "gg_ortho_run.h"
+#include "geogpu_gdal.h"
 
 #include "gdal.h"
 

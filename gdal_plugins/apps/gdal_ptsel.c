@@ -6,6 +6,7 @@
  * MIT licence.
  */
 #include "gg_app.h"
+#include "register_drivers.h"
 
 #include "cpl_port.h"
 
@@ -63,6 +64,7 @@ static const gg_app_spec spec = {
     .operands = "<src_dataset> [<src_dataset>...] <dst_dataset>",
     .required = NULL,
     .parse_flag = parse_flag,
+    .register_drivers = GGRegisterDrivers,
 };
 
 int main(int argc, char **argv)

@@ -5,6 +5,7 @@
  * MIT licence.
  */
 #include "gg_app.h"
+#include "register_drivers.h"
 
 #include "cpl_port.h"
 
@@ -36,6 +37,7 @@ static const gg_app_spec spec = {
             "  -levels <n>        quantise to n Byte levels 0..n-1, 2 <= n <= 255\n",
     .required = NULL,
     .parse_flag = parse_flag,
+    .register_drivers = GGRegisterDrivers,
 };
 
 int main(int argc, char **argv)

@@ -5,6 +5,7 @@
  * MIT licence.
  */
 #include "gg_app.h"
+#include "register_drivers.h"
 
 #include "cpl_port.h"
 
@@ -43,6 +44,7 @@ static const gg_app_spec spec = {
             "  -outsize <w> <h>   output size in pixels (default: the input size)\n",
     .required = required,
     .parse_flag = parse_flag,
+    .register_drivers = GGRegisterDrivers,
 };
 
 int main(int argc, char **argv)

@@ -8,6 +8,7 @@
  * MIT licence.
  */
 #include "gg_app.h"
+#include "register_drivers.h"
 
 #include "cpl_conv.h"
 #include "cpl_port.h"
@@ -194,6 +195,7 @@ static const gg_app_spec spec = {
     .operands = "<primary> <secondary> <dst_dataset>",
     .required = NULL,
     .parse_flag = parse_flag,
+    .register_drivers = GGRegisterDrivers,
 };
 
 /* ------------------------------------------------------- -mode gmtsar */

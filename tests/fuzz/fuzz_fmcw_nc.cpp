@@ -1,5 +1,5 @@
 /* fuzz_fmcw_nc.cpp -- libFuzzer target for the FMCW raw-sector NetCDF
- * reader (frmts/fmcw/fmcw_file.cpp): the bytes of a .nc file go through
+ * reader (gdal/fmcw_file.cpp): the bytes of a .nc file go through
  * FMCWFileOpen (layout and parameter checks, through GDAL's netCDF driver)
  * and FMCWFileRead of every sector, then, when the file is small, through
  * the FMCW driver's product dataset (FMCWOpenProducts on the CPU) and a

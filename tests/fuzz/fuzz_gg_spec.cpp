@@ -1,5 +1,5 @@
 /* fuzz_gg_spec.cpp -- libFuzzer target for the GG driver's parsers
- * (frmts/gg/gg_spec.cpp): the GG: connection string and the .ggvrt XML.
+ * (gdal/gg_spec.cpp): the GG: connection string and the .ggvrt XML.
  * First byte even: the rest is a connection string; odd: a .ggvrt file
  * (through /vsimem/, the way GDAL hands files to drivers). */
 #include "gg_spec.h"

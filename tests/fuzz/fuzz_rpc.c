@@ -1,5 +1,5 @@
 /* fuzz_rpc.c -- libFuzzer target for RPC metadata as gdal_ortho and the GG
- * driver's GG:ortho: read it (frmts/gg/gg_ortho_scene.c): the RPC metadata
+ * driver's GG:ortho: read it (gdal/gg_ortho_scene.c): the RPC metadata
  * domain of a source (the key=value list GDAL builds from TIFF tags,
  * _RPC.TXT, .RPB, DIMAP or NITF) goes through ggo_scene_open (key and
  * coefficient checks, GDALExtractRPCInfoV2, the gg_ortho_rpc model, the

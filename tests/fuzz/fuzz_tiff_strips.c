@@ -1,9 +1,9 @@
 /* fuzz_tiff_strips.c -- libFuzzer target for the strip-table reader of
- * gdal_ortho's direct writer (frmts/gg/gg_tiff_strips.c): any bytes as a
+ * gdal_ortho's direct writer (gdal/gg_tiff_strips.c): any bytes as a
  * file, through a memfd (the reader takes a descriptor, as it does the
  * file GDAL has just created). */
 #define _GNU_SOURCE
-#include "gg_tiff_strips.h"
+#include "geogpu_gdal.h"
 
 #include <stdint.h>
 #include <sys/mman.h>

@@ -929,7 +929,7 @@ def test_ortho_entry_point_twice_one_context(data, ortho_ref, tmp_path):
 
     from geogpu.device import Context
     entry = gd.utility_tasks._ortho_entry()
-    assert entry is not None, "gdal_GeoGPU.so next to libgeogpu has no gg_ortho_run"
+    assert entry is not None, "libgeogpu_gdal next to libgeogpu has no gg_ortho_run"
     fn = entry[0]
 
     def call(ctx, *args):
@@ -973,7 +973,7 @@ def test_ortho_entry_point_twice_one_context(data, ortho_ref, tmp_path):
     assert rc == 0 and (out / name0).read_bytes() == (ortho_ref / name0).read_bytes()
     assert ctx.backend == "cpu" and ctx.memory()[1] > 0  # the context lives on
     # the pipelines' buffers kept for the next call were allocated on this
-    # context: they go before it does (gg_ortho_run.h)
+    # context: they go before it does (geogpu_gdal.h)
     ctypes.CDLL(entry[1]).gg_ortho_run_release()
     ctx.close()
 

@@ -16,7 +16,7 @@ import ctypes
 import os
 from pathlib import Path
 
-__all__ = ["lib", "library_path", "plugin_dirs", "utility_dirs", "GGTile", "GGWindow",
+__all__ = ["lib", "library_path", "gdal_layer", "plugin_dirs", "utility_dirs", "GGTile", "GGWindow",
            "GGRasterInfo", "GG_FLOAT32", "GG_CFLOAT32", "GG_BYTE", "STATUS_NAMES"]
 
 SONAME = "libgeogpu.so.0"
@@ -112,6 +112,30 @@ def plugin_dirs():
     if inst is not None:
         out.append(Path(inst.PLUGIN_DIR))
     return [p for p in out if (p / "gdal_GeoGPU.so").exists()]
+
+
+GDAL_SONAME = "libgeogpu_gdal.so.0"
+_GDAL_LAYER = {}
+
+
+def gdal_layer():
+    """libgeogpu_gdal (include/geogpu_gdal.h), the GDAL layer built with this
+    libgeogpu, loaded from the same folder on first use with its prototypes
+    set: (library, path), or None where it was not built (a build without
+    GDAL).  Loading it loads GDAL."""
+    if "lib" not in _GDAL_LAYER:
+        _GDAL_LAYER["lib"] = None
+        folder = _lib_folder()
+        path = folder / GDAL_SONAME if folder is not None else None
+        if path is not None and path.exists():
+            so = ctypes.CDLL(str(path))
+            so.gg_ortho_run.restype = ctypes.c_int
+            so.gg_ortho_run.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
+                                        ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+            so.gg_ortho_run_release.restype = None
+            so.gg_ortho_run_release.argtypes = []
+            _GDAL_LAYER["lib"] = (so, str(path))
+    return _GDAL_LAYER["lib"]
 
 
 def utility_dirs():

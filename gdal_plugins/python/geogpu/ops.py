@@ -33,7 +33,7 @@ from .errors import ArgumentError, CancelledError, UnsupportedError, raise_for_s
 __all__ = ["ops", "op_info", "OpInfo", "OpOption", "Op", "Prepared", "OutputInfo", "run",
            "format_option"]
 
-# Same constants as the GG driver (frmts/gg/ggdataset.cpp), so that blocks,
+# Same constants as the GG driver (gdal/gg_processed.cpp), so that blocks,
 # statistics strips and therefore results match it exactly.
 SQUARE_BLOCK = 512
 STATS_STRIP_BYTES = 64.0 * 1024 * 1024

@@ -14,7 +14,7 @@ output files:
   gdal_xcorr, gdal_coreg, ...): one task per scene or pair runs the geogpu
   utility on its worker's device (``-device``) and writes its own files.
   gdal_ortho runs *in-process* by default: the worker calls the utility's
-  own entry point (``gg_ortho_run`` in the GDAL plugin gdal_GeoGPU.so) with
+  own entry point (``gg_ortho_run`` of libgeogpu_gdal, geogpu_gdal.h) with
   the device context it keeps for all its tasks, instead of starting a
   process, and a CUDA context, per task (``ortho_batch``'s ``in_process``);
 - **tiles** (``tile_batch``): one task per output tile reads the tile's input

@@ -301,7 +301,7 @@ def ortho_batch(client, sources, outdir, args=(), device=None, retries=2, progra
     in_process: run gdal_ortho inside the worker process (the default; False,
     or GG_DIST_SUBPROCESS=1 in the client's or a worker's environment, runs
     it as a child process).  In-process, a task calls gdal_ortho's own entry
-    point, ``gg_ortho_run`` in the GDAL plugin gdal_GeoGPU.so next to the
+    point, ``gg_ortho_run`` of libgeogpu_gdal (geogpu_gdal.h) next to the
     worker's libgeogpu, with the same command line, on the device context the
     worker keeps for all its tasks (``device.context_for``, started by
     ``warm_up``).  Why: every gdal_ortho process creates its own CUDA
@@ -314,7 +314,7 @@ def ortho_batch(client, sources, outdir, args=(), device=None, retries=2, progra
     worker: ``distributed.scheduler.allowed-failures``), and the task's
     relative paths resolve in the worker's folder, not the client's (inputs
     and file arguments are made absolute by the batch anyway).  A worker
-    without the entry point (plugin not built, or another ``program``)
+    without the entry point (GDAL layer not built, or another ``program``)
     runs the utility as a child process; ``TaskRecord.runner`` says which
     ran."""
     if in_process is None:

@@ -240,7 +240,7 @@ def _warm_task(device):
         _gdal().AllRegister()  # GDAL loaded and its drivers registered
     except ImportError:
         pass  # no GDAL bindings in this worker: utility tasks only
-    _ortho_entry()  # the plugin's gdal_ortho entry point, for in-process ortho tasks
+    _ortho_entry()  # gdal_ortho's entry point (libgeogpu_gdal), for in-process ortho tasks
     return context_for(_device(device)).device_name
 
 

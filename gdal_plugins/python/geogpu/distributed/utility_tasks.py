@@ -1,5 +1,5 @@
 """Scene and pair tasks: a geogpu utility run on the worker's device,
-in-process (gdal_ortho's entry point in the GDAL plugin) or as a child
+in-process (gdal_ortho's entry point in libgeogpu_gdal) or as a child
 process."""
 
 import os
@@ -45,15 +45,15 @@ def _dies_with_worker(argv):
 
 # ------------------------------------------------ gdal_ortho in the worker
 
-_ORTHO_ENTRY = {}              # "entry": (gg_ortho_run, plugin path) or None, once looked up
+_ORTHO_ENTRY = {}              # "entry": (gg_ortho_run, library path) or None, once looked up
 
 
 _ORTHO_ENTRY_LOCK = threading.Lock()
 
 
 def _one_libgeogpu():
-    """Whether this process maps a single libgeogpu.so file: the plugin must
-    run on the very library whose context it is handed (a context is a
+    """Whether this process maps a single libgeogpu.so file: gg_ortho_run
+    must run on the very library whose context it is handed (a context is a
     pointer into that library's state)."""
     try:
         with open("/proc/self/maps") as f:
@@ -64,30 +64,11 @@ def _one_libgeogpu():
     return len({os.path.realpath(p) for p in paths}) <= 1
 
 
-def _plugin_folders():
-    """Where gdal_GeoGPU.so may be, best first: next to libgeogpu or where
-    it was installed (``_lib.plugin_dirs``), ``<lib>/../plugins`` (the GPU
-    bundle's layout, scripts/pack_gpu_bundle.sh), GDAL_DRIVER_PATH."""
-    from .. import _lib
-    out = list(_lib.plugin_dirs())
-    folder = _lib._lib_folder()
-    if folder is not None:
-        out.append(Path(folder).parent / "plugins")
-    out += [Path(d) for d in os.environ.get("GDAL_DRIVER_PATH", "").split(os.pathsep) if d]
-    seen, unique = set(), []
-    for d in out:
-        key = os.path.realpath(d)
-        if key not in seen and (Path(d) / "gdal_GeoGPU.so").is_file():
-            seen.add(key)
-            unique.append(Path(d))
-    return unique
-
-
 def _ortho_entry():
-    """gdal_ortho as a function (``gg_ortho_run``) from the GDAL plugin of
-    this worker's libgeogpu (_plugin_folders): (function, plugin path), or
-    None when there is none here (not built, an older plugin, or another
-    libgeogpu than the package's)."""
+    """gdal_ortho as a function (``gg_ortho_run`` of libgeogpu_gdal, the GDAL
+    layer built beside this worker's libgeogpu): (function, library path),
+    or None where there is none (a build without GDAL, or another
+    libgeogpu mapped than the package's)."""
     with _ORTHO_ENTRY_LOCK:
         if "entry" not in _ORTHO_ENTRY:
             _ORTHO_ENTRY["entry"] = _load_ortho_entry()
@@ -95,32 +76,20 @@ def _ortho_entry():
 
 
 def _load_ortho_entry():
-    import ctypes
-    for d in _plugin_folders():
-        path = d / "gdal_GeoGPU.so"
-        try:
-            so = ctypes.CDLL(str(path))
-        except OSError:
-            continue
-        fn = getattr(so, "gg_ortho_run", None)
-        if fn is None:
-            continue
-        if not _one_libgeogpu():
-            return None
-        fn.restype = ctypes.c_int
-        fn.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.c_void_p,
-                       ctypes.c_char_p, ctypes.c_size_t]
-        return fn, str(path)
-    return None
+    from .. import _lib
+    layer = _lib.gdal_layer()
+    if layer is None or not _one_libgeogpu():
+        return None
+    so, path = layer
+    return so.gg_ortho_run, path
 
 
 def _in_process(spec):
     """Whether a task runs gdal_ortho in this worker process: asked for by
     the batch (``in_process``), the utility is the stock gdal_ortho (not a
-    path to another program), the worker does not say GG_DIST_SUBPROCESS=1,
-    and it has the entry point."""
+    path to another program), and the worker has the entry point."""
     return (bool(spec.get("in_process")) and spec["program"] == "gdal_ortho"
-            and os.environ.get("GG_DIST_SUBPROCESS", "") != "1" and _ortho_entry() is not None)
+            and _ortho_entry() is not None)
 
 
 def _run_ortho_here(argv, device):

@@ -31,7 +31,7 @@ struct GGStackRows
 /* Whether poDS lies in its file as eType pixel-interleaved rows (then
  * *psRows says where); false for anything else (GG_RAW_READS=NO: always
  * false, for comparison).  The file's strip table is read from its first
- * IFD (gg_tiff_strips.h), checked against GDAL's first and last blocks:
+ * IFD (geogpu_gdal.h), checked against GDAL's first and last blocks:
  * call once per dataset. */
 bool GGStackRowsFind(GDALDataset *poDS, GDALDataType eType, GGStackRows *psRows);
 

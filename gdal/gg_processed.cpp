@@ -1,12 +1,14 @@
 /*
- * ggdataset.cpp -- the GG virtual processing driver: a geogpu operation
- * applied to an input raster, computed lazily block by block on the
- * device.  The algorithms live in libgeogpu; this file only maps GDAL's
- * dataset/band/block model onto the op API of geogpu.h.
+ * gg_processed.cpp -- a processed dataset: a geogpu operation applied to
+ * input rasters, computed lazily block by block on the device.  The
+ * algorithms live in libgeogpu; this file only maps GDAL's
+ * dataset/band/block model onto the op API of geogpu.h.  The GG driver
+ * (frmts/gg) opens these from GG: strings and .ggvrt files; the utilities
+ * build them directly.
  *
  * MIT licence.
  */
-#include "gg_driver.h"
+#include "gg_processed.h"
 #include "gg_spec.h"
 #include "gg_stack_rows.h"
 
@@ -53,24 +55,6 @@ bool InjectedReadFault()
 // Statistics passes read the input in strips of at most this many bytes.
 constexpr double STATS_STRIP_BYTES = 64.0 * 1024 * 1024;
 
-// .ggvrt files may reference GG datasets; bounds self-references.
-constexpr int MAX_NESTING = 16;
-thread_local int tlsNesting = 0;
-
-struct NestingGuard
-{
-    NestingGuard()
-    {
-        ++tlsNesting;
-    }
-    ~NestingGuard()
-    {
-        --tlsNesting;
-    }
-    NestingGuard(const NestingGuard &) = delete;
-    NestingGuard &operator=(const NestingGuard &) = delete;
-};
-
 GDALDataType GDALTypeOf(gg_type eType)
 {
     switch (eType)
@@ -99,47 +83,15 @@ void FillNodata(void *pData, GDALDataType eType, size_t nPixels, double dfNodata
     std::fill(pafData, pafData + nValues, static_cast<float>(dfNodata));
 }
 
-// "key=value:..." where key is a plain identifier: a mistyped option rather
-// than a file name.
-bool LooksLikeUnknownOption(const std::string &osOperation, const std::string &osInput)
-{
-    const size_t nEq = osInput.find('=');
-    const size_t nColon = osInput.find(':');
-    if (nEq == std::string::npos || nEq == 0 || nColon == std::string::npos || nColon < nEq)
-        return false;
-    for (size_t i = 0; i < nEq; ++i)
-    {
-        const unsigned char c = static_cast<unsigned char>(osInput[i]);
-        if (!isalnum(c) && c != '_')
-            return false;
-    }
-    return !GGIsOperationOption(osOperation.c_str(), osInput.substr(0, nEq).c_str());
-}
+}  // namespace
 
-// "angle, scale, outsize, srcnodata, dstnodata, device"
-std::string OptionNames(const std::string &osOperation)
-{
-    std::string os;
-    const CPLStringList aosLines(
-        CSLTokenizeString2(gg_op_option_list(osOperation.c_str()), "\n", 0));
-    for (int i = 0; i < aosLines.size(); ++i)
-    {
-        const char *pszBar = strchr(aosLines[i], '|');
-        os.append(aosLines[i], pszBar ? pszBar - aosLines[i] : strlen(aosLines[i]));
-        os += ", ";
-    }
-    return os + "device";
-}
-
-std::string OpMessage(const gg_op *op, gg_status eStatus)
+std::string GGOpMessage(const gg_op *op, gg_status eStatus)
 {
     const char *pszMsg = gg_op_last_error(op);
     return pszMsg && *pszMsg ? pszMsg : gg_status_string(eStatus);
 }
-}  // namespace
 
-// Input rasters an operation takes: exactly N, or one or more (-1).
-bool InputCountOK(const char *pszOperation, int nGiven, const char *pszWhere)
+bool GGInputCountOK(const char *pszOperation, int nGiven, const char *pszWhere)
 {
     const int nWanted = gg_op_input_count(pszOperation);
     if (nWanted < 0 ? nGiven >= 1 : nGiven == nWanted)
@@ -208,8 +160,6 @@ class GGDataset final : public GDALPamDataset
 
     static GGDataset *Create(gg_op *op, std::vector<GDALDataset *> apoInputs, bool bOwnInputs,
                              const std::string &osDevice);
-    static int Identify(GDALOpenInfo *poOpenInfo);
-    static GDALDataset *Open(GDALOpenInfo *poOpenInfo);
 
     CPLErr Start();
     CPLErr ComputeStatistics(GDALProgressFunc pfnProgress, void *pProgressData);
@@ -220,6 +170,10 @@ class GGDataset final : public GDALPamDataset
     void DisablePamSaving()
     {
         nPamFlags |= GPF_NOSAVE;
+    }
+    void LoadPam(char **papszSiblings)
+    {
+        TryLoadXML(papszSiblings);
     }
     std::string DeviceName();
     std::string DeviceNotice();
@@ -330,7 +284,7 @@ GGDataset *GGDataset::Create(gg_op *op, std::vector<GDALDataset *> apoInputs, bo
     poDS->m_osDevice = osDevice;
     const char *pszOperation = gg_op_name(op);
 
-    if (!InputCountOK(pszOperation, static_cast<int>(poDS->m_apoInputs.size()), nullptr))
+    if (!GGInputCountOK(pszOperation, static_cast<int>(poDS->m_apoInputs.size()), nullptr))
         return nullptr;
     // a typo in the device fails at open; starting the device stays lazy
     char szDeviceError[256] = "";
@@ -404,7 +358,7 @@ GGDataset *GGDataset::Create(gg_op *op, std::vector<GDALDataset *> apoInputs, bo
     if (eStatus != GG_OK)
     {
         CPLError(CE_Failure, eStatus == GG_ERR_UNSUPPORTED ? CPLE_NotSupported : CPLE_AppDefined,
-                 "GG: %s", OpMessage(op, eStatus).c_str());
+                 "GG: %s", GGOpMessage(op, eStatus).c_str());
         return nullptr;
     }
     const gg_raster_info &sOut = poDS->m_sOut;
@@ -544,7 +498,7 @@ bool GGDataset::ComputeStatisticsLocked(int iBand, GDALProgressFunc pfnProgress,
         const gg_status eStatus = gg_op_accumulate(m_psContext, m_poOp, iBand, &sTile);
         if (eStatus != GG_OK)
         {
-            m_aosStatsError[iBand] = OpMessage(m_poOp, eStatus);
+            m_aosStatsError[iBand] = GGOpMessage(m_poOp, eStatus);
             CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", m_aosStatsError[iBand].c_str());
             return false;
         }
@@ -560,7 +514,7 @@ bool GGDataset::ComputeStatisticsLocked(int iBand, GDALProgressFunc pfnProgress,
     const gg_status eStatus = gg_op_finish_stats(m_psContext, m_poOp, iBand);
     if (eStatus != GG_OK)
     {
-        m_aosStatsError[iBand] = OpMessage(m_poOp, eStatus);
+        m_aosStatsError[iBand] = GGOpMessage(m_poOp, eStatus);
         CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", m_aosStatsError[iBand].c_str());
         return false;
     }
@@ -649,7 +603,7 @@ CPLErr GGDataset::ReadBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBloc
 CPLErr GGDataset::RunFailure(gg_status eStatus)
 {
     const std::string osMessage = gg_op_last_error(m_poOp)[0]
-                                      ? OpMessage(m_poOp, eStatus)
+                                      ? GGOpMessage(m_poOp, eStatus)
                                       : std::string(gg_context_last_error(m_psContext));
     CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", osMessage.c_str());
     return CE_Failure;
@@ -951,124 +905,6 @@ std::string GGDataset::DeviceNotice()
 }
 
 /************************************************************************/
-/*                            Identify / Open                           */
-/************************************************************************/
-
-int GGDataset::Identify(GDALOpenInfo *poOpenInfo)
-{
-    if (GGIsConnectionString(poOpenInfo->pszFilename))
-        return TRUE;
-    return GGLooksLikeGGVRT(reinterpret_cast<const char *>(poOpenInfo->pabyHeader),
-                            poOpenInfo->nHeaderBytes);
-}
-
-GDALDataset *GGDataset::Open(GDALOpenInfo *poOpenInfo)
-{
-    if (!Identify(poOpenInfo) || !(poOpenInfo->nOpenFlags & GDAL_OF_RASTER))
-        return nullptr;
-    if (poOpenInfo->eAccess == GA_Update)
-    {
-        CPLError(CE_Failure, CPLE_NotSupported, "GG: the GG driver is read-only");
-        return nullptr;
-    }
-    NestingGuard oGuard;
-    if (tlsNesting > MAX_NESTING)
-    {
-        CPLError(CE_Failure, CPLE_AppDefined,
-                 "GG: inputs nested more than %d deep (does a .ggvrt reference itself?)",
-                 MAX_NESTING);
-        return nullptr;
-    }
-
-    const bool bConnection = GGIsConnectionString(poOpenInfo->pszFilename);
-    GGSpec oSpec;
-    if (bConnection ? !GGParseConnectionString(poOpenInfo->pszFilename, oSpec)
-                    : !GGParseGGVRT(poOpenInfo->pszFilename, oSpec))
-        return nullptr;
-    // device= in the string or file, else the DEVICE open option, else
-    // (when the device starts) GG_DEVICE, else auto.
-    if (oSpec.osDevice.empty())
-        oSpec.osDevice = CSLFetchNameValueDef(poOpenInfo->papszOpenOptions, "DEVICE", "");
-
-    if (EQUAL(oSpec.osOperation.c_str(), "ortho"))
-        return GGOrthoOpen(oSpec, poOpenInfo->pszFilename, bConnection);
-
-    char szError[512] = "";
-    gg_op *op = nullptr;
-    if (gg_op_new(oSpec.osOperation.c_str(), &op, szError, sizeof(szError)) != GG_OK)
-    {
-        CPLError(CE_Failure, CPLE_OpenFailed, "GG: %s", szError);
-        return nullptr;
-    }
-    for (const auto &oKV : oSpec.aoOptions)
-    {
-        const gg_status eStatus = gg_op_set(op, oKV.first.c_str(), oKV.second.c_str());
-        if (eStatus != GG_OK)
-        {
-            CPLError(CE_Failure, CPLE_OpenFailed, "GG: %s", OpMessage(op, eStatus).c_str());
-            gg_op_free(op);
-            return nullptr;
-        }
-    }
-    if (!InputCountOK(oSpec.osOperation.c_str(), static_cast<int>(oSpec.aosInputs.size()),
-                      poOpenInfo->pszFilename))
-    {
-        gg_op_free(op);
-        return nullptr;
-    }
-
-    std::vector<GDALDataset *> apoInputs;
-    for (const auto &osInput : oSpec.aosInputs)
-    {
-        // One line per failure: GDAL's own message, wrapped with the input.
-        CPLPushErrorHandler(CPLQuietErrorHandler);
-        CPLErrorReset();
-        GDALDataset *poInput = GDALDataset::Open(osInput.c_str(), GDAL_OF_RASTER | GDAL_OF_VERBOSE_ERROR);
-        const CPLErrorNum nErrorNo = CPLGetLastErrorNo();
-        const std::string osError = CPLGetLastErrorMsg();
-        CPLPopErrorHandler();
-        if (!poInput && bConnection && LooksLikeUnknownOption(oSpec.osOperation, osInput))
-        {
-            // GG:rotate:angel=30:x.tif reads 'angel=30:x.tif' as the input;
-            // name the likelier mistake.
-            CPLError(CE_Failure, CPLE_OpenFailed,
-                     "GG: '%s' is not an option of %s (options: %s) nor an openable input",
-                     osInput.substr(0, osInput.find('=')).c_str(), oSpec.osOperation.c_str(),
-                     OptionNames(oSpec.osOperation).c_str());
-        }
-        else if (!poInput)
-        {
-            CPLError(CE_Failure, nErrorNo ? nErrorNo : CPLE_OpenFailed,
-                     "GG: cannot open input '%s'%s%s", osInput.c_str(),
-                     osError.empty() ? "" : ": ", osError.c_str());
-        }
-        if (!poInput)
-        {
-            for (GDALDataset *poOpened : apoInputs)
-                GDALClose(GDALDataset::ToHandle(poOpened));
-            gg_op_free(op);
-            return nullptr;
-        }
-        apoInputs.push_back(poInput);
-    }
-
-    GGDataset *poDS = Create(op, std::move(apoInputs), true, oSpec.osDevice);
-    if (!poDS)
-        return nullptr;
-    poDS->SetDescription(poOpenInfo->pszFilename);
-    if (bConnection)
-    {
-        // No .aux.xml next to a connection string.
-        poDS->DisablePamSaving();
-    }
-    else
-    {
-        poDS->TryLoadXML(poOpenInfo->GetSiblingFiles());
-    }
-    return poDS;
-}
-
-/************************************************************************/
 /*                             C interface                              */
 /************************************************************************/
 
@@ -1106,28 +942,24 @@ std::string ConnectionStringFor(const gg_op *op, const std::vector<GDALDataset *
 }
 }  // namespace
 
-void GGRegisterDriver(void)
+GDALDataset *GGOpenProcessedDataset(gg_op *op, std::vector<GDALDataset *> apoInputs,
+                                    const std::string &osDevice, const char *pszName,
+                                    bool bConnection, char **papszSiblings)
 {
-    if (GDALGetDriverByName(DRIVER_NAME) != nullptr)
-        return;
-    auto poDriver = new GDALDriver();
-    poDriver->SetDescription(DRIVER_NAME);
-    poDriver->SetMetadataItem(GDAL_DCAP_RASTER, "YES");
-    poDriver->SetMetadataItem(GDAL_DCAP_OPEN, "YES");
-    poDriver->SetMetadataItem(GDAL_DCAP_VIRTUALIO, "YES");
-    poDriver->SetMetadataItem(GDAL_DMD_LONGNAME, "GeoGPU virtual processing");
-    poDriver->SetMetadataItem(GDAL_DMD_HELPTOPIC, "docs/driver_gg.md");
-    poDriver->SetMetadataItem(GDAL_DMD_CONNECTION_PREFIX, "GG:");
-    poDriver->SetMetadataItem(GDAL_DMD_EXTENSION, "ggvrt");
-    poDriver->SetMetadataItem(
-        GDAL_DMD_OPENOPTIONLIST,
-        "<OpenOptionList>"
-        "  <Option name='DEVICE' type='string' description='Compute device: auto, cpu, "
-        "cuda[:N] or opencl[:P[:D]] (default: the GG_DEVICE configuration option, else auto)'/>"
-        "</OpenOptionList>");
-    poDriver->pfnIdentify = GGDataset::Identify;
-    poDriver->pfnOpen = GGDataset::Open;
-    GetGDALDriverManager()->RegisterDriver(poDriver);
+    GGDataset *poDS = GGDataset::Create(op, std::move(apoInputs), true, osDevice);
+    if (!poDS)
+        return nullptr;
+    poDS->SetDescription(pszName);
+    if (bConnection)
+    {
+        // No .aux.xml next to a connection string.
+        poDS->DisablePamSaving();
+    }
+    else
+    {
+        poDS->LoadPam(papszSiblings);
+    }
+    return poDS;
 }
 
 GDALDatasetH GGCreateProcessedDataset(gg_op *op, int nInputs, GDALDatasetH *pahInputs,

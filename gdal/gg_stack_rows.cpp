@@ -5,7 +5,7 @@
  * MIT licence.
  */
 #include "gg_stack_rows.h"
-#include "gg_tiff_strips.h"
+#include "geogpu_gdal.h"
 
 #include "cpl_conv.h"
 #include "cpl_string.h"
@@ -57,7 +57,7 @@ bool GGStackRowsFind(GDALDataset *poDS, GDALDataType eType, GGStackRows *psRows)
     if (nBlockX != nWidth || nBlockY < 1)
         return false;
 
-    // the strip table of the file's first image (gg_tiff_strips.h: a few
+    // the strip table of the file's first image (geogpu_gdal.h: a few
     // reads, where GDAL's BLOCK_OFFSET_0_<k> items cost a call a strip),
     // in this machine's byte order
     const int fd = open(pszPath, O_RDONLY | O_CLOEXEC);

@@ -34,6 +34,9 @@ typedef struct gg_app_spec {
      * gdal_fmcw): opens the product of the one source on a device as a
      * GDALDatasetH (NULL after a CPLError); gg_app writes it as usual. */
     void *(*open_source)(gg_app *app, const char *src, const char *device);
+    /* Registers the drivers the utility carries (GGRegisterDrivers), after
+     * GDAL's own and before the command line is processed; may be NULL. */
+    void (*register_drivers)(void);
 } gg_app_spec;
 
 /* The whole program: returns the exit status (0 success, 1 failure). */

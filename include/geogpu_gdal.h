@@ -1,14 +1,33 @@
 /*
- * gg_ortho_run.h -- gdal_ortho as a function: the whole utility (option
- * parsing, the reader / device / writer pipeline, the safe output path)
- * behind one flat entry point, so that a long-lived process -- a Dask
+ * geogpu_gdal.h -- the public C interface of geogpu's GDAL layer
+ * (libgeogpu_gdal): what needs GDAL but is neither a driver nor a main.
+ * The compute library's own interface is geogpu.h.
+ *
+ * MIT licence.
+ */
+#ifndef GEOGPU_GDAL_H
+#define GEOGPU_GDAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "geogpu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------ gdal_ortho */
+
+/* gdal_ortho as a function: the whole utility (option parsing, the
+ * reader / device / writer pipeline, the safe output path) behind one flat
+ * entry point, so that a long-lived process -- a Dask
  * worker of geogpu.distributed -- can orthorectify scene after scene on one
  * device context it keeps, instead of starting a gdal_ortho process (and a
  * CUDA context, 0.25-0.57 s) per task.
  *
  * gdal_ortho's main is gg_ortho_run(argc, argv, NULL, NULL, 0) followed by
- * GDALDestroyDriverManager().  The function is exported from the GDAL
- * plugin (gdal_GeoGPU.so) with default visibility for ctypes.
+ * GDALDestroyDriverManager().
  *
  * Reentrancy: no process-wide state survives a call except GDAL's driver
  * registration (GDALAllRegister), what GDAL's generic options given in argv
@@ -23,21 +42,7 @@
  * on return.  Calls on different contexts may run at once in different
  * threads (the cache size is then the last one restored); one context must
  * not be used by two calls at once (contexts are not thread-safe).
- *
- * MIT licence.
  */
-#ifndef GG_ORTHO_RUN_H
-#define GG_ORTHO_RUN_H
-
-#include <stddef.h>
-
-#include "geogpu.h"
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-#define GG_ORTHO_RUN_API __attribute__((visibility("default")))
 
 /* Runs gdal_ortho's command line; returns its exit status (0: every scene
  * written; 1: a usage error, a device that cannot start, or at least one
@@ -53,16 +58,46 @@ extern "C" {
  *         <cause>") goes into err (errlen bytes, NUL-terminated) instead of
  *         stderr; warnings, -v output, progress and the batch summary still
  *         go to stderr / stdout. */
-GG_ORTHO_RUN_API int gg_ortho_run(int argc, char **argv, gg_context *ctx, char *err,
-                                  size_t errlen);
+int gg_ortho_run(int argc, char **argv, gg_context *ctx, char *err, size_t errlen);
 
 /* Frees the host buffers kept for the next call, the page-locked ones
  * through the contexts they were allocated on: call it before destroying a
  * context given to gg_ortho_run (runs that create their own context free
  * theirs before returning). */
-GG_ORTHO_RUN_API void gg_ortho_run_release(void);
+void gg_ortho_run_release(void);
+
+/* ------------------------------------------------------ TIFF strip tables */
+
+/* A TIFF's strip table (StripOffsets, StripByteCounts, RowsPerStrip of its
+ * first image), read from its header and first IFD in a few preads.
+ *
+ * Why: GDAL gives a strip's offset as the metadata item BLOCK_OFFSET_0_<j>,
+ * one call (and one string) per strip, which dominated opening a TIFF of
+ * thousands of one-row strips.  gdal_ortho's direct writer, the stack
+ * reads of processed datasets and geogpu.distributed's tile reads all find
+ * their strips here.
+ *
+ * Classic TIFF and BigTIFF, either byte order.  Every count, offset and
+ * size is checked against the file before it is used; the caller still
+ * checks that the table is the image GDAL sees (its first and last strips
+ * against GDAL's items).
+ */
+
+typedef struct gg_tiff_strips {
+    uint64_t *offsets;       /* n entries (malloc'd) */
+    uint64_t *counts;        /* n entries (malloc'd) */
+    uint32_t n;
+    uint32_t rows_per_strip; /* 0xFFFFFFFF when the tag is absent (one strip) */
+} gg_tiff_strips;
+
+/* Reads the strip table of the TIFF open as fd (fsize bytes).  0 on
+ * success (free with gg_tiff_strips_free); 1 with the reason in why when
+ * the file is not a striped TIFF this reader understands. */
+int gg_tiff_strips_read(int fd, uint64_t fsize, gg_tiff_strips *out, char *why, size_t whylen);
+
+void gg_tiff_strips_free(gg_tiff_strips *s);
 
 #ifdef __cplusplus
 }
 #endif
-#endif /* GG_ORTHO_RUN_H */
+#endif /* GEOGPU_GDAL_H */

@@ -17,7 +17,7 @@
  */
 #define _GNU_SOURCE
 #include "gg_ortho_direct.h"
-#include "gg_tiff_strips.h"
+#include "geogpu_gdal.h"
 
 #include "cpl_conv.h"
 #include "cpl_error.h"
@@ -164,7 +164,7 @@ static int open_layout(const char *path, int width, int height, int nbands, GDAL
     }
     const uint64_t rowbytes = (uint64_t)width * d->ts * (d->pixel ? nbands : 1);
     /* the strip table in a few reads of the file (GDAL's BLOCK_OFFSET_0_<j>
-     * items cost a call a strip: gg_tiff_strips.h); planes one after the
+     * items cost a call a strip: geogpu_gdal.h); planes one after the
      * other, as GDAL numbers a band-interleaved file's strips */
     gg_tiff_strips t = {0};
     if (!rc) {

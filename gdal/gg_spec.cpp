@@ -5,7 +5,7 @@
  * MIT licence.
  */
 #include "gg_spec.h"
-#include "gg_driver.h"
+#include "gg_processed.h"
 #include "gg_ortho_scene.h"
 
 #include "cpl_conv.h"

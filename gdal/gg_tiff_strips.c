@@ -1,11 +1,11 @@
 /*
  * gg_tiff_strips.c -- a TIFF's strip table from its first IFD (see
- * gg_tiff_strips.h).
+ * geogpu_gdal.h).
  *
  * MIT licence.
  */
 #define _GNU_SOURCE
-#include "gg_tiff_strips.h"
+#include "geogpu_gdal.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #include "gg_app.h"
 
-#include "gg_driver.h"
+#include "gg_processed.h"
 
 #include "cpl_conv.h"
 #include "cpl_error.h"
@@ -970,9 +970,10 @@ int gg_app_main(const gg_app_spec *spec, int argc, char **argv)
     if (!GDAL_CHECK_VERSION(spec->name))
         return 1;
     GDALAllRegister();
-    /* the plugin is optional for the utilities: they carry the driver
-     * (registered before --formats can list it) */
-    GGRegisterDriver();
+    /* the plugin is optional for the utilities: they carry the drivers
+     * (registered before --formats can list them) */
+    if (spec->register_drivers)
+        spec->register_drivers();
     argc = GDALGeneralCmdLineProcessor(argc, &argv, 0);
     if (argc < 1) {
         GDALDestroyDriverManager();

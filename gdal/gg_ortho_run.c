@@ -1,5 +1,5 @@
 /*
- * gg_ortho_run.c -- gdal_ortho as a function (gg_ortho_run.h): RPC + DEM
+ * gg_ortho_run.c -- gdal_ortho as a function (geogpu_gdal.h): RPC + DEM
  * orthorectification of one scene or many, the geometry of
  * `gdalwarp -rpc -to RPC_DEM=... -et 0` on the device.  gdal_ortho.c is a
  * main over it; geogpu.distributed calls it inside its Dask workers with the
@@ -25,7 +25,7 @@
 #include "geogpu.h"
 #include "gg_ortho_buffers.h"
 #include "gg_ortho_direct.h"
-#include "gg_ortho_run.h"
+#include "geogpu_gdal.h"
 #include "gg_ortho_scene.h"
 #include "gg_app.h" /* gg_app_parse_only (tests/fuzz), the safe output path */
 

@@ -44,9 +44,4 @@ std::vector<std::pair<std::string, std::string>> GGOperationOptions(const gg_op 
 // configuration option, else "" (bWithAuto: "auto").
 std::string GGRequestedDevice(const std::string &osNamed, bool bWithAuto);
 
-// "ortho" is not an op of the registry (it needs GDAL/PROJ and reads its
-// source anywhere): GG:ortho: opens its own dataset (ggortho.cpp).
-class GDALDataset;
-GDALDataset *GGOrthoOpen(const GGSpec &oSpec, const char *pszName, bool bConnection);
-
 #endif /* GG_SPEC_H */
