@@ -29,7 +29,7 @@ UInt16 RPC scene and a rough DEM, translated to GeoTIFF; the batch is
 copies of that scene) and gg_make_input (a CFloat32 stack), both from the
 build.  Needs GDAL's Python bindings and python3-distributed (Debian:
 /usr/bin/python3; on the lent GPU machine: scripts/pack_device_python.sh,
-then `. <out>/env.sh` and --build $GGRT, see docs/distributed.md).  Every
+then `. <out>/env.sh` and --build $GGRT, see bench/README.md).  Every
 worker's device is started before timing (gd.warm_up); the JSON holds each
 batch's wall time and its tasks' summed, median and longest durations, and
 for tile batches the median split of a task (setup, read, run, write).
