@@ -179,3 +179,32 @@ CPLErr GGStackRowsRead(const GGStackRows &sRows, const gg_window &sWin, GByte *p
         }
     return CE_None;
 }
+
+int gg_stack_layout_find(const char *path, gg_type type, gg_stack_layout *out)
+{
+    if (!path || !out || (type != GG_FLOAT32 && type != GG_CFLOAT32))
+        return 0;
+    if (GDALGetDriverCount() == 0)
+        GDALAllRegister();
+    GDALDataset *poDS;
+    {
+        // not a raster GDAL can open: simply not such a stack
+        CPLErrorStateBackuper oState;
+        CPLPushErrorHandler(CPLQuietErrorHandler);
+        poDS = GDALDataset::Open(path, GDAL_OF_RASTER);
+        CPLPopErrorHandler();
+    }
+    if (!poDS)
+        return 0;
+    GGStackRows sRows;
+    const bool bFound =
+        GGStackRowsFind(poDS, type == GG_CFLOAT32 ? GDT_CFloat32 : GDT_Float32, &sRows);
+    const int nBands = poDS->GetRasterCount();
+    GDALClose(GDALDataset::ToHandle(poDS));
+    if (!bFound)
+        return 0;
+    out->offset = sRows.nOffset;
+    out->row_bytes = sRows.nRowBytes;
+    out->bands = nBands;
+    return 1;
+}

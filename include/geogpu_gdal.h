@@ -97,6 +97,23 @@ int gg_tiff_strips_read(int fd, uint64_t fsize, gg_tiff_strips *out, char *why, 
 
 void gg_tiff_strips_free(gg_tiff_strips *s);
 
+/* ------------------------------------------------- stacks as they lie */
+
+/* An uncompressed, pixel-interleaved GeoTIFF of Float32 or CFloat32 in this
+ * machine's byte order, cut in full-width strips that follow each other,
+ * holds each row of a stack exactly as gg_op_run_stack_interleaved takes
+ * it: a window of rows is then one read from the file. */
+typedef struct gg_stack_layout {
+    uint64_t offset;  /* of row 0 in the file */
+    size_t row_bytes; /* one whole row, every band */
+    int bands;
+} gg_stack_layout;
+
+/* 1 when the raster at path lies so as type (GG_FLOAT32 or GG_CFLOAT32),
+ * with *out filled; 0 for anything else (no error is raised).  Opens the
+ * file with GDAL (registering its drivers if none are). */
+int gg_stack_layout_find(const char *path, gg_type type, gg_stack_layout *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -134,6 +134,9 @@ def gdal_layer():
                                         ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
             so.gg_ortho_run_release.restype = None
             so.gg_ortho_run_release.argtypes = []
+            so.gg_stack_layout_find.restype = ctypes.c_int
+            so.gg_stack_layout_find.argtypes = [ctypes.c_char_p, ctypes.c_int,
+                                                ctypes.POINTER(GGStackLayout)]
             _GDAL_LAYER["lib"] = (so, str(path))
     return _GDAL_LAYER["lib"]
 
@@ -156,6 +159,11 @@ class GGTile(ctypes.Structure):
     _fields_ = [("data", ctypes.c_void_p), ("type", ctypes.c_int), ("width", ctypes.c_int),
                 ("height", ctypes.c_int), ("stride", ctypes.c_size_t), ("x0", ctypes.c_int),
                 ("y0", ctypes.c_int)]
+
+
+class GGStackLayout(ctypes.Structure):
+    _fields_ = [("offset", ctypes.c_uint64), ("row_bytes", ctypes.c_size_t),
+                ("bands", ctypes.c_int)]
 
 
 class GGWindow(ctypes.Structure):
