@@ -43,7 +43,7 @@ median() {
 with() {
     local b=$1
     shift
-    LD_LIBRARY_PATH=$b/lib:${LD_LIBRARY_PATH:-} GDAL_DRIVER_PATH=$b/lib GG_BACKEND_DIR=$b/lib "$b/bin/$@"
+    LD_LIBRARY_PATH=$b/lib:${LD_LIBRARY_PATH:-} GDAL_DRIVER_PATH=$b/lib:$b/plugins GG_BACKEND_DIR=$b/lib "$b/bin/$@"
 }
 
 gen() { with "$new" gg_make_input "$@" >/dev/null; }
