@@ -43,20 +43,108 @@ const char *gg_op_description(const char *name)
     return c ? c->description : NULL;
 }
 
-#define COMMON_OPTIONS                                                                   \
-    "srcnodata|float||input nodata value (default: the input band's)\n"                  \
-    "dstnodata|float||output nodata value (default: the input's, else NaN; 255 for Byte)\n"
+/* Options every op takes (gg_op_set handles them itself). */
+static const gg_option common_options[] = {
+    {"srcnodata", "-srcnodata", GG_OPTION_FLOAT, -GG_UNBOUNDED, GG_UNBOUNDED, NULL, NULL,
+     "input nodata value (default: the input band's)", 0},
+    {"dstnodata", "-dstnodata", GG_OPTION_FLOAT, -GG_UNBOUNDED, GG_UNBOUNDED, NULL, NULL,
+     "output nodata value (default: the input's, else NaN; 255 for Byte)", 0},
+};
+#define NCOMMON (int)(sizeof common_options / sizeof common_options[0])
 
-const char *gg_op_option_list(const char *name)
+const gg_option *gg_op_options(const char *name, int *count)
 {
-    static char buf[NOPS][2048];
-    for (size_t i = 0; i < NOPS; i++)
-        if (registry[i] == find_class(name)) {
-            if (!buf[i][0])
-                snprintf(buf[i], sizeof buf[i], "%s" COMMON_OPTIONS, registry[i]->options);
-            return buf[i];
+    /* per op: its own options then the common ones, built once */
+    static gg_option tables[NOPS][GG_OP_MAX_OPTIONS];
+    static int counts[NOPS];
+    if (count)
+        *count = 0;
+    const gg_op_class *c = find_class(name);
+    for (size_t i = 0; c && i < NOPS; i++)
+        if (registry[i] == c) {
+            if (!counts[i]) {
+                int n = 0;
+                for (const gg_option *o = c->options; o && o->key && n < GG_OP_MAX_OPTIONS - NCOMMON; o++)
+                    tables[i][n++] = *o;
+                for (int k = 0; k < NCOMMON; k++)
+                    tables[i][n++] = common_options[k];
+                counts[i] = n;
+            }
+            if (count)
+                *count = counts[i];
+            return tables[i];
         }
     return NULL;
+}
+
+static const gg_option *find_option(const gg_op *op, const char *key)
+{
+    int n;
+    const gg_option *o = gg_op_options(op->cls->name, &n);
+    for (int k = 0; k < n; k++)
+        if (!strcasecmp(o[k].key, key))
+            return &o[k];
+    return NULL;
+}
+
+/* The one check of a value against its description: kind and range. */
+static int option_value_ok(const gg_option *o, const char *value)
+{
+    int a, b, v;
+    double d;
+    switch (o->kind) {
+    case GG_OPTION_INT:
+        return gg_parse_int(value, &v) && v >= o->min && v <= o->max;
+    case GG_OPTION_FLOAT: /* NaN passes: the op decides (nodata may be NaN) */
+        return gg_parse_double(value, &d) && !(d < o->min) && !(d > o->max);
+    case GG_OPTION_BOOL:
+        return gg_parse_bool(value, &v);
+    case GG_OPTION_SIZE:
+        return gg_parse_pair(value, &a, &b) && a >= o->min && a <= o->max && b >= o->min &&
+               b <= o->max;
+    case GG_OPTION_CHOICE:
+        for (const char *c = o->choices; c && *c;) {
+            const size_t len = strcspn(c, ",");
+            if (len == strlen(value) && !strncasecmp(c, value, len))
+                return 1;
+            c += len + (c[len] == ',');
+        }
+        return 0;
+    case GG_OPTION_STRING:
+        return 1;
+    }
+    return 0;
+}
+
+/* A value outside its description: the op's own wording when its set
+ * hook refuses the value too (the tables are never stricter than the
+ * hooks, so a refusing hook has changed nothing), else a generic one. */
+static gg_status refuse(gg_op *op, const gg_option *o, const char *value)
+{
+    if (o->kind != GG_OPTION_FLOAT || (strcasecmp(o->key, "srcnodata") && strcasecmp(o->key, "dstnodata")))
+        if (op->cls->set(op, o->key, value) == GG_ERR_ARGUMENT)
+            return GG_ERR_ARGUMENT;
+    switch (o->kind) {
+    case GG_OPTION_INT:
+    case GG_OPTION_FLOAT:
+    case GG_OPTION_SIZE: {
+        char range[96] = "";
+        if (o->min > -GG_UNBOUNDED || o->max < GG_UNBOUNDED)
+            snprintf(range, sizeof range, " in [%g, %g]", o->min, o->max);
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: %s must be %s%s, not '%s'", op->cls->name,
+                           o->key,
+                           o->kind == GG_OPTION_INT     ? "an integer"
+                           : o->kind == GG_OPTION_FLOAT ? "a number"
+                                                        : "two integers like 4x4",
+                           range, value);
+    }
+    case GG_OPTION_BOOL:
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: %s must be yes or no, not '%s'",
+                           op->cls->name, o->key, value);
+    default:
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: %s must be one of %s, not '%s'",
+                           op->cls->name, o->key, o->choices ? o->choices : "", value);
+    }
 }
 
 gg_status gg_op_error(gg_op *op, gg_status s, const char *fmt, ...)
@@ -211,6 +299,11 @@ gg_status gg_op_set(gg_op *op, const char *key, const char *value)
     if (op->prepared)
         return gg_op_error(op, GG_ERR_ARGUMENT, "%s: options cannot change after prepare",
                            op->cls->name);
+    const gg_option *o = find_option(op, key);
+    if (!o)
+        return gg_op_error(op, GG_ERR_ARGUMENT, "%s: unknown option '%s'", op->cls->name, key);
+    if (!option_value_ok(o, value))
+        return refuse(op, o, value);
     gg_status s;
     if (!strcasecmp(key, "srcnodata") || !strcasecmp(key, "dstnodata")) {
         double v;

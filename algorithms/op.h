@@ -10,14 +10,21 @@
 #include "geogpu.h"
 #include "../gpu/runtime.h"
 
+#include <math.h>
+
+/* an unbounded end of a gg_option range */
+#define GG_UNBOUNDED HUGE_VAL
+#define GG_INT_MAX 2147483647.0
+
 #define GG_OP_MAX_OPTIONS 32
 #define GG_OP_MAX_IN_FLIGHT 2 /* asynchronous stack runs (two buffer sets) */
 
 typedef struct gg_op_class {
     const char *name;
     const char *description;
-    /* "key|type|default|description" lines (type: int, float, size, bool, string) */
-    const char *options;
+    /* the op's own options (gg_option, geogpu.h), ended by an entry with
+     * key NULL; gg_op_set checks kind and range from it before set() */
+    const gg_option *options;
     size_t state_size;
     int inputs;          /* input rasters: N, -1 = one or more (0 means 1) */
     int prefers_tiles;   /* square blocks suit it better than strips */

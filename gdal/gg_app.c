@@ -18,6 +18,7 @@
 #include "gdal_utils.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -174,8 +175,151 @@ int gg_app_set_pair(gg_app *app, const char *flag, const char *key, const char *
     return gg_app_set(app, key, value);
 }
 
+static int gg_parse_bool_text(const char *s, int *v)
+{
+    *v = EQUAL(s, "yes") || EQUAL(s, "true") || EQUAL(s, "on") || EQUAL(s, "1");
+    return *v || EQUAL(s, "no") || EQUAL(s, "false") || EQUAL(s, "off") || EQUAL(s, "0");
+}
+
+int gg_app_option_values(const gg_option *o, const char **value_for_switch)
+{
+    if (o->kind == GG_OPTION_BOOL) {
+        int def = 0;
+        if (value_for_switch)
+            *value_for_switch =
+                o->default_value && gg_parse_bool_text(o->default_value, &def) && def ? "no"
+                                                                                      : "yes";
+        return 0;
+    }
+    return o->kind == GG_OPTION_SIZE ? 2 : 1;
+}
+
+static int is_common_option(const gg_option *o)
+{
+    return !strcmp(o->key, "srcnodata") || !strcmp(o->key, "dstnodata");
+}
+
+static int is_integer(const char *s)
+{
+    char *end;
+    errno = 0;
+    const long v = strtol(s, &end, 10);
+    return end != s && !*end && !errno && v >= -2147483647L && v <= 2147483647L;
+}
+
+/* An op option given by its flag (the op's table): 1 when consumed, 0 when
+ * argv[*pi] is none of them, -1 after reporting an error. */
+static int parse_op_flag(gg_app *app, int argc, char **argv, int *pi)
+{
+    int n = 0;
+    const gg_option *o = app->op ? gg_op_options(gg_op_name(app->op), &n) : NULL;
+    for (int k = 0; k < n; k++) {
+        if (!o[k].flag || is_common_option(&o[k]) || !EQUAL(argv[*pi], o[k].flag))
+            continue;
+        const char *sw = NULL, *v[2];
+        const int nv = gg_app_option_values(&o[k], &sw);
+        if (nv == 0)
+            return gg_app_set(app, o[k].key, sw);
+        if (gg_app_values(app, argc, argv, pi, nv, v) < 0)
+            return -1;
+        if (nv == 1)
+            return gg_app_set(app, o[k].key, v[0]);
+        if (o[k].min >= 1)
+            return gg_app_set_pair(app, o[k].flag, o[k].key, v[0], v[1]);
+        if (!is_integer(v[0]) || !is_integer(v[1])) {
+            print_error(app, CPLE_IllegalArg,
+                        CPLSPrintf("%s takes two integers, not '%s %s'", o[k].flag, v[0], v[1]));
+            return -1;
+        }
+        return gg_app_set(app, o[k].key, CPLSPrintf("%sx%s", v[0], v[1]));
+    }
+    return 0;
+}
+
+/* "-looks <x> <y>", "-levels <levels>", "-interp nearest|bilinear|..." */
+static const char *option_usage(const gg_option *o)
+{
+    static char buf[256];
+    switch (o->kind) {
+    case GG_OPTION_BOOL:
+        return o->flag;
+    case GG_OPTION_SIZE:
+        snprintf(buf, sizeof buf, "%s <x> <y>", o->flag);
+        return buf;
+    case GG_OPTION_CHOICE: {
+        snprintf(buf, sizeof buf, "%s %s", o->flag, o->choices ? o->choices : "");
+        for (char *c = buf + strlen(o->flag); *c; c++)
+            if (*c == ',')
+                *c = '|';
+        return buf;
+    }
+    default:
+        snprintf(buf, sizeof buf, "%s <%s>", o->flag, o->key);
+        return buf;
+    }
+}
+
+/* The synopsis and the help lines of the options of op that have a flag. */
+static void op_usage(const char *op, char **synopsis, char **lines)
+{
+    int n = 0;
+    const gg_option *o = op ? gg_op_options(op, &n) : NULL;
+    for (int k = 0; k < n; k++) {
+        if (!o[k].flag || is_common_option(&o[k]))
+            continue;
+        const char *u = option_usage(&o[k]);
+        *synopsis = CPLStrdup(CPLSPrintf("%s%s%s%s%s", *synopsis, **synopsis ? " " : "",
+                                         o[k].required ? "" : "[", u, o[k].required ? "" : "]"));
+        const char *sw = NULL;
+        gg_app_option_values(&o[k], &sw);
+        const char *what = o[k].help;
+        char def[128] = "";
+        if (o[k].kind == GG_OPTION_BOOL && sw && !strcmp(sw, "no"))
+            what = CPLSPrintf("%s=no (default yes: %s)", o[k].key, o[k].help);
+        else if (o[k].default_value && o[k].kind != GG_OPTION_BOOL)
+            snprintf(def, sizeof def, " (default %s)", o[k].default_value);
+        const size_t w = strlen(u);
+        char *line = CPLStrdup(CPLSPrintf("%s  %s%*s%s%s\n", *lines, u, w < 18 ? (int)(19 - w) : 0,
+                                          "", w < 18 ? what : CPLSPrintf("\n%21s%s", "", what), def));
+        CPLFree(*lines);
+        *lines = line;
+    }
+}
+
+/* Folds a synopsis into lines of at most 88 characters, "       " indented. */
+static char *fold_synopsis(const char *text)
+{
+    char *out = CPLStrdup("");
+    char **words = CSLTokenizeString2(text, " \n", 0);
+    size_t col = 7;
+    for (char **w = words; w && *w; w++) {
+        const size_t len = strlen(*w);
+        /* a flag and its values stay together: break only before "[" or "-" */
+        const int may_break = (*w)[0] == '[' || (*w)[0] == '-';
+        char *next;
+        if (w != words && may_break && col + 1 + len > 88) {
+            next = CPLStrdup(CPLSPrintf("%s\n       %s", out, *w));
+            col = 7 + len;
+        } else {
+            next = CPLStrdup(CPLSPrintf("%s%s%s", out, w == words ? "" : " ", *w));
+            col += len + (w != words);
+        }
+        CPLFree(out);
+        out = next;
+    }
+    CSLDestroy(words);
+    return out;
+}
+
 static void print_usage(const gg_app_spec *spec, FILE *out)
 {
+    char *synopsis = CPLStrdup(""), *lines = CPLStrdup("");
+    op_usage(spec->operation, &synopsis, &lines);
+    op_usage(spec->also_operation, &synopsis, &lines);
+    char *all = CPLStrdup(CPLSPrintf("%s%s%s", synopsis, *synopsis && spec->synopsis ? " " : "",
+                                     spec->synopsis ? spec->synopsis : ""));
+    char *folded = fold_synopsis(all);
+    char *help = CPLStrdup(CPLSPrintf("%s%s", lines, spec->help ? spec->help : ""));
     fprintf(out,
             "Usage: %s [--help] [--help-general] [--version]\n"
             "       [-of <format>] [-co <NAME>=<VALUE>]... [-ot <type>]\n"
@@ -194,9 +338,120 @@ static void print_usage(const gg_app_spec *spec, FILE *out)
             "                     (default: the GG_DEVICE configuration option, else auto)\n"
             "  -q                 quiet: no progress, no notices\n"
             "  -v                 report the device used and the elapsed time\n",
-            spec->name, spec->synopsis,
+            spec->name, folded,
             spec->operands ? spec->operands : "<src_dataset> <dst_dataset>", spec->purpose,
-            spec->help);
+            help);
+    CPLFree(synopsis);
+    CPLFree(lines);
+    CPLFree(all);
+    CPLFree(folded);
+    CPLFree(help);
+}
+
+static void json_string(FILE *out, const char *s)
+{
+    if (!s) {
+        fputs("null", out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", out);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+static void json_number(FILE *out, const gg_option *o, double v)
+{
+    if (o->kind == GG_OPTION_INT || o->kind == GG_OPTION_FLOAT || o->kind == GG_OPTION_SIZE) {
+        if (v > -HUGE_VAL && v < HUGE_VAL) {
+            fprintf(out, "%.17g", v);
+            return;
+        }
+    }
+    fputs("null", out);
+}
+
+static const char *const option_kind_names[] = {"int", "float", "bool", "size", "choice", "string"};
+
+static void describe_options(FILE *out, const char *op, int *first)
+{
+    int n = 0;
+    const gg_option *o = op ? gg_op_options(op, &n) : NULL;
+    for (int k = 0; k < n; k++) {
+        fputs(*first ? "\n    {" : ",\n    {", out);
+        *first = 0;
+        fputs("\"operation\": ", out);
+        json_string(out, op);
+        fputs(", \"key\": ", out);
+        json_string(out, o[k].key);
+        fputs(", \"flag\": ", out);
+        json_string(out, o[k].flag);
+        fprintf(out, ", \"kind\": \"%s\", \"min\": ", option_kind_names[o[k].kind]);
+        json_number(out, &o[k], o[k].min);
+        fputs(", \"max\": ", out);
+        json_number(out, &o[k], o[k].max);
+        fputs(", \"default\": ", out);
+        json_string(out, o[k].default_value);
+        fputs(", \"choices\": ", out);
+        json_string(out, o[k].choices);
+        const char *sw = NULL;
+        gg_app_option_values(&o[k], &sw);
+        fputs(", \"switch_value\": ", out);
+        json_string(out, o[k].kind == GG_OPTION_BOOL ? sw : NULL);
+        fputs(", \"help\": ", out);
+        json_string(out, o[k].help);
+        fprintf(out, ", \"required\": %s, \"common\": %s}", o[k].required ? "true" : "false",
+                is_common_option(&o[k]) ? "true" : "false");
+    }
+}
+
+/* --describe: the utility's parameters as JSON (what QGIS reads). */
+static void print_description(const gg_app_spec *spec, FILE *out)
+{
+    fputs("{\n  \"program\": ", out);
+    json_string(out, spec->name);
+    fputs(",\n  \"purpose\": ", out);
+    json_string(out, spec->purpose);
+    fputs(",\n  \"operation\": ", out);
+    json_string(out, spec->operation);
+    fputs(",\n  \"also_operation\": ", out);
+    json_string(out, spec->also_operation);
+    fputs(",\n  \"operands\": ", out);
+    json_string(out, spec->operands ? spec->operands : "<src_dataset> <dst_dataset>");
+    fprintf(out, ",\n  \"inputs\": %d", spec->operation ? gg_op_input_count(spec->operation) : 1);
+    fputs(",\n  \"options\": [", out);
+    int first = 1;
+    describe_options(out, spec->operation, &first);
+    describe_options(out, spec->also_operation, &first);
+    fputs(first ? "]" : "\n  ]", out);
+    fputs(",\n  \"flags\": [", out);
+    first = 1;
+    for (const gg_app_flag *f = spec->flags; f && f->flag; f++) {
+        fputs(first ? "\n    {" : ",\n    {", out);
+        first = 0;
+        fputs("\"flag\": ", out);
+        json_string(out, f->flag);
+        fputs(", \"values\": ", out);
+        json_string(out, f->values);
+        fputs(", \"kind\": ", out);
+        json_string(out, f->kind);
+        fputs(", \"help\": ", out);
+        json_string(out, f->help);
+        int req = 0;
+        for (const char *const *r = spec->required; r && *r; r++)
+            req |= EQUAL(*r, f->flag);
+        fprintf(out, ", \"required\": %s}", req ? "true" : "false");
+    }
+    fputs(first ? "]\n}\n" : "\n  ]\n}\n", out);
 }
 
 int gg_app_flag_values(const char *a, const char *const *own1, const char *const *own2)
@@ -250,7 +505,9 @@ static int parse_arguments(gg_app *app, int argc, char **argv)
             app->verbose = 1;
             r = 1;
         } else if (is_flag(arg)) {
-            r = spec->parse_flag(app, argc, argv, &i);
+            r = spec->parse_flag ? spec->parse_flag(app, argc, argv, &i) : 0;
+            if (r == 0)
+                r = parse_op_flag(app, argc, argv, &i);
             if (r > 0)
                 app->flags_given = CSLAddString(app->flags_given, arg);
             else if (r == 0)
@@ -265,6 +522,11 @@ static int parse_arguments(gg_app *app, int argc, char **argv)
     for (const char *const *req = spec->required; req && *req; req++)
         if (CSLFindString(app->flags_given, *req) < 0)
             return gg_app_usage_error(app, "missing %s", *req) < 0;
+    int nopt = 0;
+    const gg_option *opt = app->op ? gg_op_options(gg_op_name(app->op), &nopt) : NULL;
+    for (int k = 0; k < nopt; k++)
+        if (opt[k].required && opt[k].flag && CSLFindString(app->flags_given, opt[k].flag) < 0)
+            return gg_app_usage_error(app, "missing %s", opt[k].flag) < 0;
     /* sources, then the destination last */
     const int npos = CSLCount(app->positional);
     if (npos < 2)
@@ -700,16 +962,17 @@ static gg_op *copy_op(const gg_op *op)
 
 /* On a GPU, more workers per device: reading the input of one strip then
  * overlaps the device work of another (H100, the PtSel paper's workload
- * end to end: 7.9 s with one worker, 5.5 s with two, 4.7 s with three).
- * GG_WORKERS_PER_GPU (default 3) sets the number.  CUDA devices only: the
+ * end to end: 7.9 s with one worker, 5.5 s with two, 4.7 s with three;
+ * H200, the stack read as it lies: 2.48 / 1.91 / 1.97 / 2.11 s with 1 / 2 /
+ * 3 / 4; bench/RESULTS.md, 2026-11-21 and session 20).  CUDA devices only: the
  * CPU backend already uses every core with OpenMP, and an OpenCL device
  * may be a CPU (PoCL).  Not for ops with a statistics pass
  * (every worker would redo it), not for formats the strip writer cannot
  * create.  Appends to *dss; returns 1 after reporting a failure. */
 static int add_gpu_workers(gg_app *app, GDALDriverH drv, GDALDatasetH **dss, int *ndev)
 {
-    const int per_gpu = atoi(CPLGetConfigOption("GG_WORKERS_PER_GPU", "3"));
-    if (per_gpu < 2 || gg_op_needs_stats(GGDatasetOperation((*dss)[0])) ||
+    const int per_gpu = 3;
+    if (gg_op_needs_stats(GGDatasetOperation((*dss)[0])) ||
         !GDALGetMetadataItem(drv, GDAL_DCAP_CREATE, NULL) ||
         EQUAL(GDALGetDriverShortName(drv), "VRT"))
         return 0;
@@ -982,6 +1245,11 @@ int gg_app_main(const gg_app_spec *spec, int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (EQUAL(argv[i], "--help") || EQUAL(argv[i], "-h") || EQUAL(argv[i], "-help")) {
             print_usage(spec, stdout);
+            CSLDestroy(argv);
+            GDALDestroyDriverManager();
+            return 0;
+        } else if (EQUAL(argv[i], "--describe")) {
+            print_description(spec, stdout);
             CSLDestroy(argv);
             GDALDestroyDriverManager();
             return 0;

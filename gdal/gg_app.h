@@ -11,6 +11,8 @@
 #ifndef GG_APP_H
 #define GG_APP_H
 
+#include "geogpu.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -18,17 +20,37 @@ extern "C" {
 /* Options of one run (the "options struct" of the utility), opaque. */
 typedef struct gg_app gg_app;
 
+/* A flag of a utility that is not an op option (those come from the op's
+ * gg_option table): for --help's lines and --describe. */
+typedef struct gg_app_flag {
+    const char *flag;   /* "-filter" */
+    const char *values; /* "<outdir>", "<x> <y>"; NULL: a switch */
+    const char *kind;   /* int, float, bool, string, file, folder, dataset, choice: for --describe */
+    const char *help;   /* one line */
+} gg_app_flag;
+
 typedef struct gg_app_spec {
     const char *name;       /* "gdal_multilook" */
     const char *operation;  /* geogpu op name: "multilook" */
     const char *purpose;    /* one line for --help */
-    const char *synopsis;   /* the utility's own flags, e.g. "-looks <x> <y> [-complex]" */
+    /* The op's options with a flag (gg_op_options) are parsed, listed in
+     * --help and described by --describe from the op's table; synopsis and
+     * help hold only the utility's own flags, e.g. "[-filter <outdir>]". */
+    const char *synopsis;   /* the utility's own flags (NULL: none) */
     const char *operands;   /* positional arguments (NULL: "<src_dataset> <dst_dataset>") */
-    const char *help;       /* description of those flags, one per line */
-    const char *const *required; /* flags that must be given, NULL-terminated */
-    /* Handles argv[*pi] if it is one of the utility's own flags: returns 1
-     * when consumed (with *pi moved to its last value), 0 when it is not
-     * the utility's flag, -1 after reporting an error. */
+    const char *help;       /* description of those flags, one per line (NULL: none) */
+    const char *const *required; /* own flags that must be given, NULL-terminated (op
+                                  * options: the table's required) */
+    /* The utility's own flags as data (for --describe), ended by {NULL}. */
+    const gg_app_flag *flags;
+    /* A second op whose options the utility takes on its command line and
+     * hands on itself (gdal_coreg: xcorr's), listed by --help and
+     * --describe from its table; NULL: none. */
+    const char *also_operation;
+    /* Handles argv[*pi] if it is one of the utility's own flags (asked
+     * before the op's table): returns 1 when consumed (with *pi moved to
+     * its last value), 0 when it is not the utility's flag, -1 after
+     * reporting an error. */
     int (*parse_flag)(gg_app *app, int argc, char **argv, int *pi);
     /* Utilities whose product is not an op (operation NULL, e.g.
      * gdal_fmcw): opens the product of the one source on a device as a
@@ -56,6 +78,9 @@ extern int gg_app_parse_only;
 int gg_app_values(gg_app *app, int argc, char **argv, int *pi, int n, const char **values);
 /* Sets an op option; a bad value is reported with the op's own message. */
 int gg_app_set(gg_app *app, const char *key, const char *value);
+/* How many values an op option's flag takes: 2 (SIZE), 0 (BOOL) or 1;
+ * *value_for_switch: what a BOOL flag sets (the opposite of its default). */
+int gg_app_option_values(const gg_option *o, const char **value_for_switch);
 /* Sets a WxH-style op option from two positive integers given to flag. */
 int gg_app_set_pair(gg_app *app, const char *flag, const char *key, const char *a,
                     const char *b);

@@ -37,7 +37,7 @@ std::string KnownOperations()
 
 bool CheckOperation(const char *pszOperation, const char *pszWhere)
 {
-    if (gg_op_option_list(pszOperation) != nullptr || EQUAL(pszOperation, "ortho"))
+    if (gg_op_options(pszOperation, nullptr) != nullptr || EQUAL(pszOperation, "ortho"))
         return true;
     CPLError(CE_Failure, CPLE_OpenFailed, "GG: unknown operation '%s' in %s (known: %s)",
              pszOperation, pszWhere, KnownOperations().c_str());
@@ -129,22 +129,14 @@ bool GGIsOperationOption(const char *pszOperation, const char *pszKey)
 {
     if (pszOperation && EQUAL(pszOperation, "ortho"))
         return pszKey && ggo_is_option(pszKey);
-    const char *pszList = gg_op_option_list(pszOperation);
-    if (!pszList || !pszKey || !*pszKey)
+    int nOptions = 0;
+    const gg_option *pasOptions = gg_op_options(pszOperation, &nOptions);
+    if (!pasOptions || !pszKey || !*pszKey)
         return false;
-    const size_t nKey = strlen(pszKey);
-    // lines "key|type|default|description"
-    for (const char *pszLine = pszList; *pszLine;)
-    {
-        const char *pszBar = strchr(pszLine, '|');
-        const char *pszEol = strchr(pszLine, '\n');
-        if (!pszEol)
-            pszEol = pszLine + strlen(pszLine);
-        if (pszBar && pszBar < pszEol && static_cast<size_t>(pszBar - pszLine) == nKey &&
-            EQUALN(pszLine, pszKey, nKey))
+    // the op's table (gg_op_options): its keys are the GG: keys and .ggvrt elements
+    for (int i = 0; i < nOptions; ++i)
+        if (EQUAL(pasOptions[i].key, pszKey))
             return true;
-        pszLine = *pszEol ? pszEol + 1 : pszEol;
-    }
     return false;
 }
 

@@ -34,7 +34,7 @@ bool GGLooksLikeGGVRT(const char *pszHeader, int nHeaderBytes);
 bool GGParseConnectionString(const char *pszName, GGSpec &oSpec);
 bool GGParseGGVRT(const char *pszFilename, GGSpec &oSpec);
 
-// Whether key is an option of the operation (per gg_op_option_list).
+// Whether key is an option of the operation (per gg_op_options).
 bool GGIsOperationOption(const char *pszOperation, const char *pszKey);
 
 // The op's options as (key, value) pairs, from gg_op_options_string.

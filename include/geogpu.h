@@ -188,9 +188,37 @@ typedef struct gg_raster_info {
 GG_API const char *const *gg_op_names(void);
 /* One-line description of an op, or NULL if unknown. */
 GG_API const char *gg_op_description(const char *name);
-/* Option list of an op: "key|type|default|description" lines, for help
- * texts, GDAL option lists and the QGIS provider. */
-GG_API const char *gg_op_option_list(const char *name);
+/* The options of an op, described once: every front end (the utilities'
+ * flags and --help/--describe, GG: keys, .ggvrt elements, Python keyword
+ * arguments, QGIS parameters) and gg_op_set's checks come from this table. */
+typedef enum gg_option_kind {
+    GG_OPTION_INT,    /* an integer in [min, max] */
+    GG_OPTION_FLOAT,  /* a number in [min, max] */
+    GG_OPTION_BOOL,   /* yes/no (also true/false, on/off, 1/0) */
+    GG_OPTION_SIZE,   /* two integers "WxH" (or "W,H", or "N" for both), each in [min, max] */
+    GG_OPTION_CHOICE, /* one of choices */
+    GG_OPTION_STRING  /* free text the op checks itself */
+} gg_option_kind;
+
+typedef struct gg_option {
+    const char *key;           /* GG: key, .ggvrt element, Python keyword */
+    const char *flag;          /* command-line flag, "-looks"; NULL: none.  A BOOL's flag
+                                * takes no value and sets the opposite of its default
+                                * ("-complex": yes, "-noderamp": deramp=no); a SIZE's takes
+                                * two values, others one */
+    gg_option_kind kind;
+    double min, max;           /* accepted range of a number or of each component of a size
+                                * (inclusive; -HUGE_VAL/HUGE_VAL: unbounded); the op may
+                                * check more (odd sizes, > 0) */
+    const char *default_value; /* NULL: none, or computed from the input */
+    const char *choices;       /* CHOICE: "a,b,c"; NULL otherwise */
+    const char *help;          /* one line */
+    int required;              /* the utility requires it */
+} gg_option;
+
+/* The option table of an op (its own, then the common srcnodata and
+ * dstnodata), *count entries; NULL (count 0) if the op is unknown. */
+GG_API const gg_option *gg_op_options(const char *name, int *count);
 
 /* Number of input rasters an op takes: N, or -1 for "one or more" (their
  * bands are stacked in order into the op's input); 0 if the op is unknown. */

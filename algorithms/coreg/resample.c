@@ -368,20 +368,32 @@ static double rs_bytes_per_pixel(const gg_op *op)
     return 2.5 * (double)gg_type_size(op->in.type);
 }
 
+/* The options, described once (geogpu.h gg_option): key, flag, kind, range,
+ * default, choices, help, required. */
+static const gg_option resample_options[] = {
+    {"poly", NULL, GG_OPTION_STRING, 0, 0, NULL, NULL,
+     "the fit: its JSON, a JSON file, or 'd0,d1,..;a0,a1,..' (down;across "
+     "pixel-monomial coefficients)", 0},
+    {"grid", NULL, GG_OPTION_STRING, 0, 0, NULL, NULL,
+     "dense offsets instead of poly: 'nx,ny,x0,y0,dx,dy;down values;across "
+     "values' (nodes at primary pixel x0 + i dx, y0 + j dy; bilinear "
+     "between) or a file holding it", 0},
+    {"interp", "-interp", GG_OPTION_CHOICE, 0, 0, "sinc8", "nearest,bilinear,bicubic,sinc4,sinc8",
+     "nearest, bilinear, bicubic, sinc4 (GMTSAR) or sinc8", 0},
+    {"carrier", NULL, GG_OPTION_STRING, 0, 0, "none", NULL,
+     "the complex secondary's carrier 'azimuth,range' in cycles per pixel "
+     "(demodulated before the interpolation, restored at the sample point), "
+     "or none", 0},
+    {"outsize", NULL, GG_OPTION_SIZE, 1, 10000000, NULL, NULL,
+     "output size WxH, the primary's (default: the input size)", 0},
+    {NULL, NULL, GG_OPTION_STRING, 0, 0, NULL, NULL, NULL, 0},
+};
+
 const gg_op_class gg_op_resample = {
     .name = "resample",
     .description = "resample a secondary SLC onto the primary grid from a coregistration "
                    "polynomial (gdal_coreg's fit) or a dense offset grid",
-    .options = "poly|string||the fit: its JSON, a JSON file, or 'd0,d1,..;a0,a1,..' "
-               "(down;across pixel-monomial coefficients)\n"
-               "grid|string||dense offsets instead of poly: 'nx,ny,x0,y0,dx,dy;down values;"
-               "across values' (nodes at primary pixel x0 + i dx, y0 + j dy; bilinear between) "
-               "or a file holding it\n"
-               "interp|string|sinc8|nearest, bilinear, bicubic, sinc4 (GMTSAR) or sinc8\n"
-               "carrier|string|none|the complex secondary's carrier 'azimuth,range' in cycles "
-               "per pixel (demodulated before the interpolation, restored at the sample point), "
-               "or none\n"
-               "outsize|size||output size WxH, the primary's (default: the input size)\n",
+    .options = resample_options,
     .state_size = sizeof(rs_state),
     .prefers_tiles = 1,
     .init = rs_init,

@@ -324,22 +324,40 @@ static double xc_band_nodata(const gg_op *op, int band)
     return s->dst_nodata;
 }
 
+/* The options, described once (geogpu.h gg_option): key, flag, kind, range,
+ * default, choices, help, required. */
+static const gg_option xcorr_options[] = {
+    {"window", "-window", GG_OPTION_SIZE, 4, 1000000, "64x64", NULL,
+     "template (reference window) size across x down, e.g. 64x32", 0},
+    {"search", "-search", GG_OPTION_SIZE, 1, 1000000, "20x20", NULL,
+     "half search range across x down (px)", 0},
+    {"skip", "-skip", GG_OPTION_SIZE, 1, 1000000, "64x64", NULL,
+     "window spacing across x down (px)", 0},
+    {"start", "-start", GG_OPTION_SIZE, 0, 1000000, NULL, NULL,
+     "first template's top-left pixel (default: search - gross)", 0},
+    {"count", "-count", GG_OPTION_SIZE, 1, 1000000, NULL, NULL,
+     "windows across x down (default: all whose chip fits)", 0},
+    {"gross", "-gross", GG_OPTION_SIZE, -1000000, 1000000, "0x0", NULL,
+     "integer gross offset across x down added to the search chip", 0},
+    {"zoom", "-zoom", GG_OPTION_INT, 4, 64, "16", NULL,
+     "zoom window (samples of the x2 oversampled surface), multiple of 4", 0},
+    {"ovs", "-ovs", GG_OPTION_INT, 1, 256, "64", NULL,
+     "oversampling of the zoom surface", 0},
+    {"deramp", "-noderamp", GG_OPTION_BOOL, 0, 1, "yes", NULL,
+     "remove the mean phase ramp before oversampling", 0},
+    {"snrwindow", "-snr_window", GG_OPTION_INT, 3, GG_INT_MAX, "21", NULL,
+     "SNR statistics window (odd)", 0},
+    {"minvalid", "-minvalid", GG_OPTION_FLOAT, 0, 1, "0.9", NULL,
+     "least valid fraction of template and chip, else nodata", 0},
+    {NULL, NULL, GG_OPTION_STRING, 0, 0, NULL, NULL, NULL, 0},
+};
+
 const gg_op_class gg_op_xcorr = {
     .name = "xcorr",
     .description = "dense sub-pixel offsets of a secondary SLC against a primary (2-band CFloat32 "
                    "stack): NCC, x2 oversampling, zoomed peak, SNR, covariance (PyCuAmpcor's "
                    "estimator); one output pixel per window",
-    .options = "window|size|64x64|template (reference window) size across x down, e.g. 64x32\n"
-               "search|size|20x20|half search range across x down (px)\n"
-               "skip|size|64x64|window spacing across x down (px)\n"
-               "start|size||first template's top-left pixel (default: search - gross)\n"
-               "count|size||windows across x down (default: all whose chip fits)\n"
-               "gross|size|0x0|integer gross offset across x down added to the search chip\n"
-               "zoom|int|16|zoom window (samples of the x2 oversampled surface), multiple of 4\n"
-               "ovs|int|64|oversampling of the zoom surface\n"
-               "deramp|bool|yes|remove the mean phase ramp before oversampling\n"
-               "snrwindow|int|21|SNR statistics window (odd)\n"
-               "minvalid|float|0.9|least valid fraction of template and chip, else nodata\n",
+    .options = xcorr_options,
     .state_size = sizeof(xc_state),
     .inputs = 2,
     .init = xc_init,

@@ -265,14 +265,24 @@ static double coh_band_nodata(const gg_op *op, int band)
     return s->dst_nodata;
 }
 
+/* The options, described once (geogpu.h gg_option): key, flag, kind, range,
+ * default, choices, help, required. */
+static const gg_option coherence_options[] = {
+    {"window", "-window", GG_OPTION_SIZE, 1, GG_INT_MAX, "5x5", NULL,
+     "coherence window, odd sizes along x (range) and y (azimuth), e.g. 5x5", 0},
+    {"looks", "-looks", GG_OPTION_SIZE, 1, GG_INT_MAX, "1x1", NULL,
+     "looks along x and y: output decimated like multilook, e.g. 2x3", 0},
+    {"products", NULL, GG_OPTION_STRING, 0, 0, "interferogram,coherence,amplitude", NULL,
+     "output bands, in this order (comma list of interferogram, coherence, "
+     "amplitude)", 0},
+    {NULL, NULL, GG_OPTION_STRING, 0, 0, NULL, NULL, NULL, 0},
+};
+
 const gg_op_class gg_op_coherence = {
     .name = "coherence",
     .description = "interferogram primary*conj(secondary), boxcar coherence and amplitude "
                    "of two co-registered SLCs (2-band CFloat32 stack), optionally multilooked",
-    .options = "window|size|5x5|coherence window, odd sizes along x (range) and y (azimuth), e.g. 5x5\n"
-               "looks|size|1x1|looks along x and y: output decimated like multilook, e.g. 2x3\n"
-               "products|string|interferogram,coherence,amplitude|output bands, in this order "
-               "(comma list of interferogram, coherence, amplitude)\n",
+    .options = coherence_options,
     .state_size = sizeof(coh_state),
     .inputs = 2,
     .init = coh_init,

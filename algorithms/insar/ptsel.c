@@ -698,24 +698,41 @@ static double ps_bytes_per_pixel(const gg_op *op)
            (s->filter ? (double)op->in.bands * (8.0 + 12.0 * tgrow) : 0.0);
 }
 
+/* The options, described once (geogpu.h gg_option): key, flag, kind, range,
+ * default, choices, help, required. */
+static const gg_option ptsel_options[] = {
+    {"window", "-window", GG_OPTION_INT, 3, GG_INT_MAX, "11", NULL,
+     "search window r (odd, >= 3): neighbours up to r/2 pixels away in x "
+     "and y", 0},
+    {"mindist", "-mindist", GG_OPTION_FLOAT, 0, GG_UNBOUNDED, "1", NULL,
+     "skip neighbours with dx^2+dy^2 < mindist^2 (the centre always)", 0},
+    {"method", NULL, GG_OPTION_CHOICE, 0, 0, "prefix", "prefix,pairs",
+     "prefix: exact O(n) per arc; pairs: the paper's O(n^2) pair loop (same "
+     "result, for comparison)", 0},
+    {"threshold", "-threshold", GG_OPTION_FLOAT, 0, 1, "0.71", NULL,
+     "ps_mask is 1 where tau_max >= threshold (0 < threshold <= 1)", 0},
+    {"conj", "-conj", GG_OPTION_STRING, 0, 0, NULL, NULL,
+     "1-based bands to conjugate first (e.g. 3,7,12): one orientation for "
+     "all ifgs", 0},
+    {"slc", "-slc", GG_OPTION_BOOL, 0, 1, "no", NULL,
+     "the bands are coregistered SLCs (all pairs k<l), not single-reference "
+     "interferograms", 0},
+    {"offsets", "-offsets", GG_OPTION_BOOL, 0, 1, "no", NULL,
+     "add bands best_dx, best_dy: offset of the most coherent neighbour", 0},
+    {"mask", "-mask", GG_OPTION_BOOL, 0, 1, "no", NULL,
+     "add the Byte band ps_mask (1 PS, 0 not, 255 nodata)", 0},
+    {"filter", NULL, GG_OPTION_BOOL, 0, 1, "no", NULL,
+     "add n CFloat32 bands filtered_1..filtered_n: each band's unit phasors "
+     "averaged over the r x r window (centre included), weighted by tau_max "
+     "(the paper's coherence-weighted filter; NaN where no neighbour weighs)", 0},
+    {NULL, NULL, GG_OPTION_STRING, 0, 0, NULL, NULL, NULL, 0},
+};
+
 const gg_op_class gg_op_ptsel = {
     .name = "ptsel",
     .description = "PtSel persistent scatterers: maximum arc temporal coherence tau_max over an "
                    "r x r window of a CFloat32 stack (single-reference ifgs or SLCs)",
-    .options = "window|int|11|search window r (odd, >= 3): neighbours up to r/2 pixels away in x "
-               "and y\n"
-               "mindist|float|1|skip neighbours with dx^2+dy^2 < mindist^2 (the centre always)\n"
-               "method|string|prefix|prefix: exact O(n) per arc; pairs: the paper's O(n^2) pair loop (same result, for comparison)\n"
-               "threshold|float|0.71|ps_mask is 1 where tau_max >= threshold (0 < threshold <= 1)\n"
-               "conj|string||1-based bands to conjugate first (e.g. 3,7,12): one orientation for "
-               "all ifgs\n"
-               "slc|bool|no|the bands are coregistered SLCs (all pairs k<l), not single-reference "
-               "interferograms\n"
-               "offsets|bool|no|add bands best_dx, best_dy: offset of the most coherent neighbour\n"
-               "mask|bool|no|add the Byte band ps_mask (1 PS, 0 not, 255 nodata)\n"
-               "filter|bool|no|add n CFloat32 bands filtered_1..filtered_n: each band's unit "
-               "phasors averaged over the r x r window (centre included), weighted by tau_max "
-               "(the paper's coherence-weighted filter; NaN where no neighbour weighs)\n",
+    .options = ptsel_options,
     .state_size = sizeof(ps_state),
     .inputs = -1,
     .init = ps_init,

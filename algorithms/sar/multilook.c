@@ -95,12 +95,21 @@ static double ml_bytes_per_pixel(const gg_op *op)
     return (double)s->lx * s->ly * gg_type_size(op->in.type) + gg_type_size(op->out.type);
 }
 
+/* The options, described once (geogpu.h gg_option): key, flag, kind, range,
+ * default, choices, help, required. */
+static const gg_option multilook_options[] = {
+    {"looks", "-looks", GG_OPTION_SIZE, 1, GG_INT_MAX, "1x1", NULL,
+     "looks along x (range) and y (azimuth), e.g. 4x4", 1},
+    {"complex", "-complex", GG_OPTION_BOOL, 0, 1, "no", NULL,
+     "average complex values instead of intensity |z|^2", 0},
+    {NULL, NULL, GG_OPTION_STRING, 0, 0, NULL, NULL, NULL, 0},
+};
+
 const gg_op_class gg_op_multilook = {
     .name = "multilook",
     .description = "average non-overlapping blocks of looks_x x looks_y pixels "
                    "(intensity of complex input, or complex mean with complex=yes)",
-    .options = "looks|size|1x1|looks along x (range) and y (azimuth), e.g. 4x4\n"
-               "complex|bool|no|average complex values instead of intensity |z|^2\n",
+    .options = multilook_options,
     .state_size = sizeof(ml_state),
     .init = ml_init,
     .set = ml_set,

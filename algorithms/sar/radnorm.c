@@ -257,12 +257,22 @@ static double rn_bytes_per_pixel(const gg_op *op)
     return (double)gg_type_size(op->in.type) + 4.0 + gg_type_size(op->out.type);
 }
 
+/* The options, described once (geogpu.h gg_option): key, flag, kind, range,
+ * default, choices, help, required. */
+static const gg_option radnorm_options[] = {
+    {"coef", "-coef", GG_OPTION_FLOAT, 0, GG_UNBOUNDED, "1", NULL,
+     "target mean of the output", 0},
+    {"levels", "-levels", GG_OPTION_INT, 0, 255, "0", NULL,
+     "quantise to this many Byte levels 0..levels-1, 2..255 (0: Float32 "
+     "output; Byte nodata 255)", 0},
+    {NULL, NULL, GG_OPTION_STRING, 0, 0, NULL, NULL, NULL, 0},
+};
+
 const gg_op_class gg_op_radnorm = {
     .name = "radnorm",
     .description = "row/column gain normalisation F = coef*I*M/(Rmean*Cmean), "
                    "optionally quantised to Byte levels",
-    .options = "coef|float|1|target mean of the output\n"
-               "levels|int|0|quantise to this many Byte levels 0..levels-1, 2..255 (0: Float32 output; Byte nodata 255)\n",
+    .options = radnorm_options,
     .state_size = sizeof(rn_state),
     .init = rn_init,
     .set = rn_set,

@@ -162,13 +162,23 @@ static double rot_bytes_per_pixel(const gg_op *op)
     return es * (1.0 + 2.0 / (s->scale * s->scale));
 }
 
+/* The options, described once (geogpu.h gg_option): key, flag, kind, range,
+ * default, choices, help, required. */
+static const gg_option rotate_options[] = {
+    {"angle", "-angle", GG_OPTION_FLOAT, -GG_UNBOUNDED, GG_UNBOUNDED, "0", NULL,
+     "rotation in degrees, counter-clockwise as displayed", 1},
+    {"scale", "-scale", GG_OPTION_FLOAT, 0, GG_UNBOUNDED, "1", NULL,
+     "scale factor (>0)", 0},
+    {"outsize", "-outsize", GG_OPTION_SIZE, 1, 1000000, NULL, NULL,
+     "output size WxH (default: the input size)", 0},
+    {NULL, NULL, GG_OPTION_STRING, 0, 0, NULL, NULL, NULL, 0},
+};
+
 const gg_op_class gg_op_rotate = {
     .name = "rotate",
     .description = "rotate about the image centre and scale, bilinear interpolation "
                    "(OpenCV getRotationMatrix2D + warpAffine geometry)",
-    .options = "angle|float|0|rotation in degrees, counter-clockwise as displayed\n"
-               "scale|float|1|scale factor (>0)\n"
-               "outsize|size||output size WxH (default: the input size)\n",
+    .options = rotate_options,
     .state_size = sizeof(rot_state),
     .prefers_tiles = 1,
     .init = rot_init,

@@ -62,12 +62,11 @@ bool LooksLikeUnknownOption(const std::string &osOperation, const std::string &o
 std::string OptionNames(const std::string &osOperation)
 {
     std::string os;
-    const CPLStringList aosLines(
-        CSLTokenizeString2(gg_op_option_list(osOperation.c_str()), "\n", 0));
-    for (int i = 0; i < aosLines.size(); ++i)
+    int nOptions = 0;
+    const gg_option *pasOptions = gg_op_options(osOperation.c_str(), &nOptions);
+    for (int i = 0; i < nOptions; ++i)
     {
-        const char *pszBar = strchr(aosLines[i], '|');
-        os.append(aosLines[i], pszBar ? pszBar - aosLines[i] : strlen(aosLines[i]));
+        os += pasOptions[i].key;
         os += ", ";
     }
     return os + "device";

@@ -34,9 +34,10 @@
 static int parse_flag(gg_app *app, int argc, char **argv, int *pi)
 {
     const char *v[1];
-    static const char *const keys[][2] = {{"-interp", "interp"}, {"-poly", "poly"},
-                                          {"-grid", "grid"}, {"-outsize", "outsize"},
-                                          {"-carrier", "carrier"}};
+    /* -interp is the resample op's flag (its table); these are hidden,
+     * and -carrier is this utility's (auto, handled by main) */
+    static const char *const keys[][2] = {{"-poly", "poly"}, {"-grid", "grid"},
+                                          {"-outsize", "outsize"}, {"-carrier", "carrier"}};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (EQUAL(argv[*pi], keys[i][0])) {
             if (gg_app_values(app, argc, argv, pi, 1, v) < 0)
@@ -46,25 +47,34 @@ static int parse_flag(gg_app *app, int argc, char **argv, int *pi)
     return 0;
 }
 
+static const gg_app_flag flags[] = {
+    {"-order", "<n>", "int", "polynomial order of the fit, 1 to 3 (default 1)"},
+    {"-snr", "<min>", "float", "use only windows with SNR >= min (default 0)"},
+    {"-minpeak", "<min>", "float", "use only windows with NCC peak >= min (default 0)"},
+    {"-kcut", "<k>", "float", "final outlier cut in robust sigmas (default 3)"},
+    {"-fit", "<file>", "file", "write the fit as JSON (coefficients, counts, RMS)"},
+    {"-prm", "<file>", "file", "write GMTSAR's 8 PRM lines (linear part of the fit)"},
+    {"-dense", NULL, "bool", "resample from the dense offsets instead of the polynomial"},
+    {"-offsets", "<file>", "dataset", "as -dense with the offsets of this raster (gdal_xcorr's output)"},
+    {"-carrier", "<c>", "string", "the secondary's carrier: auto (default), none, or "
+                                  "<azimuth>,<range> in cycles/pixel"},
+    {NULL, NULL, NULL, NULL}};
+
 static const gg_app_spec spec = {
     .name = "gdal_coreg",
     .operation = "resample",
     .purpose = "Coregisters a secondary SLC to a primary: dense sub-pixel offsets (gdal_xcorr's\n"
                "quality mode), a robust polynomial fit of them, and the secondary resampled\n"
                "onto the primary grid (CFloat32; pixels mapping outside the secondary are nodata).",
-    .synopsis = "[-window <w> <h>] [-search <sx> <sy>] [-skip <x> <y>] [-start <x> <y>]\n"
-                "    [-count <nx> <ny>] [-gross <dx> <dy>] [-zoom <n>] [-ovs <n>] [-noderamp]\n"
-                "    [-snr_window <n>] [-minvalid <f>] [-order <1-3>] [-snr <min>] [-minpeak <min>]\n"
-                "    [-kcut <k>] [-interp nearest|bilinear|bicubic|sinc4|sinc8] [-fit <out.json>]\n"
+    /* the offsets' flags: the xcorr op's options (also_operation); -interp:
+     * the resample op's */
+    .synopsis = "[-order <1-3>] [-snr <min>] [-minpeak <min>] [-kcut <k>] [-fit <out.json>]\n"
                 "    [-prm <out.prm>] [-dense] [-offsets <offsets_raster>] [-carrier <carrier>]\n"
                 "    [-ot CFloat32|CInt16]",
-    .help = "  offsets (as gdal_xcorr): -window -search -skip -start -count -gross -zoom -ovs\n"
-            "                     -noderamp -snr_window -minvalid\n"
-            "  -order <n>         polynomial order of the fit, 1 to 3 (default 1)\n"
+    .help = "  -order <n>         polynomial order of the fit, 1 to 3 (default 1)\n"
             "  -snr <min>         use only windows with SNR >= min (default 0)\n"
             "  -minpeak <min>     use only windows with NCC peak >= min (default 0)\n"
             "  -kcut <k>          final outlier cut in robust sigmas (default 3)\n"
-            "  -interp <kernel>   nearest, bilinear, bicubic, sinc4 (GMTSAR) or sinc8 (default)\n"
             "  -fit <file>        write the fit as JSON (coefficients, counts, RMS)\n"
             "  -prm <file>        write GMTSAR's 8 PRM lines (linear part of the fit)\n"
             "  -dense             resample from the dense offsets (bilinear between window\n"
@@ -77,19 +87,11 @@ static const gg_app_spec spec = {
             "  -ot CInt16         round and clamp the output to int16 I/Q (nodata 0 by default)\n",
     .operands = "<primary> <secondary> <dst_dataset>",
     .required = NULL,
+    .flags = flags,
+    .also_operation = "xcorr",
     .parse_flag = parse_flag,
     .register_drivers = GGRegisterDrivers,
 };
-
-/* flags with their value counts: xcorr's (handed to the op), the fit's
- * (kept here), gg_app's (handed on) */
-static const struct {
-    const char *flag, *key;
-    int n;
-} xc_flags[] = {{"-window", "window", 2}, {"-search", "search", 2}, {"-skip", "skip", 2},
-                {"-start", "start", 2},   {"-count", "count", 2},   {"-gross", "gross", 2},
-                {"-zoom", "zoom", 1},     {"-ovs", "ovs", 1},       {"-snr_window", "snrwindow", 1},
-                {"-minvalid", "minvalid", 1}, {"-noderamp", "deramp", 0}};
 
 /* the resample step's own flag with a value (handed on with gg_app's) */
 static const char *const rs_flags[] = {"-interp", NULL};
@@ -411,6 +413,7 @@ int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) /* help and version: gg_app's */
         if (EQUAL(argv[i], "--help") || EQUAL(argv[i], "-h") || EQUAL(argv[i], "--version") ||
+            EQUAL(argv[i], "--describe") ||
             EQUAL(argv[i], "--utility_version") || EQUAL(argv[i], "-help"))
             return gg_app_main(&spec, argc, argv);
     gg_coreg_fit_options fo;
@@ -422,17 +425,22 @@ int main(int argc, char **argv)
     rest = CSLAddString(rest, argv[0]);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int handled = 0;
-        for (size_t k = 0; k < sizeof xc_flags / sizeof xc_flags[0]; k++)
-            if (EQUAL(a, xc_flags[k].flag)) {
-                if (i + xc_flags[k].n >= argc)
+        int handled = 0, nxc = 0;
+        /* the offsets' flags: the xcorr op's table (handed to the op) */
+        const gg_option *xo = gg_op_options("xcorr", &nxc);
+        for (int k = 0; k < nxc; k++)
+            if (xo[k].flag && strcmp(xo[k].key, "srcnodata") && strcmp(xo[k].key, "dstnodata") &&
+                EQUAL(a, xo[k].flag)) {
+                const char *sw = NULL;
+                const int nv = gg_app_option_values(&xo[k], &sw);
+                if (i + nv >= argc)
                     return CSLDestroy(xc), CSLDestroy(rest), fail("%s needs %s value(s) (see --help)", a,
-                                xc_flags[k].n == 2 ? "2" : "1");
-                const char *val = xc_flags[k].n == 0 ? "no"
-                                  : xc_flags[k].n == 1 ? argv[i + 1]
-                                                       : CPLSPrintf("%sx%s", argv[i + 1], argv[i + 2]);
-                xc = CSLSetNameValue(xc, xc_flags[k].key, val);
-                i += xc_flags[k].n;
+                                nv == 2 ? "2" : "1");
+                const char *val = nv == 0 ? sw
+                                  : nv == 1 ? argv[i + 1]
+                                            : CPLSPrintf("%sx%s", argv[i + 1], argv[i + 2]);
+                xc = CSLSetNameValue(xc, xo[k].key, val);
+                i += nv;
                 handled = 1;
                 break;
             }

@@ -84,6 +84,12 @@ static void *open_source(gg_app *app, const char *src, const char *device)
     return FMCWOpenProducts(src, products, device && *device ? device : NULL, grid_res, max_range);
 }
 
+static const gg_app_flag flags[] = {
+    {"-products", "<list>", "string", "comma-separated products, CfRadial short names (default all)"},
+    {"-grid", "<res_m>", "float", "PPI grid of this cell size (m) instead of the polar raster"},
+    {"-max_range", "<m>", "float", "extent of the PPI grid (default: the last gate's ground range)"},
+    {NULL, NULL, NULL, NULL}};
+
 static const gg_app_spec spec = {
     .name = "gdal_fmcw",
     .operation = NULL,
@@ -99,6 +105,7 @@ static const gg_app_spec spec = {
             "  -max_range <m>     extent of the PPI grid (default: the last gate's ground range)\n",
     .operands = "<src_fmcw_file> <dst_dataset>",
     .required = NULL,
+    .flags = flags,
     .parse_flag = parse_flag,
     .open_source = open_source,
     .register_drivers = GGRegisterDrivers,

@@ -28,18 +28,18 @@ static int add_product(gg_app *app, const char *name)
 
 static int parse_flag(gg_app *app, int argc, char **argv, int *pi)
 {
-    const char *v[2];
-    if (EQUAL(argv[*pi], "-window") || EQUAL(argv[*pi], "-looks")) {
-        const char *flag = argv[*pi];
-        if (gg_app_values(app, argc, argv, pi, 2, v) < 0)
-            return -1;
-        return gg_app_set_pair(app, flag, flag + 1, v[0], v[1]);
-    }
+    (void)argc;
     if (EQUAL(argv[*pi], "-interferogram") || EQUAL(argv[*pi], "-coherence") ||
         EQUAL(argv[*pi], "-amplitude"))
         return add_product(app, argv[*pi] + 1);
     return 0;
 }
+
+static const gg_app_flag flags[] = {
+    {"-interferogram", NULL, "bool", "write the interferogram (complex mean over the look block)"},
+    {"-coherence", NULL, "bool", "write the coherence, in [0, 1]"},
+    {"-amplitude", NULL, "bool", "write the amplitude (geometric mean of the RMS amplitudes)"},
+    {NULL, NULL, NULL, NULL}};
 
 static const gg_app_spec spec = {
     .name = "gdal_insar",
@@ -49,15 +49,16 @@ static const gg_app_spec spec = {
                "SLCs, optionally decimated by looks.  Products of different types (the complex\n"
                "interferogram beside the real coherence) are written one file per product,\n"
                "<dst stem>_<product><ext>, unless the format is VRT or GGVRT.",
-    .synopsis = "[-window <w> <h>] [-looks <x> <y>] [-interferogram] [-coherence] [-amplitude]",
-    .help = "  -window <w> <h>    coherence window, odd sizes (default 5 5)\n"
-            "  -looks <x> <y>     decimation: one output pixel per x by y block (default 1 1)\n"
-            "  -interferogram     write the interferogram (complex mean over the look block)\n"
+    /* -window, -looks: the coherence op's options (algorithms/insar/coherence.c);
+     * the products are this utility's own flags (the op's products= key) */
+    .synopsis = "[-interferogram] [-coherence] [-amplitude]",
+    .help = "  -interferogram     write the interferogram (complex mean over the look block)\n"
             "  -coherence         write the coherence, in [0, 1]\n"
             "  -amplitude         write the amplitude (geometric mean of the RMS amplitudes)\n"
             "                     (none of the three: all of them, in this order)\n",
     .operands = "<primary> <secondary> <dst_dataset>",
     .required = NULL,
+    .flags = flags,
     .parse_flag = parse_flag,
     .register_drivers = GGRegisterDrivers,
 };

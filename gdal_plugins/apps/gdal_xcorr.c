@@ -31,33 +31,9 @@ static const char *table_path;
 
 static int parse_flag(gg_app *app, int argc, char **argv, int *pi)
 {
-    const char *v[2];
-    static const char *const pairs[][2] = {{"-window", "window"}, {"-search", "search"},
-                                           {"-skip", "skip"},     {"-start", "start"},
-                                           {"-count", "count"}};
-    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
-        if (EQUAL(argv[*pi], pairs[i][0])) {
-            if (gg_app_values(app, argc, argv, pi, 2, v) < 0)
-                return -1;
-            if (EQUAL(pairs[i][0], "-start")) /* 0 is a valid start */
-                return gg_app_set(app, "start", CPLSPrintf("%sx%s", v[0], v[1]));
-            return gg_app_set_pair(app, pairs[i][0], pairs[i][1], v[0], v[1]);
-        }
-    if (EQUAL(argv[*pi], "-gross")) {
-        if (gg_app_values(app, argc, argv, pi, 2, v) < 0)
-            return -1;
-        return gg_app_set(app, "gross", CPLSPrintf("%sx%s", v[0], v[1]));
-    }
-    static const char *const singles[][2] = {{"-zoom", "zoom"}, {"-ovs", "ovs"},
-                                             {"-snr_window", "snrwindow"}, {"-minvalid", "minvalid"}};
-    for (size_t i = 0; i < sizeof singles / sizeof singles[0]; i++)
-        if (EQUAL(argv[*pi], singles[i][0])) {
-            if (gg_app_values(app, argc, argv, pi, 1, v) < 0)
-                return -1;
-            return gg_app_set(app, singles[i][1], v[0]);
-        }
-    if (EQUAL(argv[*pi], "-noderamp"))
-        return gg_app_set(app, "deramp", "no");
+    /* -window -search -skip -start -count -gross -zoom -ovs -noderamp
+     * -snr_window -minvalid: the xcorr op's options (algorithms/coreg/xcorr.c) */
+    const char *v[1];
     if (EQUAL(argv[*pi], "-table")) {
         if (gg_app_values(app, argc, argv, pi, 1, v) < 0)
             return -1;
@@ -168,6 +144,12 @@ static int write_table(const char *raster, const char *path)
     return ok ? 0 : 1;
 }
 
+static const gg_app_flag flags[] = {
+    {"-table", "<offsets.csv>", "file", "also write the windows as points (CSV or any OGR format)"},
+    {"-mode", "gmtsar", "choice", "GMTSAR xcorr's interface (must be the first argument; "
+                                  "gdal_xcorr -mode gmtsar --help)"},
+    {NULL, NULL, NULL, NULL}};
+
 static const gg_app_spec spec = {
     .name = "gdal_xcorr",
     .operation = "xcorr",
@@ -177,23 +159,11 @@ static const gg_app_spec spec = {
                "per window, 7 Float32 bands: offset_down offset_across snr cov_down cov_across\n"
                "cov_down_across peak (secondary = primary + offset).  For GMTSAR's xcorr\n"
                "interface: gdal_xcorr -mode gmtsar master.PRM aligned.PRM ... (see --help there).",
-    .synopsis = "[-window <w> <h>] [-search <sx> <sy>] [-skip <x> <y>] [-start <x> <y>]\n"
-                "    [-count <nx> <ny>] [-gross <dx> <dy>] [-zoom <n>] [-ovs <n>] [-noderamp]\n"
-                "    [-snr_window <n>] [-minvalid <f>] [-table <offsets.csv>]",
-    .help = "  -window <w> <h>    template size across, down (default 64 64)\n"
-            "  -search <sx> <sy>  half search range across, down (default 20 20)\n"
-            "  -skip <x> <y>      window spacing across, down (default 64 64)\n"
-            "  -start <x> <y>     first template's top-left pixel (default search - gross)\n"
-            "  -count <nx> <ny>   windows across, down (default: all whose search chip fits)\n"
-            "  -gross <dx> <dy>   integer gross offset across, down (default 0 0)\n"
-            "  -zoom <n>          zoom window, samples of the x2 surface (default 16)\n"
-            "  -ovs <n>           oversampling of the zoom surface (default 64)\n"
-            "  -noderamp          do not remove the phase ramp before oversampling\n"
-            "  -snr_window <n>    SNR statistics window, odd (default 21)\n"
-            "  -minvalid <f>      least valid fraction of a window, else nodata (default 0.9)\n"
-            "  -table <file>      also write the windows as points (CSV or any OGR format)\n",
+    .synopsis = "[-table <offsets.csv>]",
+    .help = "  -table <file>      also write the windows as points (CSV or any OGR format)\n",
     .operands = "<primary> <secondary> <dst_dataset>",
     .required = NULL,
+    .flags = flags,
     .parse_flag = parse_flag,
     .register_drivers = GGRegisterDrivers,
 };
@@ -442,11 +412,13 @@ static int gg_xcorr_gmtsar_run(int argc, char **argv, gm_device_start *dev)
  * destination (the last operand) for -table */
 static int flag_values(const char *a)
 {
-    static const char *const two[] = {"-window", "-search", "-skip", "-start", "-count", "-gross",
-                                      NULL};
-    static const char *const one[] = {"-zoom", "-ovs", "-snr_window", "-minvalid", "-table",
-                                      "-mode", NULL};
-    return gg_app_flag_values(a, one, two);
+    static const char *const one[] = {"-table", "-mode", NULL};
+    int n = 0;
+    const gg_option *o = gg_op_options("xcorr", &n); /* the op's flags and their values */
+    for (int k = 0; k < n; k++)
+        if (o[k].flag && EQUAL(a, o[k].flag))
+            return gg_app_option_values(&o[k], NULL);
+    return gg_app_flag_values(a, one, NULL);
 }
 
 /* 0 when a file can be created beside path (tried with a temporary name,
@@ -478,6 +450,7 @@ int main(int argc, char **argv)
     int help = 0;
     for (int i = 1; i < argc; i++) {
         help |= EQUAL(argv[i], "--help") || EQUAL(argv[i], "-h") || EQUAL(argv[i], "--version") ||
+                EQUAL(argv[i], "--describe") ||
                 EQUAL(argv[i], "--utility_version") || EQUAL(argv[i], "-help");
         if (EQUAL(argv[i], "-table") && i + 1 < argc)
             table = argv[++i];

@@ -1259,8 +1259,12 @@ static void test_bad_options(void)
         found |= !strcmp(names[i], "ptsel");
     CHECK(found, "ptsel missing from gg_op_names");
     CHECK(gg_op_input_count("ptsel") == -1, "ptsel input count %d", gg_op_input_count("ptsel"));
-    CHECK(gg_op_option_list("ptsel") && strstr(gg_op_option_list("ptsel"), "window|int|11|"),
-          "ptsel option list");
+    int nopt = 0;
+    const gg_option *opts = gg_op_options("ptsel", &nopt);
+    CHECK(opts && nopt > 2 && !strcmp(opts[0].key, "window") && opts[0].kind == GG_OPTION_INT &&
+              !strcmp(opts[0].default_value, "11") && !strcmp(opts[0].flag, "-window") &&
+              !strcmp(opts[nopt - 1].key, "dstnodata"),
+          "ptsel option table");
     gg_op *op = NULL;
     char err[512];
     gg_op_new("ptsel", &op, err, sizeof err);

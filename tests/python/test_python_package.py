@@ -67,7 +67,8 @@ def test_library_and_ops():
         keys = [o.key for o in info.options]
         assert "srcnodata" in keys and "dstnodata" in keys
         for o in info.options:
-            assert o.type in ("int", "float", "size", "bool", "string"), (n, o)
+            assert o.type in ("int", "float", "size", "bool", "choice", "string"), (n, o)
+            assert o.type != "choice" or (o.choices and o.default in o.choices), (n, o)
     assert geogpu.op_info("multilook").inputs == 1
     assert geogpu.op_info("coherence").inputs == 2
     assert geogpu.op_info("ptsel").inputs == -1

@@ -178,6 +178,18 @@ class GGRasterInfo(ctypes.Structure):
                 ("nodata", ctypes.c_double)]
 
 
+class GGOption(ctypes.Structure):
+    """gg_option (geogpu.h): one option of an op, described once."""
+    _fields_ = [("key", ctypes.c_char_p), ("flag", ctypes.c_char_p), ("kind", ctypes.c_int),
+                ("min", ctypes.c_double), ("max", ctypes.c_double),
+                ("default_value", ctypes.c_char_p), ("choices", ctypes.c_char_p),
+                ("help", ctypes.c_char_p), ("required", ctypes.c_int)]
+
+
+# gg_option_kind, in order
+GG_OPTION_KINDS = ("int", "float", "bool", "size", "choice", "string")
+
+
 # ------------------------------------------------------------ prototypes
 
 _c = ctypes
@@ -201,7 +213,7 @@ _PROTOTYPES = {
     "gg_host_free": (None, [_vp, _vp]),
     "gg_op_names": (_c.POINTER(_cp), []),
     "gg_op_description": (_cp, [_cp]),
-    "gg_op_option_list": (_cp, [_cp]),
+    "gg_op_options": (_c.POINTER(GGOption), [_cp, _c.POINTER(_int)]),
     "gg_op_input_count": (_int, [_cp]),
     "gg_op_new": (_int, [_cp, _c.POINTER(_vp), _cp, _sz]),
     "gg_op_free": (None, [_vp]),

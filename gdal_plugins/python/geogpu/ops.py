@@ -1,7 +1,8 @@
 """Operations on numpy arrays.
 
 Every geogpu algorithm is an *op* of the C library (gg_op_names()), described
-once there: its options (gg_op_option_list), its inputs, its output bands.
+once there: its options (gg_op_options: the table every front end uses), its
+inputs, its output bands.
 This module drives any op the library lists, so a new op needs no Python
 code:
 
@@ -25,8 +26,8 @@ from collections import deque, namedtuple
 
 import numpy as np
 
-from ._lib import (GG_BYTE, GG_CFLOAT32, GG_FLOAT32, GGRasterInfo, GGTile, GGWindow, lib,
-                   text)
+from ._lib import (GG_BYTE, GG_CFLOAT32, GG_FLOAT32, GG_OPTION_KINDS, GGRasterInfo, GGTile,
+                   GGWindow, lib, text)
 from .device import context_for
 from .errors import ArgumentError, CancelledError, UnsupportedError, raise_for_status
 
@@ -41,8 +42,12 @@ STATS_STRIP_BYTES = 64.0 * 1024 * 1024
 _NUMPY_OF = {GG_FLOAT32: np.float32, GG_CFLOAT32: np.complex64, GG_BYTE: np.uint8}
 _TYPE_NAME = {GG_FLOAT32: "Float32", GG_CFLOAT32: "CFloat32", GG_BYTE: "Byte"}
 
-OpOption = namedtuple("OpOption", "key type default description")
-OpOption.__doc__ = "One option of an op: key, type (int, float, size, bool, string), default, description."
+OpOption = namedtuple("OpOption", "key type default description flag minimum maximum choices "
+                                  "required")
+OpOption.__doc__ = """One option of an op, from the C table (gg_op_options): key (the keyword
+argument), type (int, float, bool, size, choice, string), default (None: none or computed),
+description, the utility's flag (None: none), minimum and maximum (None: unbounded or not a
+number), choices (a tuple for type choice) and required (by the utility)."""
 
 OpInfo = namedtuple("OpInfo", "name description inputs options")
 OpInfo.__doc__ = """What the library says about an op: ``inputs`` is the number of
@@ -64,11 +69,20 @@ def op_info(name):
     desc = lib.gg_op_description(name.encode())
     if desc is None:
         raise ArgumentError(f"unknown operation '{name}' (known: {', '.join(ops())})", 1)
+    n = ctypes.c_int()
+    table = lib.gg_op_options(name.encode(), ctypes.byref(n))
     options = []
-    for line in text(lib.gg_op_option_list(name.encode())).splitlines():
-        if line.strip():
-            key, typ, default, description = (line.split("|", 3) + ["", "", ""])[:4]
-            options.append(OpOption(key, typ, default, description))
+    for k in range(n.value):
+        o = table[k]
+        typ = GG_OPTION_KINDS[o.kind]
+        numeric = typ in ("int", "float", "size")
+        bound = lambda v: v if numeric and math.isfinite(v) else None  # noqa: E731
+        options.append(OpOption(text(o.key), typ,
+                                None if o.default_value is None else text(o.default_value),
+                                text(o.help), None if o.flag is None else text(o.flag),
+                                bound(o.min), bound(o.max),
+                                tuple(text(o.choices).split(",")) if o.choices else None,
+                                bool(o.required)))
     return OpInfo(name, text(desc), lib.gg_op_input_count(name.encode()), options)
 
 

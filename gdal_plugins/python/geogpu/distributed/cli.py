@@ -13,12 +13,16 @@ from .tiling import tile_batch
 
 def _op_flags(op, tokens):
     """A utility's flags (``-window 11 -mask -looks 4 1``) or ``key=value``
-    tokens as op options, through the op's own option table: a bool option
-    takes no value, a size one or two numbers, anything else one value.  A
-    flag naming no option is a product of ops with a ``products`` option
+    tokens as op options, through the op's option table (gg_op_options):
+    each option's flag as the utility takes it -- a bool's flag takes no
+    value and sets the opposite of its default (``-noderamp``: deramp=no),
+    a size's two numbers (or one for both), anything else one value.  A flag
+    naming no option is a product of ops with a ``products`` option
     (gdal_insar's -interferogram/-coherence/-amplitude)."""
     from ..ops import op_info
-    table = {o.key: o.type for o in op_info(op).options}
+    info = op_info(op).options
+    flags = {o.flag.lower(): o for o in info if o.flag}
+    keys = {o.key for o in info}
     out, products, i = {}, [], 0
 
     def number(t):
@@ -37,28 +41,27 @@ def _op_flags(op, tokens):
             continue
         if not t.startswith("-"):
             raise ValueError(f"unexpected argument '{t}' among the {op} options")
-        k = t.lstrip("-").lower()
-        if k not in table:
-            if "products" in table:
-                products.append(k)
+        o = flags.get(t.lower())
+        if o is None:
+            if "products" in keys:
+                products.append(t.lstrip("-").lower())
                 i += 1
                 continue
-            raise ValueError(f"unknown {op} option '{t}' (options: {', '.join(sorted(table))})")
-        typ = table[k]
-        if typ == "bool":
-            out[k] = "yes"
+            raise ValueError(f"unknown {op} option '{t}' (options: {', '.join(sorted(flags))})")
+        if o.type == "bool":
+            out[o.key] = "no" if (o.default or "").lower() in ("yes", "true", "on", "1") else "yes"
             i += 1
-        elif typ == "size":
+        elif o.type == "size":
             vals = [v for v in tokens[i + 1:i + 3]]
             n = 2 if len(vals) == 2 and all(number(v) for v in vals) else 1
             if len(vals) < 1:
                 raise ValueError(f"option '{t}' needs a value")
-            out[k] = "x".join(vals[:n])
+            out[o.key] = "x".join(vals[:n])
             i += 1 + n
         else:
             if i + 1 >= len(tokens):
                 raise ValueError(f"option '{t}' needs a value")
-            out[k] = tokens[i + 1]
+            out[o.key] = tokens[i + 1]
             i += 2
     if products:
         out["products"] = ",".join(products)
