@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "gg_app.h"
 
+#include "gg_output.h"
 #include "gg_processed.h"
 
 #include "cpl_conv.h"
@@ -575,68 +576,15 @@ static GDALDriverH guess_driver(const char *dst)
     return found ? found : GDALGetDriverByName("GTiff");
 }
 
-/* "<dir>/.<name>.tmp<pid><.ext>": same folder (so the rename is a rename,
- * not a copy), same extension (so drivers that look at it behave). */
-static char *temporary_name(const char *dst)
-{
-    const char *ext = CPLGetExtension(dst);
-    char *name = CPLStrdup(CPLSPrintf(".%s.tmp%ld%s%s", CPLGetBasename(dst), (long)getpid(),
-                                      *ext ? "." : "", ext));
-    char *path = CPLStrdup(CPLFormFilename(CPLGetPath(dst), name, NULL));
-    CPLFree(name);
-    return path;
-}
-
-static int exists(const char *path)
-{
-    VSIStatBufL st;
-    return VSIStatL(path, &st) == 0;
-}
-
-static int same_file(const char *a, const char *b)
-{
-    VSIStatBufL sa, sb;
-    return VSIStatL(a, &sa) == 0 && VSIStatL(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
-/* Removes whatever a failed write left under the temporary name. */
-static void remove_quietly(GDALDriverH drv, const char *path)
-{
-    CPLPushErrorHandler(CPLQuietErrorHandler);
-    if (drv && exists(path))
-        GDALDeleteDataset(drv, path);
-    if (exists(path))
-        VSIUnlink(path);
-    const char *aux = CPLSPrintf("%s.aux.xml", path);
-    if (exists(aux))
-        VSIUnlink(aux);
-    CPLPopErrorHandler();
-}
-
-/* Replaces dst by the finished temporary: the old output is deleted with
- * its own driver (all its files), then the temporary renamed. */
+/* Replaces dst by the finished temporary (gg_output_commit), reporting a
+ * failure as the utility's one error line. */
 static int replace_output(gg_app *app, GDALDriverH drv, const char *tmp, const char *dst,
                           int single_file)
 {
-    if (exists(dst)) {
-        if (single_file) {
-            /* one file: rename() replaces it atomically */
-        } else {
-            CPLPushErrorHandler(CPLQuietErrorHandler);
-            GDALDriverH old = GDALIdentifyDriver(dst, NULL);
-            if (old)
-                GDALDeleteDataset(old, dst);
-            CPLPopErrorHandler();
-            if (exists(dst) && VSIUnlink(dst) != 0)
-                return fail(app, "cannot replace the existing '%s'", dst);
-        }
-    }
+    char why[1024];
     app->failures = 0;
-    const int ok = single_file ? VSIRename(tmp, dst) == 0
-                               : GDALRenameDataset(drv, dst, tmp) == CE_None;
-    if (!ok)
-        return fail(app, "cannot rename '%s' to '%s'", tmp, dst);
+    if (gg_output_commit(drv, tmp, dst, single_file, why, sizeof why))
+        return fail(app, "%s", why);
     return 0;
 }
 
@@ -817,7 +765,7 @@ static int write_strips(gg_app *app, GDALDatasetH *dss, int ndev, GDALDriverH dr
         } else {
             finals = CSLAddString(finals, app->dst);
         }
-        char *tmp = temporary_name(finals[f]);
+        char *tmp = gg_output_temporary_name(finals[f]);
         tmps = CSLAddString(tmps, tmp);
         CPLFree(tmp);
         outs[f] = GDALCreate(drv, tmps[f], W, H, per_band ? 1 : nb, types[per_band ? f : 0],
@@ -876,7 +824,7 @@ static int write_strips(gg_app *app, GDALDatasetH *dss, int ndev, GDALDriverH dr
         rc = replace_output(app, drv, tmps[f], finals[f], 0);
     if (rc)
         for (int f = 0; f < CSLCount(tmps); f++)
-            remove_quietly(drv, tmps[f]);
+            gg_output_discard(drv, tmps[f]);
     CPLFree(outs);
     CPLFree(types);
     CPLFree(path);
@@ -1041,7 +989,7 @@ static int run(gg_app *app)
         return fail(app, "the destination folder '%s' does not exist", folder);
     const int nsrc = CSLCount(app->srcs);
     for (int k = 0; k < nsrc; k++)
-        if (same_file(app->srcs[k], app->dst))
+        if (gg_output_same_file(app->srcs[k], app->dst))
             return fail(app, "the destination '%s' is a source; inputs are never overwritten",
                         app->dst);
 
@@ -1078,7 +1026,7 @@ static int run(gg_app *app)
     GDALDatasetH ds = dss[0];
 
     int status = 1;
-    char *tmp = temporary_name(app->dst);
+    char *tmp = gg_output_temporary_name(app->dst);
     const int mixed = bands_mix_types(ds);
     if (out_type != GDT_Unknown && mixed) {
         fail(app, "-ot cannot convert the %s products: their bands have different types",
@@ -1179,11 +1127,11 @@ static int run(gg_app *app)
         GDALClose(out); /* flushes: errors while writing show up here */
     if (!out || app->failures > 0) {
         fail(app, "writing '%s' failed", app->dst);
-        remove_quietly(drv, tmp);
+        gg_output_discard(drv, tmp);
         goto done;
     }
     if (replace_output(app, drv, tmp, app->dst, 0)) {
-        remove_quietly(drv, tmp);
+        gg_output_discard(drv, tmp);
         goto done;
     }
     status = 0;
@@ -1192,7 +1140,7 @@ static int run(gg_app *app)
 
 done:
     if (status != 0 && ggvrt)
-        remove_quietly(NULL, tmp);
+        gg_output_discard(NULL, tmp);
     CPLFree(tmp);
     for (int k = ndev - 1; k >= 0; k--)
         GDALClose(dss[k]);
@@ -1213,6 +1161,7 @@ int gg_app_parse_only = 0;
 
 int gg_app_main(const gg_app_spec *spec, int argc, char **argv)
 {
+    gg_output_catch_signals(); /* a program: an interrupted run leaves no temporary */
     /* ours, before GDALGeneralCmdLineProcessor answers --version with
      * GDAL's version alone; and --config options set before the drivers
      * register (as gdal_translate does): some read options such as
@@ -1278,25 +1227,17 @@ int gg_app_main(const gg_app_spec *spec, int argc, char **argv)
     return status;
 }
 
-/* --------------------------------- the safe output path, for own writers */
+/* ------------------------------------------------ (until gdal_ortho moves) */
 
-char *gg_app_temporary_name(const char *dst)
-{
-    return temporary_name(dst);
-}
+char *gg_app_temporary_name(const char *dst) { return gg_output_temporary_name(dst); }
 
 int gg_app_commit_output(const char *utility, void *drv, const char *tmp, const char *dst)
 {
-    gg_app_spec spec;
-    memset(&spec, 0, sizeof spec);
-    spec.name = utility;
-    gg_app app;
-    memset(&app, 0, sizeof app);
-    app.spec = &spec;
-    return replace_output(&app, (GDALDriverH)drv, tmp, dst, 0);
+    char why[1024];
+    if (!gg_output_commit((GDALDriverH)drv, tmp, dst, 0, why, sizeof why))
+        return 0;
+    fprintf(stderr, "ERROR 1: %s: %s\n", utility, why);
+    return 1;
 }
 
-void gg_app_discard_output(void *drv, const char *tmp)
-{
-    remove_quietly((GDALDriverH)drv, tmp);
-}
+void gg_app_discard_output(void *drv, const char *tmp) { gg_output_discard((GDALDriverH)drv, tmp); }

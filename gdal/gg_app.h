@@ -99,20 +99,15 @@ int gg_app_flag_values(const char *a, const char *const *own1, const char *const
 int gg_app_usage_error(gg_app *app, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* The safe output path for a utility that writes its pixels itself
- * (gdal_ortho: a pipelined writer fed by its device thread, one scene per
- * output in batch mode): the same temporary name (".<stem>.tmp<pid>.<ext>"
- * in the destination's folder), replacement and clean-up as every other
- * utility's output.  temporary_name: CPLFree() it.  commit: replaces dst by
- * the finished (closed) tmp, 0 on success, 1 after one error line
- * "ERROR n: <utility>: ...".  discard: removes whatever tmp left. */
-char *gg_app_temporary_name(const char *dst);
 /* The fallback notice under auto (gg_context_notice: "no GPU device found,
  * using the CPU (...)") as every utility prints it: one line
  * "<utility>: <notice>" on stderr, nothing when quiet or when notice is
  * empty.  gg_app_main prints it itself; for utilities that start their
  * own context (gdal_xcorr -mode gmtsar, gdal_ortho). */
 void gg_app_notice(const char *utility, int quiet, const char *notice);
+
+/* The safe output path under its former names (gg_output.h). */
+char *gg_app_temporary_name(const char *dst);
 int gg_app_commit_output(const char *utility, void *drv, const char *tmp, const char *dst);
 void gg_app_discard_output(void *drv, const char *tmp);
 

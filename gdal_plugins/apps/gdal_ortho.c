@@ -7,16 +7,19 @@
  * safe output path -- is gg_ortho_run (gdal/gg_ortho_run.c), so that a
  * long-lived process (geogpu.distributed's Dask workers) runs exactly this
  * program on a device context it keeps.  This main starts its own device
- * (-device), prints errors on stderr and returns the exit status.
+ * (-device), prints errors on stderr, removes its temporaries when a
+ * signal ends it, and returns the exit status.
  *
  * MIT licence.
  */
 #include "geogpu_gdal.h"
+#include "gg_output.h"
 
 #include "gdal.h"
 
 int main(int argc, char **argv)
 {
+    gg_output_catch_signals(); /* an interrupted run leaves no temporary */
     const int rc = gg_ortho_run(argc, argv, NULL, NULL, 0);
     GDALDestroyDriverManager();
     return rc;
