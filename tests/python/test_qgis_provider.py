@@ -137,18 +137,117 @@ def test_term_progress_parser():
     assert np.allclose(np.diff(seen), 2.5)
 
 
+def _describe(program):
+    return utilities.describe(BUILD / "bin" / program)
+
+
 def test_table_matches_utilities():
-    """Every flag of the table is one the utility's --help names, and every
-    product band is one the op can write (the table cannot drift silently)."""
+    """The table cannot drift: every hint names an option key or an own flag
+    of the utility's --describe, every product flag is one the utility
+    takes, and a table entry with hand-written parameters is a program
+    that does not answer --describe (whose --help names every flag)."""
     for u in utilities.UTILITIES:
         exe = BUILD / "bin" / u.program
         assert exe.exists(), f"{exe} not built"
-        text = subprocess.run([str(exe), "--help"], capture_output=True, text=True).stdout
-        for p in u.params:
-            assert p.flag in text, f"{u.program}: {p.flag} not in its --help"
+        if not u.described:
+            p = subprocess.run([str(exe), "--describe"], capture_output=True, text=True)
+            assert p.returncode != 0, f"{u.program} answers --describe: take its parameters " \
+                "from it (drop the hand-written params)"
+            text = subprocess.run([str(exe), "--help"], capture_output=True, text=True).stdout
+            for p in u.params:
+                assert p.flag in text, f"{u.program}: {p.flag} not in its --help"
+            continue
+        assert not u.params, f"{u.program}: parameters come from --describe"
+        d = _describe(u.program)
+        assert d["program"] == u.program
+        keys = {o["key"] for o in d["options"]} | {f["flag"] for f in d["flags"]}
+        assert set(u.hints) <= keys, (u.program, set(u.hints) - keys)
+        flags = {o["flag"] for o in d["options"] if o["flag"]} | {f["flag"] for f in d["flags"]}
         for pr in u.products:
             if pr.flag:
-                assert pr.flag in text, f"{u.program}: {pr.flag} not in its --help"
+                assert pr.flag in flags, f"{u.program}: {pr.flag} not in its --describe"
+        r = utilities.resolve(u, exe)
+        assert r.problem is None and r.params, u.program
+
+
+def test_parameters_from_describe():
+    """Each --describe kind gives its parameter kind, with the table's
+    default and range; a switch that sets the opposite of the default
+    (-noderamp: deramp=no) is off by default; common and flagless options,
+    product flags and hidden flags are not parameters."""
+    d = {"operation": "x", "operands": "<a> <b> <dst>", "options": [
+        {"key": "n", "flag": "-n", "kind": "int", "min": 1, "max": 9, "default": "3",
+         "required": False, "common": False, "help": "n"},
+        {"key": "f", "flag": "-f", "kind": "float", "min": 0, "max": None, "default": None,
+         "required": False, "common": False, "help": "f"},
+        {"key": "w", "flag": "-w", "kind": "size", "min": 1, "max": 99, "default": "5x3",
+         "required": True, "common": False, "help": "w"},
+        {"key": "deramp", "flag": "-noderamp", "kind": "bool", "default": "yes",
+         "switch_value": "no", "required": False, "common": False, "help": "remove the ramp"},
+        {"key": "c", "flag": "-c", "kind": "choice", "choices": "p,q,r", "default": "q",
+         "required": False, "common": False, "help": "c"},
+        {"key": "s", "flag": "-s", "kind": "string", "default": None, "required": False,
+         "common": False, "help": "s"},
+        {"key": "hidden", "flag": None, "kind": "string", "default": None, "required": False,
+         "common": False, "help": "no flag"},
+        {"key": "srcnodata", "flag": "-srcnodata", "kind": "float", "default": None,
+         "required": False, "common": True, "help": "common"}],
+        "flags": [{"flag": "-out", "values": "<file>", "kind": "file", "help": "o"},
+                  {"flag": "-dir", "values": "<d>", "kind": "folder", "help": "d"},
+                  {"flag": "-dem", "values": "<r>", "kind": "dataset", "help": "r"},
+                  {"flag": "-k", "values": "<k>", "kind": "float", "help": "k"},
+                  {"flag": "-prod", "values": None, "kind": "bool", "help": "a product"},
+                  {"flag": "-mode", "values": "gmtsar", "kind": "choice", "help": "m"}]}
+    ps = {p.flag: p for p in utilities.params_from_description(
+        d, {"-mode": utilities.Hint(hidden=True)}, skip_flags=["-prod"])}
+    assert list(ps) == ["-n", "-f", "-w", "-noderamp", "-c", "-s", "-out", "-dir", "-dem", "-k"]
+    n, f, w, sw, c, s = (ps[k] for k in ("-n", "-f", "-w", "-noderamp", "-c", "-s"))
+    assert isinstance(n, utilities.Num) and (n.type, n.default, n.minimum, n.maximum) == \
+        ("int", 3, 1, 9) and not n.optional
+    assert isinstance(f, utilities.Num) and f.type == "float" and f.default is None and f.optional
+    assert isinstance(w, utilities.Pair) and w.default == (5, 3) and w.names == ("W_X", "W_Y")
+    assert isinstance(sw, utilities.Flag) and sw.name == "NODERAMP" and sw.default is False
+    assert sw.key == "deramp" and "deramp=no" in sw.label
+    assert isinstance(c, utilities.Enum) and list(c.choices) == ["p", "q", "r"] and c.default == 1
+    assert isinstance(s, utilities.Text) and s.optional
+    assert [type(ps[k]).__name__ for k in ("-out", "-dir", "-dem", "-k")] == \
+        ["FileOut", "Folder", "Dataset", "Num"]
+    # the command line: values equal to the table's default left off (but a
+    # required option always given), others given
+    assert n.args(3) == [] and n.args(4) == ["-n", "4"]
+    assert w.args((5, 3)) == ["-w", "5", "3"]
+    assert c.args(1) == [] and c.args(2) == ["-c", "r"]
+    assert sw.args(False) == [] and sw.args(True) == ["-noderamp"]
+    assert ps["-k"].args(0.0) == ["-k", "0"]
+    u = utilities.from_description("gdal_x", d)
+    assert [i.name for i in u.inputs] == ["A", "B"] and u.from_describe and u.common
+    u = utilities.from_description("gdal_y", dict(d, operands="<src> [<src>...] <dst>"))
+    assert len(u.inputs) == 1 and u.inputs[0].multiple
+
+
+def test_describe_fallback():
+    """A utility without a table entry gets its parameters from its
+    --describe: the same parameters as its table entry (whose products
+    request some of those flags) and the same inputs."""
+    for u in utilities.UTILITIES:
+        if not u.described:
+            continue
+        d = _describe(u.program)
+        f = utilities.from_description(u.program, d)
+        r = utilities.resolve(u, BUILD / "bin" / u.program)
+        hidden = {k for k, h in u.hints.items() if h.hidden}
+        assert {p.flag for p in f.params} - hidden == ({p.flag for p in r.params} |
+                                              {pr.flag for pr in u.products if pr.flag}) - hidden, \
+            u.program
+        for p in r.params:
+            q = [x for x in f.params if x.flag == p.flag][0]
+            assert (type(q), q.name, getattr(q, "default", None), q.optional) == \
+                (type(p), p.name, getattr(p, "default", None), p.optional), p.flag
+        assert len(f.inputs) == len(u.inputs) and f.inputs[0].multiple == u.inputs[0].multiple
+        assert f.common
+    ml = utilities.from_description("gdal_multilook", _describe("gdal_multilook"))
+    looks = [p for p in ml.params if p.flag == "-looks"][0]
+    assert isinstance(looks, utilities.Pair) and not looks.optional and looks.required
 
 
 def test_quicklook_kinds_match_the_helper():
@@ -157,30 +256,6 @@ def test_quicklook_kinds_match_the_helper():
     os.environ.setdefault("GG_LIBRARY", str(BUILD / "lib"))
     from geogpu import quicklook
     assert tuple(utilities.QUICKLOOK_KINDS) == tuple(quicklook.KINDS)
-
-
-def test_from_help_fallback():
-    """A utility without a table entry gets parameters from its --help: the
-    gg_app utilities give back their own flags, typed."""
-    for u in utilities.UTILITIES:
-        if u.output != "raster":
-            continue
-        text = subprocess.run([str(BUILD / "bin" / u.program), "--help"], capture_output=True,
-                              text=True).stdout
-        f = utilities.from_help(u.program, text)
-        assert {p.flag for p in f.params} == {p.flag for p in u.params} | \
-            {pr.flag for pr in u.products if pr.flag}, u.program
-        assert len(f.inputs) == len(u.inputs) and f.inputs[0].multiple == u.inputs[0].multiple
-        assert f.common
-    ml = utilities.from_help("gdal_multilook", subprocess.run(
-        [str(BUILD / "bin" / "gdal_multilook"), "--help"], capture_output=True, text=True).stdout)
-    looks = [p for p in ml.params if p.flag == "-looks"][0]
-    assert isinstance(looks, utilities.Pair) and not looks.optional
-    syn = "Usage: gdal_x [-te <xmin> <ymin> <xmax> <ymax>] [-t_srs <srs>] [-r near|cubic] <src> <dst>"
-    x = utilities.from_help("gdal_x", syn + "\n\nDoes x.\n")
-    kinds = {p.flag: type(p).__name__ for p in x.params}
-    assert kinds == {"-te": "Extent", "-t_srs": "Crs", "-r": "Enum"}
-    assert [p for p in x.params if p.flag == "-r"][0].choices == ["(default)", "near", "cubic"]
 
 
 def test_discovery_finds_every_utility():

@@ -1,5 +1,6 @@
 """One QGIS Processing algorithm per geogpu utility, generic over the
-utilities table (utilities.py): typed parameters from the table, the
+utilities table (utilities.py): typed parameters from the utility's
+--describe (the op's option description) and the table's hints, the
 command line built from them, the utility run with its GDAL progress
 mapped to the feedback's, cancel honoured, products collected and loaded."""
 import os
@@ -19,7 +20,8 @@ from qgis.core import (QgsCoordinateReferenceSystem, QgsProcessing, QgsProcessin
                        QgsProcessingUtils)
 
 from . import outputs, runner
-from .utilities import Crs, Dataset, Enum, Extent, FileOut, Flag, Folder, Num, Pair, Text
+from .utilities import (Crs, Dataset, Enum, Extent, FileOut, Flag, Folder, Num, Pair, Text,
+                        resolve)
 
 DATA_TYPES = ["(product's own)", "Byte", "Int16", "UInt16", "Int32", "UInt32", "Float32",
               "Float64", "CInt16", "CInt32", "CFloat32", "CFloat64"]
@@ -42,7 +44,15 @@ class UtilityAlgorithm(QgsProcessingAlgorithm):
 
     # ------------------------------------------------------------ identity
     def createInstance(self):
-        return UtilityAlgorithm(self.utility, self.settings, self.program_path)
+        u = self.utility
+        if u.problem:  # not found or not described at load: the folder setting may be set now
+            try:
+                path = self.program_path or runner.find_utility(
+                    u.program, self.settings().get("folder", ""))
+            except FileNotFoundError:
+                path = None
+            u = resolve(u, path)
+        return UtilityAlgorithm(u, self.settings, self.program_path)
 
     def name(self):
         return self.utility.name
@@ -60,8 +70,10 @@ class UtilityAlgorithm(QgsProcessingAlgorithm):
         u = self.utility
         text = u.help
         text += f"\n\nRuns {u.program}; see `man {u.program}` or docs/{u.doc or u.program}.md."
-        if u.from_help:
-            text += " (Parameters read from the utility's --help.)"
+        if u.from_describe:
+            text += " (Parameters read from the utility's --describe.)"
+        if u.problem:
+            text += f"\n\nNot usable now: {u.problem}"
         return text
 
     # ---------------------------------------------------------- parameters
@@ -287,6 +299,8 @@ class UtilityAlgorithm(QgsProcessingAlgorithm):
     # ---------------------------------------------------------------- run
     def processAlgorithm(self, parameters, context, feedback):
         u = self.utility
+        if u.problem:  # its parameters could not be read: running it would drop them
+            raise QgsProcessingException(u.problem)
         tmpdir = QgsProcessingUtils.tempFolder()
         if u.output == "png":
             dst = self.parameterAsFileOutput(parameters, "OUTPUT", context)

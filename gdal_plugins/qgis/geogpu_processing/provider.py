@@ -1,6 +1,7 @@
 """The geogpu Processing provider: one algorithm per geogpu utility (the
-table in utilities.py, plus any geogpu utility found beside them), and the
-provider settings (folder of the utilities, compute device)."""
+table in utilities.py, plus any geogpu utility found beside them; typed
+parameters from each utility's --describe), and the provider settings
+(folder of the utilities, compute device)."""
 import os
 from pathlib import Path
 
@@ -9,7 +10,7 @@ from qgis.PyQt.QtGui import QIcon
 
 from . import runner
 from .algorithm import UtilityAlgorithm
-from .utilities import UTILITIES, from_help
+from .utilities import UTILITIES, describe, from_description, resolve
 
 SETTING_FOLDER = "GEOGPU_UTILITIES_FOLDER"
 SETTING_DEVICE = "GEOGPU_DEVICE"
@@ -79,23 +80,36 @@ class GeogpuProvider(QgsProcessingProvider):
         return {"folder": str(folder).strip(), "device": str(device).strip()}
 
     def loadAlgorithms(self):
-        known = {u.program for u in UTILITIES}
+        """One algorithm per table entry, its parameters from the utility's
+        --describe (run once per program file, cached), and one per geogpu
+        utility found beside them without an entry (all from --describe)."""
+        folder = self.settings().get("folder", "")
+        found = runner.discover(folder)
         for u in UTILITIES:
+            path = found.get(u.program)
+            if path is None and u.described:
+                try:
+                    path = runner.find_utility(u.program, folder)
+                except FileNotFoundError:
+                    path = None
+            u = resolve(u, path)
+            if u.problem:
+                _log(f"geogpu: {u.program}: {u.problem}")
             self.addAlgorithm(UtilityAlgorithm(u, self.settings))
-        # geogpu utilities that landed without a table entry: parameters
-        # from their --help
-        for program, path in runner.discover(self.settings().get("folder", "")).items():
+        known = {u.program for u in UTILITIES}
+        for program, path in found.items():
             if program in known:
                 continue
             try:
-                import subprocess
-                text = subprocess.run([str(path), "--help"], capture_output=True, text=True,
-                                      timeout=10).stdout
-                self.addAlgorithm(UtilityAlgorithm(from_help(program, text), self.settings,
-                                                   path))
+                self.addAlgorithm(UtilityAlgorithm(from_description(program, describe(path)),
+                                                   self.settings, path))
             except Exception as e:  # one odd utility must not hide the others
-                from qgis.core import QgsMessageLog
-                QgsMessageLog.logMessage(f"geogpu: {program} skipped: {e}", "geogpu")
+                _log(f"geogpu: {program} skipped: {e}")
+
+
+def _log(message):
+    from qgis.core import QgsMessageLog
+    QgsMessageLog.logMessage(message, "geogpu")
 
 
 def register_gdal_plugin(folder=""):

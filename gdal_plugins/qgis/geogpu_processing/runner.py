@@ -66,14 +66,15 @@ def find_utility(program, setting=""):
 
 
 def is_geogpu_utility(path):
-    """A program of geogpu: an ELF executable that links libgeogpu (cheap:
-    no process is started)."""
+    """A program of geogpu: an ELF executable that links libgeogpu or
+    libgeogpu_gdal (cheap: no process is started)."""
     try:
         with open(path, "rb") as f:
             head = f.read(4)
             if head != b"\x7fELF":
                 return False
-            return b"libgeogpu.so" in f.read(64 << 20)
+            body = f.read(64 << 20)
+            return b"libgeogpu.so" in body or b"libgeogpu_gdal.so" in body
     except OSError:
         return False
 

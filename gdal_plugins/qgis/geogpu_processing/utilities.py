@@ -1,18 +1,50 @@
-"""The geogpu utilities as QGIS Processing algorithms: one table entry each.
+"""The geogpu utilities as QGIS Processing algorithms.
 
 Pure Python (no QGIS import), so the table can be read and tested anywhere.
 
-Adding a utility
-----------------
-Append one ``Utility(...)`` to ``UTILITIES``: its program name, title, group,
-inputs, its own flags (typed parameters) and, when it writes several
-products, the products.  Everything else -- the common GDAL-style
-parameters (extent, nodata, output type, creation options, device), the
-command line, progress, cancel, output collection and loading -- is generic.
+Where the parameters come from
+------------------------------
+Every gg_app utility answers ``--describe`` with JSON: its op's options from
+the op's one option description (gg_op_options: key, flag, kind, range,
+default, choices, help, required) and the utility's own flags (flag, values,
+kind, help).  The provider runs ``--describe`` once per utility when it
+loads (``describe``, cached per program file) and makes the typed
+Processing parameters from it (``params_from_description``):
 
-A geogpu utility found next to the others but absent from the table still
-appears, with parameters read from its ``--help`` (see ``from_help``); the
-table entry only makes its parameters typed.
+==========  ==============================================================
+kind        Processing parameter
+==========  ==============================================================
+int, float  ``Num``: a number with the table's minimum, maximum, default
+size        ``Pair``: two numbers NAME_X, NAME_Y (the table's WxH default)
+bool        ``Flag``: a switch; checked gives the flag, which sets the
+            option to its ``switch_value`` (``-noderamp``: deramp=no), so
+            the switch is off by default
+choice      ``Enum``: the table's choices, its default selected
+string      ``Text``
+file        ``FileOut`` (own flags: a file the utility writes)
+folder      ``Folder``; dataset: ``Dataset`` (a raster layer)
+==========  ==============================================================
+
+The parameter name is the flag upper-cased (``-looks`` -> LOOKS_X/LOOKS_Y,
+``-snr_window`` -> SNR_WINDOW, ``-noderamp`` -> NODERAMP).  Options without
+a flag (not on the command line) and the common options (-srcnodata,
+-dstnodata: the generic parameters) are not offered; a value equal to the
+table's default is left off the command line, so the utility's table
+decides it.
+
+The table
+---------
+``UTILITIES`` holds what a description cannot give: presentation.  One
+``Utility(...)`` per utility: program, title, group, help text, inputs,
+products (output rasters, their bands and the flag requesting each), docs
+page, and ``hints`` keyed by option key (op options) or flag (own flags):
+``Hint(label=..., advanced=..., hidden=..., file_filter=...)``.  Hints never
+state a default, a range or a flag.
+
+Programs that do not answer ``--describe`` (gdal_ortho, gdal_quicklook) keep
+hand-written ``params``.  A geogpu utility found beside the others without
+a table entry is offered with everything from its ``--describe``
+(``from_description``).
 
 Parameter kinds
 ---------------
@@ -29,9 +61,13 @@ extra file the utility writes).  Inputs: ``Raster(name, label)`` and
 ``Product(name, label, bands, flag)`` -- an output raster holding the
 listed bands of what the utility wrote, requested by ``flag``.
 """
+import dataclasses
+import json
+import os
 import re
-from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple
+import subprocess
+from dataclasses import dataclass, field
+from typing import Dict, Optional, Sequence, Tuple
 
 GROUP_SAR = "SAR image products"
 GROUP_INSAR = "Interferometry"
@@ -49,10 +85,20 @@ class Param:
     label: str
     optional: bool = False
     advanced: bool = False
+    key: Optional[str] = None  # the op option it sets (None: the utility's own flag)
+    required: bool = False     # always on the command line
+    omit_default: bool = False  # a value equal to default is left off (the table's default)
 
     def args(self, value):
         """Command-line arguments for a parameter value (None: not given)."""
         raise NotImplementedError
+
+    def _left_off(self, value):
+        return self.omit_default and not self.required and self.default is not None and \
+            self.same_as_default(value)
+
+    def same_as_default(self, value):
+        return value == self.default
 
 
 @dataclass
@@ -62,8 +108,11 @@ class Num(Param):
     minimum: Optional[float] = None
     maximum: Optional[float] = None
 
+    def same_as_default(self, value):
+        return _num(value, self.type) == _num(self.default, self.type)
+
     def args(self, value):
-        if value is None:
+        if value is None or self._left_off(value):
             return []
         return [self.flag, _num(value, self.type)]
 
@@ -81,8 +130,11 @@ class Pair(Param):
     def names(self):
         return (f"{self.name}_{self.axes[0].upper()}", f"{self.name}_{self.axes[1].upper()}")
 
+    def same_as_default(self, value):
+        return [_num(v, self.type) for v in value] == [_num(v, self.type) for v in self.default]
+
     def args(self, value):
-        if value is None or any(v is None for v in value):
+        if value is None or any(v is None for v in value) or self._left_off(value):
             return []
         return [self.flag] + [_num(v, self.type) for v in value]
 
@@ -105,7 +157,7 @@ class Enum(Param):
         if value is None:
             return []
         i = int(value)
-        if self.omit_first and i == 0:
+        if (self.omit_first and i == 0) or self._left_off(i):
             return []
         return [self.flag, self.choices[i]]
 
@@ -116,11 +168,10 @@ class Text(Param):
     nvalues: int = 1           # values are split on blanks when > 1
 
     def args(self, value):
-        if value is None or str(value).strip() == "":
+        if value is None or str(value).strip() == "" or self._left_off(str(value)):
             return []
         vals = str(value).split() if self.nvalues > 1 else [str(value)]
         return [self.flag] + vals
-
 
 @dataclass
 class Folder(Param):
@@ -194,6 +245,18 @@ class Product:
     optional: bool = True
 
 
+
+
+@dataclass
+class Hint:
+    """Presentation of one option (keyed by op option key or own flag in
+    Utility.hints): never a default, a range or a flag."""
+    label: Optional[str] = None    # None: the help line of --describe
+    advanced: bool = False
+    hidden: bool = False           # not offered (another interface, e.g. -mode gmtsar)
+    file_filter: Optional[str] = None  # file kinds: the file dialog's filter
+
+
 @dataclass
 class Utility:
     program: str               # "gdal_multilook"
@@ -201,12 +264,15 @@ class Utility:
     group: str
     help: str
     inputs: Sequence[Raster] = (Raster("INPUT", "Input raster"),)
-    params: Sequence[Param] = ()
+    params: Sequence[Param] = ()  # hand-written: only programs without --describe
     products: Sequence[Product] = ()   # empty: one OUTPUT raster
     common: bool = True        # the geogpu common options (-of -co -ot -srcnodata ... -device)
     output: str = "raster"     # "raster", or "png" (a file destination)
     doc: str = ""              # docs page name
-    from_help: bool = False    # parameters read from --help (no table entry)
+    hints: Dict[str, Hint] = field(default_factory=dict)
+    described: bool = True     # parameters from --describe (False: hand-written params)
+    from_describe: bool = False  # no table entry: everything from --describe
+    problem: Optional[str] = None  # why the parameters could not be read (run refused)
 
     @property
     def name(self):
@@ -226,30 +292,21 @@ def _num(v, typ):
 QUICKLOOK_KINDS = ("auto", "coherence", "phase", "amplitude", "offsets", "reflectivity",
                    "velocity", "radar", "mask")
 
-# the offset-estimation flags gdal_xcorr and gdal_coreg share
-XCORR_PARAMS = [
-    Pair("WINDOW", "-window", "Template size (across, down)", type="int", default=(64, 64),
-         minimum=4),
-    Pair("SEARCH", "-search", "Half search range (across, down)", type="int", default=(20, 20),
-         minimum=1),
-    Pair("SKIP", "-skip", "Window spacing (across, down)", type="int", default=(64, 64),
-         minimum=1),
-    Pair("START", "-start", "First template's top-left pixel (across, down); empty: search - "
-         "gross", type="int", minimum=0, optional=True, advanced=True),
-    Pair("COUNT", "-count", "Windows (across, down); empty: all that fit", type="int", minimum=1,
-         optional=True, advanced=True),
-    Pair("GROSS", "-gross", "Integer gross offset (across, down)", type="int", default=(0, 0),
-         advanced=True),
-    Num("ZOOM", "-zoom", "Zoom window (samples of the x2 surface)", type="int", default=16,
-        minimum=4, advanced=True),
-    Num("OVS", "-ovs", "Oversampling of the zoom surface", type="int", default=64, minimum=1,
-        advanced=True),
-    Flag("NODERAMP", "-noderamp", "Do not remove the phase ramp", advanced=True),
-    Num("SNR_WINDOW", "-snr_window", "SNR statistics window (odd)", type="int", default=21,
-        minimum=1, advanced=True),
-    Num("MINVALID", "-minvalid", "Least valid fraction of a window", type="float", default=0.9,
-        minimum=0.0, maximum=1.0, advanced=True),
-]
+# presentation of the offset-estimation options gdal_xcorr and gdal_coreg share
+XCORR_HINTS = {
+    "window": Hint("Template size (across, down)"),
+    "search": Hint("Half search range (across, down)"),
+    "skip": Hint("Window spacing (across, down)"),
+    "start": Hint("First template's top-left pixel (across, down); empty: search - gross",
+                  advanced=True),
+    "count": Hint("Windows (across, down); empty: all that fit", advanced=True),
+    "gross": Hint("Integer gross offset (across, down)", advanced=True),
+    "zoom": Hint("Zoom window (samples of the x2 surface, multiple of 4)", advanced=True),
+    "ovs": Hint("Oversampling of the zoom surface", advanced=True),
+    "deramp": Hint("Do not remove the phase ramp", advanced=True),
+    "snrwindow": Hint("SNR statistics window (odd)", advanced=True),
+    "minvalid": Hint("Least valid fraction of a window", advanced=True),
+}
 
 UTILITIES = [
     Utility(
@@ -257,33 +314,25 @@ UTILITIES = [
         "Averages non-overlapping blocks of x_looks by y_looks pixels: the intensity |z|² of "
         "complex input (the complex mean with 'complex'), the mean of real input. Partial blocks "
         "at the right and bottom edges are dropped; the geotransform is scaled.",
-        params=[Pair("LOOKS", "-looks", "Looks along x (range, columns) and y (azimuth, rows)",
-                     type="int", default=(4, 4), minimum=1),
-                Flag("COMPLEX", "-complex", "Average complex values instead of intensity "
-                     "(complex input)")],
+        hints={"looks": Hint("Looks along x (range, columns) and y (azimuth, rows)"),
+               "complex": Hint("Average complex values instead of intensity (complex input)")},
         doc="gdal_multilook"),
     Utility(
         "gdal_rotate", "Rotate and scale", GROUP_SAR,
         "Rotates a raster about its centre (counter-clockwise as displayed) and scales it, with "
         "bilinear interpolation; the output stays georeferenced where the input was.",
-        params=[Num("ANGLE", "-angle", "Rotation angle (degrees, counter-clockwise)",
-                    type="float", default=0.0, minimum=-360.0, maximum=360.0),
-                Num("SCALE", "-scale", "Scale factor", type="float", default=1.0,
-                    minimum=1e-6),
-                Pair("OUTSIZE", "-outsize", "Output size in pixels (width, height); "
-                     "empty: the input size", type="int", default=None, minimum=1,
-                     optional=True, advanced=True)],
+        hints={"angle": Hint("Rotation angle (degrees, counter-clockwise)"),
+               "scale": Hint("Scale factor"),
+               "outsize": Hint("Output size in pixels (width, height); empty: the input size",
+                               advanced=True)},
         doc="gdal_rotate"),
     Utility(
         "gdal_radnorm", "Radiometric normalisation", GROUP_SAR,
         "Removes row and column gain profiles: F = coef · I · M / (Rmean(row) · Cmean(col)); "
         "the output mean is about coef. With 'levels', F is rounded to Byte levels 0..n-1 "
         "(nodata 255).",
-        params=[Num("COEF", "-coef", "Target mean of the output", type="float", default=1.0,
-                    minimum=1e-12),
-                Num("LEVELS", "-levels", "Quantise to this many Byte levels (2..255; "
-                    "empty: Float32 output)", type="int", default=None, minimum=2,
-                    maximum=255, optional=True)],
+        hints={"coef": Hint("Target mean of the output"),
+               "levels": Hint("Quantise to this many Byte levels (0: Float32 output)")},
         doc="gdal_radnorm"),
     Utility(
         "gdal_insar", "Interferogram and coherence", GROUP_INSAR,
@@ -291,10 +340,8 @@ UTILITIES = [
         "coregistered SLCs, optionally decimated by looks. Each requested product is its own "
         "output raster.",
         inputs=[Raster("PRIMARY", "Primary SLC"), Raster("SECONDARY", "Secondary SLC")],
-        params=[Pair("WINDOW", "-window", "Coherence window (odd width, height)", type="int",
-                     default=(5, 5), minimum=1),
-                Pair("LOOKS", "-looks", "Looks (x, y): one output pixel per block", type="int",
-                     default=(1, 1), minimum=1)],
+        hints={"window": Hint("Coherence window (odd width, height)"),
+               "looks": Hint("Looks (x, y): one output pixel per block")},
         products=[Product("INTERFEROGRAM", "Interferogram", ("interferogram",), "-interferogram"),
                   Product("COHERENCE", "Coherence", ("coherence",), "-coherence"),
                   Product("AMPLITUDE", "Amplitude", ("amplitude",), "-amplitude")],
@@ -306,17 +353,14 @@ UTILITIES = [
         "coregistered SLCs). The layers are stacked band by band in the order given "
         "(chronological, the reference last).",
         inputs=[Rasters("INPUTS", "Interferograms (or SLCs), in order")],
-        params=[Num("WINDOW", "-window", "Search window r (odd, >= 3)", type="int", default=11,
-                    minimum=3),
-                Num("MINDIST", "-mindist", "Skip neighbours closer than (pixels)", type="float",
-                    default=1.0, minimum=0.0, advanced=True),
-                Num("THRESHOLD", "-threshold", "PS threshold of the mask", type="float",
-                    default=0.71, minimum=0.0, maximum=1.0),
-                Text("CONJ", "-conj", "Conjugate these stack bands first (1-based, e.g. 3,7)",
-                     optional=True, advanced=True),
-                Flag("SLC", "-slc", "The layers are coregistered SLCs (no common reference)"),
-                Folder("FILTER", "-filter", "Also write the coherence-weighted filtered "
-                       "interferograms into this folder", optional=True, advanced=True)],
+        hints={"window": Hint("Search window r (odd)"),
+               "mindist": Hint("Skip neighbours closer than (pixels)", advanced=True),
+               "threshold": Hint("PS threshold of the mask"),
+               "conj": Hint("Conjugate these stack bands first (1-based, e.g. 3,7)",
+                            advanced=True),
+               "slc": Hint("The layers are coregistered SLCs (no common reference)"),
+               "-filter": Hint("Also write the coherence-weighted filtered interferograms into "
+                               "this folder", advanced=True)},
         products=[Product("OUTPUT", "tau_max", ("tau_max",), None, optional=False),
                   Product("OFFSETS", "Best neighbour offsets (best_dx, best_dy)",
                           ("best_dx", "best_dy"), "-offsets"),
@@ -329,9 +373,10 @@ UTILITIES = [
         "covariance. One output pixel per window, 7 bands: offset_down, offset_across, snr, "
         "cov_down, cov_across, cov_down_across, peak (secondary = primary + offset).",
         inputs=[Raster("PRIMARY", "Primary SLC"), Raster("SECONDARY", "Secondary SLC")],
-        params=XCORR_PARAMS + [
-            FileOut("TABLE", "-table", "Also write the windows as points (CSV or any OGR format)",
-                    optional=True, file_filter="CSV (*.csv);;GeoPackage (*.gpkg)")],
+        hints=dict(XCORR_HINTS, **{
+            "-table": Hint("Also write the windows as points (CSV or any OGR format)",
+                           file_filter="CSV (*.csv);;GeoPackage (*.gpkg)"),
+            "-mode": Hint(hidden=True)}),   # GMTSAR's interface: another command line
         doc="gdal_xcorr"),
     Utility(
         "gdal_coreg", "Coregister (offsets, fit, resample)", GROUP_INSAR,
@@ -339,33 +384,25 @@ UTILITIES = [
         "robust polynomial fit of them, and the secondary resampled onto the primary grid "
         "(CFloat32), from the fit or from the dense offsets.",
         inputs=[Raster("PRIMARY", "Primary SLC"), Raster("SECONDARY", "Secondary SLC")],
-        params=XCORR_PARAMS + [
-            Num("ORDER", "-order", "Polynomial order of the fit", type="int", default=1,
-                minimum=1, maximum=3),
-            Num("SNR", "-snr", "Use only windows with SNR >= this", type="float", default=0.0,
-                minimum=0.0, advanced=True),
-            Num("MINPEAK", "-minpeak", "Use only windows with NCC peak >= this", type="float",
-                default=0.0, minimum=0.0, advanced=True),
-            Num("KCUT", "-kcut", "Outlier cut (robust sigmas)", type="float", default=3.0,
-                minimum=0.0, advanced=True),
-            Enum("INTERP", "-interp", "Resampling kernel",
-                 choices=("nearest", "bilinear", "bicubic", "sinc4", "sinc8"), default=4),
-            FileOut("FIT", "-fit", "Write the fit as JSON", optional=True,
-                    file_filter="JSON (*.json)"),
-            FileOut("PRM", "-prm", "Write GMTSAR's PRM lines of the fit", optional=True,
-                    file_filter="PRM (*.prm)"),
-            Flag("DENSE", "-dense", "Resample from the dense offsets (bilinear between window "
-                 "centres) instead of the fit; rejected windows take the fit", advanced=True),
-            Dataset("OFFSETS", "-offsets", "Resample from this offsets raster (gdal_xcorr's "
-                    "output) instead of the fit", optional=True),
-            Text("CARRIER", "-carrier", "Carrier of the secondary, removed before the "
-                 "interpolation: auto (estimated, the default), none, or azimuth,range in "
-                 "cycles/pixel", optional=True, advanced=True)],
+        hints=dict(XCORR_HINTS, **{
+            "interp": Hint("Resampling kernel"),
+            "-order": Hint("Polynomial order of the fit"),
+            "-snr": Hint("Use only windows with SNR >= this", advanced=True),
+            "-minpeak": Hint("Use only windows with NCC peak >= this", advanced=True),
+            "-kcut": Hint("Outlier cut (robust sigmas)", advanced=True),
+            "-fit": Hint("Write the fit as JSON", file_filter="JSON (*.json)"),
+            "-prm": Hint("Write GMTSAR's PRM lines of the fit", file_filter="PRM (*.prm)"),
+            "-dense": Hint("Resample from the dense offsets (bilinear between window centres) "
+                           "instead of the fit; rejected windows take the fit", advanced=True),
+            "-offsets": Hint("Resample from this offsets raster (gdal_xcorr's output) instead "
+                             "of the fit"),
+            "-carrier": Hint(advanced=True)}),
         doc="gdal_coreg"),
     Utility(
         "gdal_ortho", "Orthorectify (RPC + DEM)", GROUP_OPTICAL,
         "Orthorectifies an image with RPCs over a DEM, with the geometry of gdalwarp -rpc -to "
         "RPC_DEM=<dem> -et 0. The target extent is taken in the target CRS.",
+        # gdal_ortho does not answer --describe (not a gg_app utility): hand-written
         params=[Dataset("DEM", "-dem", "DEM (heights above the ellipsoid)", optional=True),
                 Num("RPC_HEIGHT", "-rpc_height", "Constant height without a DEM (m)",
                     type="float", default=None, optional=True),
@@ -384,7 +421,7 @@ UTILITIES = [
                      optional=True, advanced=True),
                 Enum("R", "-r", "Resampling", choices=("near", "bilinear", "cubic"),
                      default=0)],
-        doc="gdal_ortho"),
+        described=False, doc="gdal_ortho"),
     Utility(
         "gdal_fmcw", "FMCW weather radar products", GROUP_RADAR,
         "Dual-polarisation FMCW weather-radar products (DBZ, ZDR, LDR, VEL, WIDTH, RHOHV, PHIDP, "
@@ -392,12 +429,10 @@ UTILITIES = [
         "range gates, one band per product), or with a grid cell size one georeferenced PPI "
         "raster per product.",
         inputs=[RawFile("INPUT", "Raw FMCW file (HH/VV/HV sectors)")],
-        params=[Text("PRODUCTS", "-products", "Products, comma-separated (empty: all)",
-                     optional=True),
-                Num("GRID", "-grid", "PPI grid cell size (m); empty: the polar raster",
-                    type="float", default=None, minimum=1e-3, optional=True),
-                Num("MAX_RANGE", "-max_range", "Extent of the PPI grid (m of ground distance)",
-                    type="float", default=None, minimum=1e-3, optional=True, advanced=True)],
+        hints={"-products": Hint("Products, comma-separated (empty: all)"),
+               "-grid": Hint("PPI grid cell size (m); empty: the polar raster"),
+               "-max_range": Hint("Extent of the PPI grid (m of ground distance)",
+                                  advanced=True)},
         doc="gdal_fmcw"),
     Utility(
         "gdal_quicklook", "Quicklook (PNG)", GROUP_VIEW,
@@ -405,11 +440,12 @@ UTILITIES = [
         "wrapped phase on a cyclic colour map, amplitude in dB with a robust stretch, offsets as "
         "arrows, radar reflectivity with the NWS palette, the other radar moments (ZDR, RHOHV, "
         "...) and velocity on their own scales, masks (PS) in two colours.",
+        # a Python program (geogpu.quicklook), no --describe: hand-written
         params=[Enum("KIND", "-kind", "Kind of picture", choices=QUICKLOOK_KINDS, default=0),
                 Num("BAND", "-b", "Band", type="int", default=1, minimum=1),
                 Num("SIZE", "-size", "Longest side (pixels)", type="int", default=1024,
                     minimum=16, advanced=True)],
-        common=False, output="png", doc="gdal_quicklook"),
+        described=False, common=False, output="png", doc="gdal_quicklook"),
 ]
 
 
@@ -417,111 +453,177 @@ def by_program():
     return {u.program: u for u in UTILITIES}
 
 
-# ------------------------------------------------------------------ from --help
+# ------------------------------------------------------------------ from --describe
 
-_FLAG_LINE = re.compile(r"^\s{1,4}(-[A-Za-z][\w-]*)((?:\s+<[^>]+>)*)\s{2,}(.*)$")
-_DEFAULT = re.compile(r"\(default:?\s*([-+0-9.eE ]+?)\)")
-# a flag of the synopsis with its values: <name> placeholders or a|b|c choices
-_SYN_FLAG = re.compile(r"(?<![\w<-])(-[A-Za-z][\w-]*)((?:\s+(?:<[^>]+>|[\w.:]+(?:\|[\w.:]+)+))*)")
-# flags every geogpu utility has (gg_app): handled by the common parameters
-COMMON_FLAGS = ("-of", "-co", "-ot", "-srcnodata", "-dstnodata", "-device", "-q", "-v")
-SKIP_FLAGS = {"-of", "-q", "-quiet", "-v", "--help", "--version", "--help-general"}
-# GDAL's conventions for well-known flags
-EXTENT_FLAGS = {"-te"}
-CRS_FLAGS = {"-t_srs", "-s_srs", "-a_srs", "-te_srs", "-dem_srs"}
+_CACHE = {}
 
 
-def _synopsis_flags(synopsis):
-    """[(flag, [values...], required)] from a GDAL-style usage text."""
-    out, seen = [], set()
-    depth, required_at = 0, []
-    # which character positions are inside [ ]
-    for i, ch in enumerate(synopsis):
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth = max(0, depth - 1)
-        required_at.append(depth == 0)
-    for m in _SYN_FLAG.finditer(synopsis):
-        flag = m.group(1)
-        if flag in seen or flag.startswith("--"):
-            continue
-        seen.add(flag)
-        values = re.findall(r"<[^>]+>|[\w.:]+(?:\|[\w.:]+)+", m.group(2))
-        out.append((flag, values, required_at[m.start()]))
+def describe(path, timeout=20):
+    """The utility's --describe JSON (a dict), run once per program file
+    (cached by path, size and modification time).  RuntimeError when the
+    program does not answer it."""
+    st = os.stat(path)
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key not in _CACHE:
+        p = subprocess.run([str(path), "--describe"], capture_output=True, text=True,
+                           timeout=timeout)
+        if p.returncode != 0:
+            raise RuntimeError(f"{os.path.basename(str(path))} --describe failed: "
+                               f"{(p.stderr or p.stdout).strip()[-300:]}")
+        try:
+            _CACHE[key] = json.loads(p.stdout)
+        except ValueError as e:
+            raise RuntimeError(f"{os.path.basename(str(path))} --describe: not JSON ({e})")
+    return _CACHE[key]
+
+
+def _param_name(flag):
+    return flag.lstrip("-").upper().replace("-", "_")
+
+
+def _label(hint, text, flag):
+    if hint.label:
+        return hint.label
+    text = (text or flag).strip()
+    return text[:1].upper() + text[1:]
+
+
+def _size(text):
+    """'64x32' -> (64, 32); None stays None."""
+    if text is None:
+        return None
+    x, y = text.lower().split("x")
+    return (int(x), int(y))
+
+
+def _number(text, kind):
+    if text is None:
+        return None
+    return int(text) if kind == "int" else float(text)
+
+
+def op_option_param(o, hint=None):
+    """The Processing parameter of one op option of --describe (None: not
+    on the command line, or a common option)."""
+    hint = hint or Hint()
+    if not o.get("flag") or o.get("common") or hint.hidden:
+        return None
+    kind, flag, default, req = o["kind"], o["flag"], o.get("default"), bool(o.get("required"))
+    name = _param_name(flag)
+    common = dict(advanced=hint.advanced, key=o["key"], required=req, omit_default=True,
+                  optional=not req and default is None)
+    if kind == "bool":
+        label = hint.label or (_label(hint, o.get("help"), flag) if o.get("switch_value") == "yes"
+                               else f"{flag}: {o['key']}={o.get('switch_value')} "
+                                    f"(default {default}: {o.get('help')})")
+        # the switch sets the option to switch_value, not its default: off by default
+        return Flag(name, flag, label, default=(default == o.get("switch_value")),
+                    **dict(common, optional=False))
+    label = _label(hint, o.get("help"), flag)
+    if kind in ("int", "float"):
+        return Num(name, flag, label, type=kind,
+                   default=_number(default, kind),
+                   minimum=o.get("min"), maximum=o.get("max"), **common)
+    if kind == "size":
+        return Pair(name, flag, label, type="int", default=_size(default),
+                    minimum=o.get("min"), maximum=o.get("max"), **common)
+    if kind == "choice":
+        choices = [c for c in (o.get("choices") or "").split(",") if c]
+        if default is None and not req:
+            return Enum(name, flag, label, choices=["(default)"] + choices, default=0,
+                        omit_first=True, **common)
+        return Enum(name, flag, label, choices=choices,
+                    default=choices.index(default) if default in choices else 0, **common)
+    return Text(name, flag, label, default=default, **common)
+
+
+def own_flag_param(f, hint=None):
+    """The Processing parameter of one of the utility's own flags (the
+    'flags' of --describe: a kind and a help line, no default): optional,
+    left off the command line when empty."""
+    hint = hint or Hint()
+    if hint.hidden:
+        return None
+    flag, kind, values = f["flag"], f.get("kind") or "string", f.get("values") or ""
+    name, label = _param_name(flag), _label(hint, f.get("help"), flag)
+    n = len(re.findall(r"<[^>]+>", values)) or (1 if values else 0)
+    common = dict(advanced=hint.advanced, required=bool(f.get("required")),
+                  optional=not f.get("required"))
+    if kind == "bool" or not values:
+        return Flag(name, flag, label, **dict(common, optional=False))
+    if kind in ("int", "float") and n == 2:
+        return Pair(name, flag, label, type=kind, **common)
+    if kind in ("int", "float") and n == 1:
+        return Num(name, flag, label, type=kind, **common)
+    if kind == "choice":
+        return Enum(name, flag, label, choices=["(default)"] + values.split("|"), default=0,
+                    omit_first=True, **common)
+    if kind == "file":
+        return FileOut(name, flag, label, file_filter=hint.file_filter or "All files (*)",
+                       **common)
+    if kind == "folder":
+        return Folder(name, flag, label, **common)
+    if kind == "dataset":
+        return Dataset(name, flag, label, **common)
+    return Text(name, flag, label, nvalues=max(n, 1), **common)
+
+
+def params_from_description(d, hints=None, skip_flags=()):
+    """The typed parameters of a --describe JSON: the op options (with a
+    flag, not common), then the utility's own flags; skip_flags (product
+    flags, which outputs request) left out."""
+    hints = hints or {}
+    out, seen = [], set(skip_flags)
+    for o in d.get("options", []):
+        p = op_option_param(o, hints.get(o["key"]))
+        if p is not None and p.flag not in seen:
+            seen.add(p.flag)
+            out.append(p)
+    for f in d.get("flags", []):
+        p = own_flag_param(f, hints.get(f["flag"]))
+        if p is not None and f["flag"] not in seen:
+            seen.add(f["flag"])
+            out.append(p)
     return out
 
 
-def from_help(program, help_text):
-    """A Utility built from a utility's --help (for utilities not yet in the
-    table): the synopsis gives the flags, their values (<x> placeholders,
-    a|b|c choices) and which are required; the per-flag help lines give
-    descriptions and numeric defaults.  -te becomes an extent, -*_srs a CRS,
-    choices an enum, a value with a numeric default a number, others text.
-    The operands (before any ' | ' alternative) give the inputs."""
-    lines = help_text.splitlines()
-    usage, i = [], 0
-    while i < len(lines) and lines[i].strip():
-        usage.append(lines[i])
-        i += 1
-    synopsis = " ".join(l.strip() for l in usage)
-    synopsis = re.sub(r"^Usage:\s*\S+", "", synopsis)
-    synopsis = re.split(r"\s\|\s", synopsis)[0]   # the first form of the command line
-    purpose = []
-    i += 1
-    while i < len(lines) and lines[i].strip():
-        purpose.append(lines[i].strip())
-        i += 1
-    described = {}
-    for line in lines[i:]:
-        m = _FLAG_LINE.match(line)
-        if m:
-            described[m.group(1)] = m.group(3).strip()
-    flags = _synopsis_flags(synopsis)
-    names = {f for f, _, _ in flags}
-    common = all(f in names for f in COMMON_FLAGS)
-    params = []
-    for flag, values, required in flags:
-        if flag in SKIP_FLAGS or (common and flag in COMMON_FLAGS):
-            continue
-        name = flag.lstrip("-").upper().replace("-", "_")
-        desc = described.get(flag) or " ".join([flag] + values)
-        d = _DEFAULT.search(desc)
-        nums = d.group(1).split() if d else []
-        optional = not required
-        choices = [v for v in values if "|" in v]
-        if not values:
-            params.append(Flag(name, flag, desc))
-        elif flag in EXTENT_FLAGS and len(values) == 4:
-            params.append(Extent(name, flag, desc, optional=optional))
-        elif flag in CRS_FLAGS:
-            params.append(Crs(name, flag, desc, optional=optional))
-        elif len(values) == 1 and choices:
-            opts = choices[0].split("|")
-            params.append(Enum(name, flag, desc, optional=optional,
-                               choices=["(default)"] + opts if optional else opts,
-                               default=0, omit_first=optional))
-        elif len(values) == 2 and (len(nums) == 2 or not nums):
-            typ = "float" if any("." in n for n in nums) or "res" in " ".join(values) else "int"
-            params.append(Pair(name, flag, desc, type=typ,
-                               default=tuple(float(n) for n in nums) if nums else None,
-                               optional=optional and not nums))
-        elif len(values) == 1 and len(nums) == 1:
-            typ = "float" if "." in nums[0] or "e" in nums[0].lower() else "int"
-            params.append(Num(name, flag, desc, type=typ, default=float(nums[0]),
-                              optional=optional))
-        else:
-            params.append(Text(name, flag, desc, optional=optional, nvalues=len(values)))
-    last = usage[-1].split(" | ")[0] if usage else ""
-    operands = re.findall(r"\[?<[^>]+>(?:\.\.\.)?\]?(?:\.\.\.)?", last)
-    srcs = [o for o in operands if "dst" not in o and "out" not in o]
-    if any("..." in o for o in srcs):
-        inputs = (Rasters("INPUTS", "Input rasters, in order"),)
-    elif len(srcs) >= 2:
-        inputs = tuple(Raster(re.sub(r"\W", "", o).upper(), re.sub(r"[<>_\[\]]", " ", o).strip())
-                       for o in srcs)
-    else:
-        inputs = (Raster("INPUT", "Input raster"),)
+def with_description(u, d):
+    """The table entry u with its parameters made from its --describe."""
+    skip = [pr.flag for pr in u.products if pr.flag]
+    return dataclasses.replace(u, params=params_from_description(d, u.hints, skip),
+                               help=u.help or d.get("purpose", ""), problem=None)
+
+
+def _inputs_from_operands(operands):
+    srcs = re.findall(r"<[^>]+>(?:\.\.\.)?|\.\.\.", operands or "")[:-1]  # the last: dst
+    if any("..." in s for s in srcs):
+        return (Rasters("INPUTS", "Input rasters, in order"),)
+    names = [re.sub(r"\W", "", s).upper() for s in srcs]
+    if len(names) >= 2:
+        return tuple(Raster(n, n.replace("_", " ").capitalize()) for n in names)
+    return (Raster("INPUT", "Input raster"),)
+
+
+def from_description(program, d):
+    """A Utility for a geogpu utility without a table entry: title, help,
+    inputs (its operands) and parameters all from its --describe."""
     return Utility(program, program[5:].replace("_", " ").capitalize(), "Other",
-                   " ".join(purpose) or program, inputs=inputs, params=params,
-                   common=common, doc=program, from_help=True)
+                   (d.get("purpose") or program).replace("\n", " "),
+                   inputs=_inputs_from_operands(d.get("operands")),
+                   params=params_from_description(d), doc=program, from_describe=True)
+
+
+def resolve(u, path):
+    """The table entry u ready for QGIS: its parameters from path's
+    --describe (path None: the program was not found), or as written for
+    programs without --describe.  When the description cannot be read the
+    entry keeps no parameters and says why in problem."""
+    if not u.described:
+        return u
+    if path is None:
+        return dataclasses.replace(u, problem=f"{u.program} not found; set the geogpu provider "
+                                   "setting 'Folder of the geogpu utilities'")
+    try:
+        return with_description(u, describe(path))
+    except (OSError, RuntimeError, subprocess.SubprocessError) as e:
+        return dataclasses.replace(u, problem=str(e))
