@@ -218,7 +218,7 @@ def test_parameters_from_describe():
     assert w.args((5, 3)) == ["-w", "5", "3"]
     assert c.args(1) == [] and c.args(2) == ["-c", "r"]
     assert sw.args(False) == [] and sw.args(True) == ["-noderamp"]
-    assert ps["-k"].args(0.0) == ["-k", "0"]
+    assert ps["-k"].args(0.0) == ["-k", "0.0"]
     u = utilities.from_description("gdal_x", d)
     assert [i.name for i in u.inputs] == ["A", "B"] and u.from_describe and u.common
     u = utilities.from_description("gdal_y", dict(d, operands="<src> [<src>...] <dst>"))

@@ -281,10 +281,11 @@ class Utility:
 
 
 def _num(v, typ):
+    """A number as the Python package writes it (geogpu.format_option): the
+    same option string whichever front end gave it."""
     if typ == "int":
         return str(int(round(float(v))))
-    f = float(v)
-    return repr(f) if f != int(f) or abs(f) >= 1e15 else str(int(f))
+    return repr(float(v))
 
 
 # ------------------------------------------------------------------ the table
