@@ -301,16 +301,10 @@ static int cuda_open(int index0, int index1, int gpu_only, gg_dev **out, char *e
     e = cudaGetDeviceProperties(&prop, ordinal);
     if (e == cudaSuccess)
         e = cudaSetDevice(ordinal);   /* also creates the primary context */
-    /* how the host waits for the device (experiments; a refusal leaves
-     * CUDA's own choice): CUDA spins while it has fewer contexts than
-     * processors, a processor per waiting thread */
-    const char *wait = getenv("GG_CUDA_WAIT");
-    if (e == cudaSuccess && wait && *wait &&
-        cudaSetDeviceFlags(!strcmp(wait, "block")   ? cudaDeviceScheduleBlockingSync
-                           : !strcmp(wait, "yield") ? cudaDeviceScheduleYield
-                           : !strcmp(wait, "spin")  ? cudaDeviceScheduleSpin
-                                                    : cudaDeviceScheduleAuto) != cudaSuccess)
-        (void)cudaGetLastError();
+    /* How the host waits for the device stays CUDA's own choice (it spins
+     * while it has fewer contexts than processors): sleeping waits saved
+     * the waiting thread's processor but no time (bench/RESULTS.md,
+     * sessions 25, 26 and 30). */
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
         put_err(err, errlen, "CUDA: cannot open cuda:%d: %s (%s)", ordinal,
@@ -360,10 +354,6 @@ static int cuda_open(int index0, int index1, int gpu_only, gg_dev **out, char *e
         return e == cudaErrorMemoryAllocation ? GGB_ERR_NOMEM : GGB_ERR_UNAVAILABLE;
     }
 
-    /* GG_CUDA_STAGING=0: copy pageable memory directly (for comparisons) */
-    const char *staging_env = getenv("GG_CUDA_STAGING");
-    if (staging_env && strcmp(staging_env, "0") == 0)
-        d->staging_failed = 1;
     d->copy_threads = choose_copy_threads();
 
     int fill_per_sm = 0;
@@ -591,16 +581,12 @@ static void host_copy_rows(unsigned char *dst, size_t dpitch, const unsigned cha
     gg_pool_run(j.parts, j.parts, copy_part, &j);
 }
 
-/* Threads for staging copies: GG_CUDA_COPY_THREADS, else half the
- * processors (leaving the rest to the caller's own work), at most
- * COPY_THREADS_MAX. */
+/* Threads for staging copies: half the processors (leaving the rest to
+ * the caller's own work), at most COPY_THREADS_MAX.  Two threads instead
+ * changed nothing measurable (bench/RESULTS.md, 2026-11-21, "the cause of
+ * the lost efficiency", and session 15). */
 static int choose_copy_threads(void)
 {
-    const char *env = getenv("GG_CUDA_COPY_THREADS");
-    if (env && *env) {
-        const int n = atoi(env);
-        return n < 1 ? 1 : n > 64 ? 64 : n;
-    }
     const int n = gg_pool_processors() / 2;
     return n < 1 ? 1 : n > COPY_THREADS_MAX ? COPY_THREADS_MAX : n;
 }
@@ -1163,10 +1149,10 @@ static int cuda_finish(gg_dev *dev)
  * faulted in by the copy threads, then registered (cudaHostRegister of
  * resident pages is quick): cudaHostAlloc faults and pins the pages on one
  * thread (640 MiB: 0.27 s on an H200 host, bench/probe_pin.c), which a
- * Dask worker's first page-locked batch paid.  GG_CUDA_HOST_ALLOC=alloc:
- * cudaHostAlloc (for comparison); also the fallback where registering
- * fails.  Registered blocks are listed: any handle of this backend may
- * free them. */
+ * Dask worker's first page-locked batch paid (bench/RESULTS.md, session
+ * 20: 7x cheaper to pin, the same upload rate).  cudaHostAlloc remains the
+ * fallback where registering fails.  Registered blocks are listed: any
+ * handle of this backend may free them. */
 typedef struct pinned_block {
     void *p, *base;          /* what the caller got; the mapping */
     size_t len;              /* of the mapping */
@@ -1177,12 +1163,6 @@ static pinned_block *pinned_blocks;
 static pthread_mutex_t pinned_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
-
-static int host_register_wanted(void)
-{
-    const char *v = getenv("GG_CUDA_HOST_ALLOC");
-    return !(v && strcmp(v, "alloc") == 0);
-}
 
 typedef struct fault_job {
     unsigned char *p;
@@ -1269,7 +1249,7 @@ static int cuda_host_alloc(gg_dev *dev, size_t bytes, void **out)
     int rc = use_device(d);
     if (rc)
         return rc;
-    void *p = host_register_wanted() ? host_register(bytes ? bytes : 1, d->copy_threads) : NULL;
+    void *p = host_register(bytes ? bytes : 1, d->copy_threads);
     if (p) {
         *out = p;
         return GGB_OK;
