@@ -31,6 +31,7 @@
  */
 #define _GNU_SOURCE
 #include "xcorr_engine.h"
+#include "gmtsar_xcorr.h"
 #include "../kernel_ids.h"
 
 #include <errno.h>
@@ -334,14 +335,18 @@ static int gm_cap(const gm_geom *g, int f, int K)
 /* Host memory the CPU backend's chunk buffers may take (MiB). */
 #define GM_HOST_BUDGET_MB 512.0
 
+/* Threads reading SLC lines (the run's and a prefetch's): their reads hide
+ * behind the uploads (bench/RESULTS.md, 2026-11-21, "GMTSAR-mode offsets
+ * redesigned" and "start-up": read wait 0.007-0.034 s of a 0.1 s run). */
+#define GM_READERS 4
+
 /* Location rows per chunk: what fits half the free device memory, and at
  * most a quarter of the rows so that reading overlaps the device work.
- * GG_XCORR_CHUNK_ROWS overrides (tests of the multi-chunk path, benches). */
-static int gm_chunk_rows(gg_context *ctx, const gm_geom *g)
+ * forced > 0: that many (tests of the multi-chunk path). */
+static int gm_chunk_rows(gg_context *ctx, const gm_geom *g, int forced)
 {
-    const char *env = getenv("GG_XCORR_CHUNK_ROWS");
-    if (env && atoi(env) > 0)
-        return atoi(env) < g->ny ? atoi(env) : g->ny;
+    if (forced > 0)
+        return forced < g->ny ? forced : g->ny;
     size_t freeb = 0, total = 0;
     double budget = 1024.0 * 1024 * 1024;
     if (gg_context_memory(ctx, &freeb, &total) == GG_OK && freeb > 0)
@@ -349,12 +354,12 @@ static int gm_chunk_rows(gg_context *ctx, const gm_geom *g)
     const int nchunks_min = g->ny < 4 ? g->ny : 4;
     int K = (g->ny + nchunks_min - 1) / nchunks_min;
     /* the CPU backend's "device" buffers are host memory: bounded by a host
-     * budget (GG_XCORR_HOST_MB, default 512 MiB), not by half the machine.
-     * Every step is threaded over the patches and their rows, so smaller
-     * chunks cost the CPU little (bench/RESULTS.md, 2026-11-21). */
+     * budget of 512 MiB, not by half the machine.  Every step is threaded
+     * over the patches and their rows, so smaller chunks cost the CPU
+     * little (bench/RESULTS.md, 2026-11-21, "start-up": 6.89 s against
+     * 6.67 s, peak RSS 902 MiB against 3146 MiB). */
     if (!strcmp(gg_context_backend(ctx), "cpu")) {
-        const char *hm = getenv("GG_XCORR_HOST_MB");
-        const double host = (hm && atof(hm) > 0 ? atof(hm) : GM_HOST_BUDGET_MB) * 1048576.0;
+        const double host = GM_HOST_BUDGET_MB * 1048576.0;
         budget = budget < host ? budget : host;
     }
     const double per = gm_patch_bytes(g) * g->nx;
@@ -573,7 +578,7 @@ struct gg_xcorr_prefetch {
     signed char *st[2];               /* per piece: 0 pending, 1 read, -1 short read, -2 injected */
     int next, total, stop;            /* pieces handed out (interleaved over the files) */
     int nth;
-    pthread_t th[16];
+    pthread_t th[GM_READERS];
     double busy_s;
 };
 
@@ -708,10 +713,7 @@ gg_status gg_xcorr_gmtsar_prefetch(const gg_xcorr_prm *m, const gg_xcorr_prm *a,
             s = GG_ERR_IO;
     }
     p->total = p->np[0] + p->np[1];
-    const char *te = getenv("GG_XCORR_READERS");
-    int nth = te && atoi(te) > 0 ? atoi(te) : 4;
-    nth = nth > 16 ? 16 : nth;
-    for (int i = 0; s == GG_OK && i < nth && i < p->total; i++) {
+    for (int i = 0; s == GG_OK && i < GM_READERS && i < p->total; i++) {
         if (pthread_create(&p->th[i], NULL, prefetch_main, p) != 0)
             break; /* fewer threads, still correct */
         p->nth++;
@@ -800,6 +802,16 @@ gg_status gg_xcorr_gmtsar_prefetched(gg_context *ctx, const gg_xcorr_prm *m,
                                      int *nrows_out, gg_progress_fn progress, void *user,
                                      gg_xcorr_timing *timing)
 {
+    return gg_xcorr_gmtsar_chunked(ctx, m, a, o, pf, 0, rows_out, nrows_out, progress, user,
+                                   timing);
+}
+
+gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *m, const gg_xcorr_prm *a,
+                                  const gg_xcorr_gmtsar_options *o, gg_xcorr_prefetch *pf,
+                                  int chunk_rows, gg_xcorr_gmtsar_row **rows_out,
+                                  int *nrows_out, gg_progress_fn progress, void *user,
+                                  gg_xcorr_timing *timing)
+{
     const double t_start = now_s();
     *rows_out = NULL;
     *nrows_out = 0;
@@ -810,7 +822,7 @@ gg_status gg_xcorr_gmtsar_prefetched(gg_context *ctx, const gg_xcorr_prm *m,
     const int xs = g.xs, ys = g.ys;
 
     /* chunks and their line pieces, simulating the rings' contents */
-    const int K = gm_chunk_rows(ctx, &g), nchunks = (g.ny + K - 1) / K;
+    const int K = gm_chunk_rows(ctx, &g, chunk_rows), nchunks = (g.ny + K - 1) / K;
     int cap = gm_cap(&g, 0, K), cap1 = gm_cap(&g, 1, K);
     cap = cap1 > cap ? cap1 : cap;
     const int W = g.W;
@@ -920,9 +932,7 @@ gg_status gg_xcorr_gmtsar_prefetched(gg_context *ctx, const gg_xcorr_prm *m,
     if (s == GG_OK && (rd.fd[0] < 0 || rd.fd[1] < 0))
         s = gg_rt_fail(ctx, GG_ERR_IO, "cannot open the SLC files '%s', '%s'", m->slc_file,
                        a->slc_file);
-    const char *te = getenv("GG_XCORR_READERS");
-    int nthreads = te && atoi(te) > 0 ? atoi(te) : 4;
-    nthreads = nthreads > 16 ? 16 : nthreads;
+    const int nthreads = GM_READERS;
     rd.P = 3 * nthreads;
     if (rd.P > nr) /* fewer pieces to read than slots: less host memory */
         rd.P = nr > 0 ? nr : 1;
@@ -935,7 +945,7 @@ gg_status gg_xcorr_gmtsar_prefetched(gg_context *ctx, const gg_xcorr_prm *m,
         if (!(rd.buf[i] = gm_host_alloc((size_t)piece * W * 4)))
             s = gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
     }
-    pthread_t th[16];
+    pthread_t th[GM_READERS];
     int started = 0;
     for (; s == GG_OK && started < nthreads && started < nr; started++)
         if (pthread_create(&th[started], NULL, reader_main, &rd) != 0) {

@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "geogpu.h"
@@ -189,17 +188,10 @@ static int gm_progress(double f, const char *m, void *u)
     return GDALTermProgress(f, m, NULL);
 }
 
-static double wall(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* The device starts (on a GPU: driver, context, modules: most of the
  * fixed cost of a process) on its own thread, first thing, while the main
- * thread parses the options and PRMs and the prefetch reads the first SLC
- * lines (the pattern of gdal_ortho's device start). */
+ * thread parses the options and PRMs (the pattern of gdal_ortho's device
+ * start). */
 typedef struct gm_device_start {
     const char *device;
     pthread_t th;
@@ -207,15 +199,12 @@ typedef struct gm_device_start {
     gg_status st;
     gg_context *ctx;
     char err[1024];
-    double t0, t1;
 } gm_device_start;
 
 static void *gm_device_main(void *arg)
 {
     gm_device_start *d = arg;
-    d->t0 = wall();
     d->st = gg_context_create(d->device, &d->ctx, d->err, sizeof d->err);
-    d->t1 = wall();
     return NULL;
 }
 
@@ -229,9 +218,8 @@ static gg_context *gm_device_wait(gm_device_start *d)
     return d->st == GG_OK ? d->ctx : NULL;
 }
 
-static int gm_fail(gm_device_start *d, gg_xcorr_prefetch *pf, int rc)
+static int gm_fail(gm_device_start *d, int rc)
 {
-    gg_xcorr_prefetch_free(pf);
     gm_device_wait(d);
     gg_context_destroy(d->ctx);
     return rc;
@@ -241,7 +229,6 @@ static int gg_xcorr_gmtsar_run(int argc, char **argv, gm_device_start *dev);
 
 static int gg_xcorr_gmtsar_main(int argc, char **argv)
 {
-    const double t_main = wall();
     gm_device_start dev;
     memset(&dev, 0, sizeof dev);
     dev.st = GG_ERR_UNAVAILABLE;
@@ -261,24 +248,11 @@ static int gg_xcorr_gmtsar_main(int argc, char **argv)
         if (!dev.running)
             gm_device_main(&dev);
     }
-    const int rc = gg_xcorr_gmtsar_run(argc, argv, &dev);
-    if (getenv("GG_XCORR_TRACE")) {
-        struct timespec e;
-        clock_gettime(CLOCK_REALTIME, &e);
-        const double done = wall() - t_main;
-        fprintf(stderr, "gdal_xcorr trace: device started at %.3f s, ready at %.3f s (%.3f s); "
-                        "main done at %.3f s; epoch main entry %.4f exit %.4f\n",
-                dev.t0 ? dev.t0 - t_main : 0.0, dev.t1 ? dev.t1 - t_main : 0.0, dev.t1 - dev.t0,
-                done, (double)e.tv_sec + 1e-9 * (double)e.tv_nsec - done,
-                (double)e.tv_sec + 1e-9 * (double)e.tv_nsec);
-    }
-    return rc;
+    return gg_xcorr_gmtsar_run(argc, argv, &dev);
 }
 
 static int gg_xcorr_gmtsar_run(int argc, char **argv, gm_device_start *dev)
 {
-    const double t_main = wall();
-    const int trace = getenv("GG_XCORR_TRACE") != NULL;
     gg_xcorr_gmtsar_options o = {.nx = 16, .ny = 32, .xsearch = 64, .ysearch = 64,
                                  .range_interp = 2, .interp = 16, .noshift = 0};
     const char *prm[2] = {NULL, NULL}, *device = NULL, *outname = "freq_xcorr.dat";
@@ -287,7 +261,7 @@ static int gg_xcorr_gmtsar_run(int argc, char **argv, gm_device_start *dev)
         const char *a = argv[i];
         int *target = NULL;
         if (EQUAL(a, "--help") || EQUAL(a, "-h"))
-            return gm_fail(dev, NULL, gmtsar_usage(NULL));
+            return gm_fail(dev, gmtsar_usage(NULL));
         if (EQUAL(a, "-nx")) target = &o.nx;
         else if (EQUAL(a, "-ny")) target = &o.ny;
         else if (EQUAL(a, "-xsearch")) target = &o.xsearch;
@@ -297,10 +271,10 @@ static int gg_xcorr_gmtsar_run(int argc, char **argv, gm_device_start *dev)
         if (target) {
             char *end;
             if (i + 1 >= argc)
-                return gm_fail(dev, NULL, gmtsar_usage(CPLSPrintf("%s needs a value", a)));
+                return gm_fail(dev, gmtsar_usage(CPLSPrintf("%s needs a value", a)));
             const long v = strtol(argv[++i], &end, 10);
             if (*end || v < 1 || v > 65536)
-                return gm_fail(dev, NULL, gmtsar_usage(CPLSPrintf(
+                return gm_fail(dev, gmtsar_usage(CPLSPrintf(
                                               "%s must be a positive integer, not '%s'", a, argv[i])));
             *target = (int)v;
         } else if (EQUAL(a, "-norange")) {
@@ -313,69 +287,52 @@ static int gg_xcorr_gmtsar_run(int argc, char **argv, gm_device_start *dev)
             quiet = 1;
         } else if (EQUAL(a, "-device") || EQUAL(a, "-o")) {
             if (i + 1 >= argc)
-                return gm_fail(dev, NULL, gmtsar_usage(CPLSPrintf("%s needs a value", a)));
+                return gm_fail(dev, gmtsar_usage(CPLSPrintf("%s needs a value", a)));
             *(EQUAL(a, "-o") ? &outname : &device) = argv[++i];
         } else if (EQUAL(a, "-freq")) {
             /* the default (and only) correlation mode */
         } else if (a[0] == '-') {
-            return gm_fail(dev, NULL, gmtsar_usage(CPLSPrintf("unknown option %s", a)));
+            return gm_fail(dev, gmtsar_usage(CPLSPrintf("unknown option %s", a)));
         } else if (np < 2) {
             prm[np++] = a;
         } else {
-            return gm_fail(dev, NULL, gmtsar_usage(CPLSPrintf("unexpected argument '%s'", a)));
+            return gm_fail(dev, gmtsar_usage(CPLSPrintf("unexpected argument '%s'", a)));
         }
     }
     (void)device; /* the device thread took it from the raw arguments */
     if (np < 2)
-        return gm_fail(dev, NULL, gmtsar_usage("needs <master.PRM> <aligned.PRM>"));
+        return gm_fail(dev, gmtsar_usage("needs <master.PRM> <aligned.PRM>"));
     if (o.xsearch & (o.xsearch - 1) || o.ysearch & (o.ysearch - 1))
-        return gm_fail(dev, NULL, gmtsar_usage(CPLSPrintf(
+        return gm_fail(dev, gmtsar_usage(CPLSPrintf(
                                       "-xsearch %d and -ysearch %d must be powers of 2", o.xsearch,
                                       o.ysearch)));
     if (gg_app_parse_only)
-        return gm_fail(dev, NULL, 0);
+        return gm_fail(dev, 0);
     gg_xcorr_prm m, al;
     char err[1024];
     if (gg_xcorr_prm_read(prm[0], &m, err, sizeof err) != GG_OK ||
         gg_xcorr_prm_read(prm[1], &al, err, sizeof err) != GG_OK) {
         fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", err);
-        return gm_fail(dev, NULL, 1);
+        return gm_fail(dev, 1);
     }
     if (!al.has_shift && !o.noshift)
         fprintf(stderr, "Warning 1: gdal_xcorr: %s has no rshift/ashift: using 0 (as -noshift)\n",
                 prm[1]);
-    /* GG_XCORR_PREFETCH_MB=n: read the first n MiB of lines while the
-     * device starts.  Off by default: from page cache it gained nothing
-     * measurable on an H100 host (the run's own readers already keep ahead
-     * of the uploads) and cost n MiB of peak memory (bench/RESULTS.md,
-     * 2026-11-21); it is for storage slower than the device start. */
-    const char *pe = getenv("GG_XCORR_PREFETCH_MB");
-    const double pmb = pe ? atof(pe) : 0.0;
-    gg_xcorr_prefetch *pf = NULL;
-    if (pmb > 0)
-        gg_xcorr_gmtsar_prefetch(&m, &al, &o, (size_t)(fmin(pmb, 1048576.0) * 1048576.0), &pf);
-    const double t_prm = wall();
     gg_context *ctx = gm_device_wait(dev);
-    const double t_dev = wall();
     if (!ctx) {
         fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", dev->err);
-        return gm_fail(dev, pf, 1);
+        return gm_fail(dev, 1);
     }
     const char *notice = gg_context_notice(ctx); /* auto fell back to the CPU */
     if (!quiet && *notice)
         fprintf(stderr, "gdal_xcorr: %s\n", strncmp(notice, "geogpu: ", 8) ? notice : notice + 8);
     gg_xcorr_gmtsar_row *rows = NULL;
     int n = 0;
-    gg_xcorr_timing tm;
-    memset(&tm, 0, sizeof tm);
-    gg_status st = gg_xcorr_gmtsar_prefetched(ctx, &m, &al, &o, pf, &rows, &n,
-                                              quiet ? NULL : gm_progress, NULL, trace ? &tm : NULL);
-    const double t_run = wall();
+    gg_status st = gg_xcorr_gmtsar(ctx, &m, &al, &o, &rows, &n, quiet ? NULL : gm_progress, NULL);
     if (st != GG_OK) {
         fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", gg_context_last_error(ctx));
-        return gm_fail(dev, pf, 1);
+        return gm_fail(dev, 1);
     }
-    gg_xcorr_prefetch_free(pf);
     /* temporary name in the destination folder, renamed when complete */
     const char *tmp = CPLSPrintf("%s.tmp%d", outname, (int)getpid());
     char *tmpc = CPLStrdup(tmp);
@@ -396,15 +353,7 @@ static int gg_xcorr_gmtsar_run(int argc, char **argv, gm_device_start *dev)
     }
     CPLFree(tmpc);
     gg_xcorr_free(rows);
-    const double t_write = wall();
     gg_context_destroy(ctx);
-    if (trace)
-        fprintf(stderr,
-                "gdal_xcorr trace: options+PRMs+prefetch start %.3f s, waited for the device "
-                "%.3f s, run %.3f s (read wait %.3f, uploads %.3f, kernels %.3f; %d chunks of %d), "
-                "write %.3f s, context destroy %.3f s\n",
-                t_prm - t_main, t_dev - t_prm, t_run - t_dev, tm.read_wait_s, tm.upload_s,
-                tm.kernel_s, tm.chunks, tm.patches_per_chunk, t_write - t_run, wall() - t_write);
     return ok ? 0 : 1;
 }
 

@@ -16,12 +16,14 @@
  *   5. invalid windows (NaN block, nodata) are nodata, never an abort;
  *   6. bad options are refused with a message;
  *   7. GMTSAR mode: a float64 reference of GMTSAR's algorithm (fixes
- *      included) on every device, one chunk vs one location row per chunk
- *      (wrapping line rings), devices against each other, patches off the
- *      file (corr 0, no abort).
+ *      included) on every device, the planner's chunks vs one location row
+ *      per chunk (wrapping line rings, through the internal
+ *      gg_xcorr_gmtsar_chunked), devices against each other, patches off
+ *      the file (corr 0, no abort).
  *
  * MIT licence. */
 #include "check.h"
+#include "algorithms/coreg/gmtsar_xcorr.h"
 
 #include <complex.h>
 #include <math.h>
@@ -858,19 +860,20 @@ static void write_gmtsar(const char *dir, const char *name, const short *iq, int
     fclose(f);
 }
 
-/* pf_bytes < 0: gg_xcorr_gmtsar; else through a prefetch of that many
- * bytes (gg_xcorr_gmtsar_prefetch; 0 = its default) */
+/* pf_bytes < 0: no prefetch; else through a prefetch of that many bytes
+ * (gg_xcorr_gmtsar_prefetch; 0 = its default).  chunk_rows > 0: that many
+ * location rows per chunk; 0: the planner's. */
 static int run_gmtsar_pf(const char *dev, const char *p1, const char *p2, int nx, int ny, int xs,
-                         int ri, long pf_bytes, gg_xcorr_gmtsar_row **rows);
+                         int ri, long pf_bytes, int chunk_rows, gg_xcorr_gmtsar_row **rows);
 
 static int run_gmtsar(const char *dev, const char *p1, const char *p2, int nx, int ny, int xs,
                       int ri, gg_xcorr_gmtsar_row **rows)
 {
-    return run_gmtsar_pf(dev, p1, p2, nx, ny, xs, ri, -1, rows);
+    return run_gmtsar_pf(dev, p1, p2, nx, ny, xs, ri, -1, 0, rows);
 }
 
 static int run_gmtsar_pf(const char *dev, const char *p1, const char *p2, int nx, int ny, int xs,
-                         int ri, long pf_bytes, gg_xcorr_gmtsar_row **rows)
+                         int ri, long pf_bytes, int chunk_rows, gg_xcorr_gmtsar_row **rows)
 {
     gg_context *ctx = NULL;
     char err[512];
@@ -887,8 +890,13 @@ static int run_gmtsar_pf(const char *dev, const char *p1, const char *p2, int nx
         gg_status st = GG_OK;
         if (pf_bytes >= 0)
             st = gg_xcorr_gmtsar_prefetch(&m, &a, &o, (size_t)pf_bytes, &pf);
-        if (st == GG_OK && gg_xcorr_gmtsar_prefetched(ctx, &m, &a, &o, pf, rows, &n, NULL, NULL,
-                                                      NULL) == GG_OK && n == nx * ny)
+        if (st == GG_OK &&
+            (chunk_rows > 0
+                 ? gg_xcorr_gmtsar_chunked(ctx, &m, &a, &o, pf, chunk_rows, rows, &n, NULL, NULL,
+                                           NULL)
+                 : gg_xcorr_gmtsar_prefetched(ctx, &m, &a, &o, pf, rows, &n, NULL, NULL, NULL)) ==
+                GG_OK &&
+            n == nx * ny)
             rc = 0;
         else if (st != GG_OK)
             fprintf(stderr, "%s: gmtsar prefetch failed (%d)\n", dev, (int)st);
@@ -961,19 +969,30 @@ static void test_gmtsar(char devs[][32], int nd)
         CHECK(fabs(mx[nx * ny / 2] - 2.3) < 0.1 && fabs(my[nx * ny / 2] + 1.6) < 0.15,
               "%s: median gmtsar offsets %.3f %.3f, truth 2.3 -1.6", devs[d], mx[nx * ny / 2],
               my[nx * ny / 2]);
-        /* several chunks: rings of fewer lines than the file, wrapping */
-        setenv("GG_XCORR_CHUNK_ROWS", "1", 1);
-        if (run_gmtsar(devs[d], p1, p2, nx, ny, xs, ri, &rc) == 0) {
-            double md = 0;
-            for (int i = 0; i < nx * ny; i++)
-                md = fmax(md, fmax(fabs(rc[i].xoff - r[i].xoff), fmax(fabs(rc[i].yoff - r[i].yoff),
-                                                                      fabs(rc[i].corr - r[i].corr) / 100)));
-            CHECK(md <= 1e-4, "%s: one row per chunk differs from one chunk by %.2e", devs[d], md);
-        } else {
-            CHECK(0, "%s: gmtsar run, one row per chunk", devs[d]);
+        /* one location row per chunk (rings of fewer lines than the file,
+         * wrapping) and all rows in one chunk, against the planner's chunks */
+        for (int k = 0; k < 2; k++) {
+            gg_xcorr_gmtsar_row *rk = NULL;
+            const int rows_per_chunk = k ? ny : 1;
+            if (run_gmtsar_pf(devs[d], p1, p2, nx, ny, xs, ri, -1, rows_per_chunk, &rk) == 0) {
+                double md = 0;
+                for (int i = 0; i < nx * ny; i++)
+                    md = fmax(md, fmax(fabs(rk[i].xoff - r[i].xoff),
+                                       fmax(fabs(rk[i].yoff - r[i].yoff),
+                                            fabs(rk[i].corr - r[i].corr) / 100)));
+                CHECK(md <= 1e-4, "%s: %d rows per chunk differ from the planner's chunks by %.2e",
+                      devs[d], rows_per_chunk, md);
+            } else {
+                CHECK(0, "%s: gmtsar run, %d rows per chunk", devs[d], rows_per_chunk);
+            }
+            if (k)
+                gg_xcorr_free(rk);
+            else
+                rc = rk;
         }
-        /* patches running off the end of the aligned file: corr 0, no abort */
-        if (run_gmtsar(devs[d], p1, p3, nx, ny, xs, ri, &rf) == 0) {
+        /* patches running off the end of the aligned file (one row per
+         * chunk): corr 0, no abort */
+        if (run_gmtsar_pf(devs[d], p1, p3, nx, ny, xs, ri, -1, 1, &rf) == 0) {
             int zero = 0;
             for (int i = 0; i < nx * ny; i++)
                 zero += rf[i].corr == 0;
@@ -981,15 +1000,12 @@ static void test_gmtsar(char devs[][32], int nd)
         } else {
             CHECK(0, "%s: gmtsar run off the file", devs[d]);
         }
-        unsetenv("GG_XCORR_CHUNK_ROWS");
         /* start-up prefetch (all lines; only the first rows' lines, with one
          * row per chunk so that later chunks read the rest): the same rows */
         for (int k = 0; k < 2; k++) {
             gg_xcorr_gmtsar_row *rp = NULL;
-            if (k)
-                setenv("GG_XCORR_CHUNK_ROWS", "1", 1);
             const long bytes = k ? 2L * 4 * W * (4 * xs + 10) : 0;
-            if (run_gmtsar_pf(devs[d], p1, p2, nx, ny, xs, ri, bytes, &rp) == 0) {
+            if (run_gmtsar_pf(devs[d], p1, p2, nx, ny, xs, ri, bytes, k, &rp) == 0) {
                 double md = 0;
                 const gg_xcorr_gmtsar_row *base = k ? rc : r;
                 for (int i = 0; base && i < nx * ny; i++)
@@ -1002,7 +1018,6 @@ static void test_gmtsar(char devs[][32], int nd)
                 CHECK(0, "%s: gmtsar run with a prefetch of %ld bytes", devs[d], bytes);
             }
             gg_xcorr_free(rp);
-            unsetenv("GG_XCORR_CHUNK_ROWS");
         }
         if (!first) {
             first = r;
