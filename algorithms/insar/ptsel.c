@@ -55,7 +55,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 typedef struct {
     int window;
@@ -306,33 +305,6 @@ static void ps_source_window(const gg_op *op, const gg_window *d, gg_window *src
     src->height = d->height + 2 * g;
 }
 
-/* GG_PTSEL_PROFILE=1 (benchmarks only): each strip waits for the device
- * after every phase and prints one line to stderr with the phase times
- * (ms) and its start/end on CLOCK_MONOTONIC, for a per-device timeline
- * (bench/bench_ptsel.c -timeline).  The waits cost a little overlap;
- * results are unchanged. */
-static double prof_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-typedef struct {
-    int on, chunk;
-    double t0, last, ms[5]; /* upload, norm, arcs (passes 1-2), finish(+filter), download */
-} prof;
-
-static void prof_mark(gg_context *ctx, prof *pf, int phase)
-{
-    if (!pf->on)
-        return;
-    (void)gg_rt_finish(ctx);
-    const double t = prof_now();
-    pf->ms[phase] += 1e3 * (t - pf->last);
-    pf->last = t;
-}
-
 /* Bands per filter launch: grid rows (the tau window's rows per band) up
  * to 65535. */
 static int filter_group(int nbands, int rows)
@@ -434,7 +406,7 @@ static gg_status ps_upload(gg_context *ctx, gg_op *op, const gg_tile *src, int n
  * in the device buffers of `set` (out_slot).  src: nsrc band tiles, or
  * (interleaved) one tile of nsrc samples a pixel. */
 static gg_status ps_enqueue(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
-                            int interleaved, const gg_tile *d0, int set, prof *pf)
+                            int interleaved, const gg_tile *d0, int set)
 {
     const ps_state *s = op->state;
     gg_window dw, tw, need;
@@ -451,7 +423,6 @@ static gg_status ps_enqueue(gg_context *ctx, gg_op *op, const gg_tile *src, int 
         st = ps_upload(ctx, op, src, nsrc, interleaved, d0, plane, set, bz, &bil, &bflags);
     if (st != GG_OK)
         return st;
-    prof_mark(ctx, pf, 0);
     gg_ptsel_norm_params pn = {.nbands = nsrc,
                                .has_nodata = op->src_has_nodata,
                                .nodata = (float)op->src_nodata};
@@ -462,7 +433,6 @@ static gg_status ps_enqueue(gg_context *ctx, gg_op *op, const gg_tile *src, int 
                                     nb, 2);
     if (st == GG_OK && set >= 0)
         st = gg_rt_mark(ctx, MARK_IN_FREE(set));
-    prof_mark(ctx, pf, 1);
 
     /* planes of the tau window: tau_max, [best_dx, best_dy], [weights] */
     const int nfloat = s->offsets ? 3 : 1;
@@ -518,7 +488,6 @@ static gg_status ps_enqueue(gg_context *ctx, gg_op *op, const gg_tile *src, int 
                GG_ERR_NOMEM &&
            chunk > 1)
         chunk /= 2;
-    pf->chunk = chunk;
     if (st == GG_OK)
         st = gg_rt_scratch(ctx, SL_BEST, 2 * tnp * 4, &bbest);
     if (st == GG_OK) /* (tau_max, index) = (-1, past every index) */
@@ -534,7 +503,6 @@ static gg_status ps_enqueue(gg_context *ctx, gg_op *op, const gg_tile *src, int 
         if (st == GG_OK)
             st = gg_rt_launch(ctx, GG_K_PTSEL_ARCMAX, tw.width, tw.height, &p, sizeof p, mb, 2);
     }
-    prof_mark(ctx, pf, 2);
     gg_buffer *kb[3] = {bbest, bout, bmask};
     if (st == GG_OK)
         st = gg_rt_launch(ctx, GG_K_PTSEL_FINISH, tw.width, tw.height, &p, sizeof p, kb, 3);
@@ -571,7 +539,6 @@ static gg_status ps_enqueue(gg_context *ctx, gg_op *op, const gg_tile *src, int 
     }
     if (st == GG_OK && set >= 0)
         st = gg_rt_mark(ctx, MARK_DONE(set));
-    prof_mark(ctx, pf, 3);
     return st;
 }
 
@@ -610,35 +577,12 @@ static gg_status ps_fetch(gg_context *ctx, gg_op *op, gg_tile *dst, int ndst, in
     return st;
 }
 
-static void prof_print(gg_context *ctx, const prof *pf, const gg_tile *d0)
-{
-    fprintf(stderr,
-            "ptsel-profile %s rows %d+%d chunk %d: upload %.2f norm %.2f arcs %.2f finish "
-            "%.2f download %.2f ms; t %.6f %.6f\n",
-            gg_context_device_name(ctx), d0->y0, d0->height, pf->chunk, pf->ms[0], pf->ms[1],
-            pf->ms[2], pf->ms[3], pf->ms[4], pf->t0, pf->last);
-}
-
-static void prof_start(prof *pf)
-{
-    const char *e = getenv("GG_PTSEL_PROFILE");
-    pf->on = e && *e && *e != '0';
-    if (pf->on)
-        pf->t0 = pf->last = prof_now();
-}
-
 static gg_status ps_run(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc, int interleaved,
                         gg_tile *dst, int ndst)
 {
-    prof pf = {0};
-    prof_start(&pf);
-    gg_status st = ps_enqueue(ctx, op, src, nsrc, interleaved, &dst[0], -1, &pf);
+    gg_status st = ps_enqueue(ctx, op, src, nsrc, interleaved, &dst[0], -1);
     if (st == GG_OK)
         st = ps_fetch(ctx, op, dst, ndst, -1);
-    if (pf.on && st == GG_OK) {
-        prof_mark(ctx, &pf, 4);
-        prof_print(ctx, &pf, &dst[0]);
-    }
     return st;
 }
 
@@ -654,18 +598,11 @@ static gg_status ps_run_stack_interleaved(gg_context *ctx, gg_op *op, const gg_t
     return ps_run(ctx, op, src, nsrc, 1, dst, ndst);
 }
 
-/* GG_PTSEL_PROFILE=1 waits after every phase, so an asynchronous run
- * profiled overlaps nothing; its download is not timed. */
 static gg_status ps_enqueue_stack(gg_context *ctx, gg_op *op, const gg_tile *src, int nsrc,
                                   int interleaved, const gg_tile *dst, int ndst, int set)
 {
     (void)ndst;
-    prof pf = {0};
-    prof_start(&pf);
-    const gg_status st = ps_enqueue(ctx, op, src, nsrc, interleaved, &dst[0], set, &pf);
-    if (pf.on && st == GG_OK)
-        prof_print(ctx, &pf, &dst[0]);
-    return st;
+    return ps_enqueue(ctx, op, src, nsrc, interleaved, &dst[0], set);
 }
 
 static gg_status ps_fetch_stack(gg_context *ctx, gg_op *op, gg_tile *dst, int ndst, int set)

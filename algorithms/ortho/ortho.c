@@ -18,7 +18,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct gg_ortho_session {
     gg_context *ctx;
@@ -35,9 +34,7 @@ struct gg_ortho_session {
      * whose nodata and fill values are in the coefficient buffer */
     int nbands, bands_set;
     double src_nodata, dst_init; /* the options' */
-    int timing;                /* GG_ORTHO_TIMING set: finish after each step */
-    double t_up, t_kernel, t_down, t_put;
-    long long pixels;
+    long long pixels;          /* computed (gg_ortho_session_times) */
     /* queued blocks (gg_ortho_session_queue_resident): slot (head + i) % 2
      * holds the i-th oldest; each slot has its own device output, grid and
      * miss flag, so a block's kernel runs while the one before downloads */
@@ -58,13 +55,6 @@ struct gg_ortho_session {
  * kernels, which its download waits for. */
 #define MARK_UP 0
 #define MARK_RUN(slot) (1 + (slot))
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 static int type_ok(gg_ortho_type t)
 {
@@ -186,7 +176,6 @@ gg_status gg_ortho_session_create(gg_context *ctx, const gg_ortho_rpc *rpc,
     if (!s)
         return gg_rt_fail(ctx, GG_ERR_NOMEM, "ortho: out of memory");
     s->ctx = ctx;
-    s->timing = getenv("GG_ORTHO_TIMING") != NULL;
     double coef[GG_ORTHO_NCOEF];
     fill_model(rpc, &s->base, coef);
     fill_height(dem, opt, &s->base);
@@ -353,7 +342,7 @@ static gg_status check_block(gg_ortho_session *s, const gg_ortho_grid *grid, voi
  * miss flag; p carries the window, srcbuf holds it. */
 static gg_status run_block(gg_ortho_session *s, gg_ortho_params p, gg_buffer *srcbuf,
                            const gg_ortho_grid *grid, void *dst, gg_ortho_type dst_type, int width,
-                           int height, size_t dst_stride, int *missed, double t0)
+                           int height, size_t dst_stride, int *missed)
 {
     gg_context *ctx = s->ctx;
     p.grid_nx = grid->nx;
@@ -379,23 +368,10 @@ static gg_status run_block(gg_ortho_session *s, gg_ortho_params p, gg_buffer *sr
     if (st != GG_OK)
         return st;
     gg_buffer *bufs[6] = {srcbuf, s->dst, s->grid, s->dem, s->coef, s->flag};
-    if (s->timing) {
-        /* the copies above are blocking; the kernel is timed to its end */
-        const double t1 = now_s();
-        s->t_up += t1 - t0;
-        t0 = t1;
-    }
     st = gg_rt_launch(ctx, GG_K_ORTHO, width, height, &p, sizeof p, bufs, 6);
-    if (st == GG_OK && s->timing)
-        st = gg_rt_finish(ctx);
     if (st != GG_OK)
         return st;
-    if (s->timing) {
-        const double t1 = now_s();
-        s->t_kernel += t1 - t0;
-        t0 = t1;
-        s->pixels += (long long)width * height;
-    }
+    s->pixels += (long long)width * height;
     gg_tile out = {dst, GG_BYTE, (int)(width * dsz), height, dst_stride * dsz, 0, 0};
     st = gg_rt_read_tile(ctx, s->dst, 0, 0, &out);
     if (st != GG_OK)
@@ -405,8 +381,6 @@ static gg_status run_block(gg_ortho_session *s, gg_ortho_params p, gg_buffer *sr
     if (st != GG_OK)
         return st;
     *missed = flag[0] != 0;
-    if (s->timing)
-        s->t_down += now_s() - t0;
     return GG_OK;
 }
 
@@ -457,7 +431,6 @@ static gg_status run_window(gg_ortho_session *s, const gg_ortho_grid *grid,
     st = ensure(s, &s->src, &s->src_cap, src_bytes);
     if (st != GG_OK)
         return st;
-    const double t0 = s->timing ? now_s() : 0.0;
     if (src_bytes > 0) {
         /* the planes are contiguous: one tile of nbands * height rows */
         gg_tile t = {(void *)src->data, GG_BYTE, (int)(src->width * ssz), (int)rows,
@@ -472,8 +445,7 @@ static gg_status run_window(gg_ortho_session *s, const gg_ortho_grid *grid,
         band_params(s, &pk, k, src->height);
         int m = 0;
         char *out = (char *)dst + (size_t)k * dst_plane * type_size(dst_type);
-        const double tk = k == 0 ? t0 : (s->timing ? now_s() : 0.0);
-        st = run_block(s, pk, s->src, grid, out, dst_type, width, height, dst_stride, &m, tk);
+        st = run_block(s, pk, s->src, grid, out, dst_type, width, height, dst_stride, &m);
         if (st != GG_OK)
             return st;
         *missed |= m;
@@ -541,7 +513,6 @@ static gg_status put_rows(gg_ortho_session *s, int band, int y0, int rows, const
     const size_t ssz = type_size(s->image_type);
     const size_t row = (size_t)s->image_w * ssz;
     const size_t offset = ((size_t)band * (size_t)s->image_h + (size_t)y0) * row;
-    const double t0 = s->timing ? now_s() : 0.0;
     gg_tile t = {(void *)data, GG_BYTE, (int)row, rows, stride * ssz, 0, 0};
     gg_status st;
     if (queued) {
@@ -550,8 +521,6 @@ static gg_status put_rows(gg_ortho_session *s, int band, int y0, int rows, const
     } else {
         st = gg_rt_write_tile(s->ctx, s->image, offset, row, &t);
     }
-    if (s->timing)
-        s->t_put += now_s() - t0;
     return st;
 }
 
@@ -622,8 +591,7 @@ gg_status gg_ortho_session_run_resident(gg_ortho_session *s, const gg_ortho_grid
         return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: band %d, the session has %d", band,
                           s->nbands);
     resident_band(s, &p, band);
-    const double t0 = s->timing ? now_s() : 0.0;
-    return run_block(s, p, s->image, grid, dst, dst_type, width, height, dst_stride, missed, t0);
+    return run_block(s, p, s->image, grid, dst, dst_type, width, height, dst_stride, missed);
 }
 
 gg_status gg_ortho_session_queue_resident(gg_ortho_session *s, const gg_ortho_grid *grid,
@@ -648,7 +616,6 @@ gg_status gg_ortho_session_queue_resident(gg_ortho_session *s, const gg_ortho_gr
                           s->nbands);
     if (nbands > 1 && dst_plane < (size_t)height * dst_stride)
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: bad output plane size");
-    const double t0 = s->timing ? now_s() : 0.0;
     const int slot = (s->qhead + s->nq) % GG_ORTHO_QUEUED;
     const size_t plane = (size_t)width * (size_t)height * type_size(dst_type);
     const size_t grid_bytes =
@@ -696,10 +663,7 @@ gg_status gg_ortho_session_queue_resident(gg_ortho_session *s, const gg_ortho_gr
     }
     s->q[slot] = (struct queued){dst, dst_type, width, height, nbands, dst_stride, dst_plane};
     s->nq++;
-    if (s->timing) {
-        s->t_up += now_s() - t0;
-        s->pixels += (long long)width * height * nbands;
-    }
+    s->pixels += (long long)width * height * nbands;
     return GG_OK;
 }
 
@@ -710,7 +674,6 @@ gg_status gg_ortho_session_wait(gg_ortho_session *s, int *missed)
     *missed = 0;
     if (s->nq == 0)
         return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: no block queued");
-    const double t0 = s->timing ? now_s() : 0.0;
     const int slot = s->qhead;
     const struct queued *q = &s->q[slot];
     s->qhead = (s->qhead + 1) % GG_ORTHO_QUEUED;
@@ -730,8 +693,6 @@ gg_status gg_ortho_session_wait(gg_ortho_session *s, int *missed)
         st = gg_rt_read_tile_after(s->ctx, s->qflag[slot], 0, 0, &ft, MARK_RUN(slot));
     if (st == GG_OK)
         *missed = flag[0] != 0;
-    if (s->timing)
-        s->t_down += now_s() - t0;
     return st;
 }
 
@@ -742,12 +703,15 @@ gg_status gg_ortho_session_flush(gg_ortho_session *s)
     return gg_rt_finish(s->ctx);
 }
 
+/* The session no longer times its steps (that made it finish the device
+ * after each one; benchmarks measure from outside): the seconds are 0, the
+ * pixels those computed.  Kept while include/geogpu.h declares it. */
 void gg_ortho_session_times(const gg_ortho_session *s, double *upload_s, double *kernel_s,
                             double *download_s, long long *pixels)
 {
-    *upload_s = s ? s->t_up + s->t_put : 0;
-    *kernel_s = s ? s->t_kernel : 0;
-    *download_s = s ? s->t_down : 0;
+    *upload_s = 0;
+    *kernel_s = 0;
+    *download_s = 0;
     *pixels = s ? s->pixels : 0;
 }
 
