@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -374,13 +375,11 @@ class _CudaLabelled:
         return self.ctx.host_buffer(n)
 
 
-def test_pinned_buffer_choice(monkeypatch):
+def test_pinned_buffer_choice():
     """pin asks for a page-locked buffer on a CUDA context only; one a
-    worker holds is used by later tasks that did not ask; GG_DIST_PINNED
-    forces (1) or forbids (0)."""
+    worker holds is used by later tasks that did not ask; a mapped one is
+    replaced when a task asks for page-locked memory."""
     import mmap
-    monkeypatch.delenv("GG_DIST_REUSE_BUFFERS", raising=False)
-    monkeypatch.delenv("GG_DIST_PINNED", raising=False)
     from geogpu.device import Context
     cuda, cpu = _CudaLabelled(), Context("cpu")
 
@@ -397,33 +396,24 @@ def test_pinned_buffer_choice(monkeypatch):
     assert kind("pin-b") == "pinned" and c.ctypes.data == b.ctypes.data
     c[:] = 7
     assert (b == 7).all()
-    monkeypatch.setenv("GG_DIST_PINNED", "0")
-    gd.reads._buffer("pin-b", (20, 10), "float32", ctx=cuda, pin=True)
-    assert kind("pin-b") == "mapped"
-    monkeypatch.setenv("GG_DIST_PINNED", "1")
-    gd.reads._buffer("pin-b", (20, 10), "float32", ctx=cuda)
-    assert kind("pin-b") == "pinned"
+    d = gd.reads._buffer("pin-b", (20, 10), "float32", ctx=cuda, pin=True)  # asked again: kept
+    assert kind("pin-b") == "pinned" and d.ctypes.data == b.ctypes.data
     for slot in ("pin-a", "pin-b"):
         gd.reads._local.buffers.pop(slot)
 
 
-def test_reader_threads_setting(monkeypatch):
-    """GG_READERS (the GG driver's name) sets a tile task's reader threads;
-    GG_DIST_READERS, the former name, counts when GG_READERS is not set."""
-    monkeypatch.delenv("GG_READERS", raising=False)
-    monkeypatch.setenv("GG_DIST_READERS", "4")
-    assert gd.reads._readers() == 4
-    monkeypatch.setenv("GG_READERS", "5")
-    assert gd.reads._readers() == 5
-    monkeypatch.delenv("GG_DIST_READERS")
-    monkeypatch.setenv("GG_READERS", "2")
-    assert gd.reads._readers() == 2 and gd.reads._readers(first=True) == 2
-    # unset: half the processors (1 to 8); a task's first read all of them (1 to 16)
-    monkeypatch.delenv("GG_READERS")
-    monkeypatch.setenv("OMP_NUM_THREADS", "12")
-    cpus = min(12, len(os.sched_getaffinity(0)))
-    assert gd.reads._readers() == max(1, min(8, cpus // 2))
-    assert gd.reads._readers(first=True) == max(1, min(16, cpus))
+def test_reader_threads(monkeypatch):
+    """A tile task's reader threads: half the worker's processors (its
+    OpenMP threads, or those it may run on), 1 to 8; a task's first read
+    all of them (1 to 16)."""
+    mine = len(os.sched_getaffinity(0))
+    for omp in ("1", "2", "12", "40"):
+        monkeypatch.setenv("OMP_NUM_THREADS", omp)
+        cpus = min(int(omp), mine)
+        assert gd.reads._readers() == max(1, min(8, cpus // 2)), omp
+        assert gd.reads._readers(first=True) == max(1, min(16, cpus)), omp
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert gd.reads._readers() == max(1, min(8, mine // 2))
 
 
 def test_reads_cut_among_kept_threads(tmp_path):
@@ -469,11 +459,9 @@ def test_cleanup_removes_only_this_batchs_attempts(tmp_path):
                                                        "tmp-t_0002-dddd"]
 
 
-def test_reused_buffers(monkeypatch):
+def test_reused_buffers():
     """A slot's memory is reused while the request fits (reserve included),
-    mapped anew when it does not; another thread has its own; with
-    GG_DIST_REUSE_BUFFERS=0 every request is a fresh array."""
-    monkeypatch.delenv("GG_DIST_REUSE_BUFFERS", raising=False)
+    mapped anew when it does not; another thread has its own."""
     a = gd.reads._buffer("test", (10, 20), "float32")
     b = gd.reads._buffer("test", (5, 8), "float32")
     assert b.ctypes.data == a.ctypes.data and b.shape == (5, 8) and b.dtype == np.float32
@@ -494,9 +482,6 @@ def test_reused_buffers(monkeypatch):
     t.start()
     t.join()
     assert other[0].ctypes.data != c.ctypes.data
-    monkeypatch.setenv("GG_DIST_REUSE_BUFFERS", "0")
-    f = gd.reads._buffer("test", (5, 8), "float32")
-    assert f.ctypes.data != c.ctypes.data
 
 
 def test_read_window_threads(data):
@@ -610,18 +595,22 @@ def test_file_rows_only_where_gdal_would_read_the_same(data, tmp_path, why, opti
     assert gd.reads._file_rows(str(data["stack"]), False) is None  # Float32 wanted, CFloat32 there
 
 
-def test_tiled_ptsel_file_rows_and_gdal_reads_identical(client, data, ptsel_ref, tmp_path,
-                                                        monkeypatch):
+def band_interleaved(data, folder):
+    """A band-interleaved copy of the PtSel stack: the same pixels, which
+    the tile tasks cannot read as they lie, so they read them through
+    GDAL."""
+    path = Path(folder) / "band.tif"
+    if not path.exists():
+        gdal.Translate(str(path), str(data["stack"]), creationOptions=["INTERLEAVE=BAND"])
+    return path
+
+
+def test_tiled_ptsel_file_rows_and_gdal_reads_identical(client, data, ptsel_ref, tmp_path):
     """The tile tasks read the stack as it lies in the file and sort its
-    bands on the device; with GG_DIST_RAW=0 they read through GDAL; a
-    band-interleaved copy of the stack goes through GDAL by itself.  The
-    three mosaics are gdal_ptsel's output."""
+    bands on the device; a band-interleaved copy of the stack goes through
+    GDAL.  Both mosaics are gdal_ptsel's output."""
     runs = {}
-    band_stack = tmp_path / "band.tif"
-    gdal.Translate(str(band_stack), str(data["stack"]), creationOptions=["INTERLEAVE=BAND"])
-    for label, stack, env in [("rows", data["stack"], "1"), ("gdal", data["stack"], "0"),
-                              ("band", band_stack, "1")]:
-        monkeypatch.setenv("GG_DIST_RAW", env)
+    for label, stack in [("rows", data["stack"]), ("band", band_interleaved(data, tmp_path))]:
         out = tmp_path / label
         out.mkdir()
         b = gd.tile_batch(client, "ptsel", [stack], out / "ps.vrt", tile=(64, 50), **PTSEL_OPTS)
@@ -629,7 +618,7 @@ def test_tiled_ptsel_file_rows_and_gdal_reads_identical(client, data, ptsel_ref,
         runs[label] = {r.reader for r in b.done}
         for n in PTSEL_BANDS:
             assert_same_raster(out / f"ps_{n}.vrt", ptsel_ref / f"ps_{n}.tif", f"{label} {n}")
-    assert runs == {"rows": {"file rows"}, "gdal": {"gdal"}, "band": {"gdal"}}
+    assert runs == {"rows": {"file rows"}, "band": {"gdal"}}
 
 
 # ------------------------------------------------------------ scene batches
@@ -908,17 +897,6 @@ def test_ortho_in_process_twice_same_workers(client, data, ortho_ref, tmp_path):
     assert worker_pids(client) == pids
 
 
-def test_ortho_subprocess_forced_by_environment(client, data, ortho_ref, tmp_path, monkeypatch):
-    """GG_DIST_SUBPROCESS=1 in the client picks child processes by default."""
-    monkeypatch.setenv("GG_DIST_SUBPROCESS", "1")
-    out = tmp_path / "forced"
-    out.mkdir()
-    b = gd.ortho_batch(client, data["scenes"][:2], out, data["ortho_args"])
-    assert b.ok and {r.runner for r in b.done} == {"subprocess"}
-    for s in data["scenes"][:2]:
-        assert (out / (s.stem + ".tif")).read_bytes() == (ortho_ref / (s.stem + ".tif")).read_bytes()
-
-
 def test_ortho_entry_point_twice_one_context(data, ortho_ref, tmp_path):
     """gg_ortho_run called in this process (as a worker calls it) on one
     context, again and again: the files of gdal_ortho itself, single-scene
@@ -1034,49 +1012,42 @@ def test_tiled_ptsel_identical(client, data, ptsel_ref):
         assert_same_raster(out / f"ps_{n}.tif", ptsel_ref / f"ps_{n}.tif", f"GTiff {n}")
 
 
-def test_tile_task_timeline(data, ptsel_ref, tmp_path):
-    """GG_DIST_TIMELINE: each tile task writes its events (every piece read,
-    given to the device and collected, every tile written) in the order
-    they happened; the mosaic is still gdal_ptsel's output."""
-    out, tl = tmp_path / "tl_out", tmp_path / "timeline"
-    out.mkdir()
-    tl.mkdir()
-    with gd.open_client(n_workers=2, threads=1, env={"GG_DIST_TIMELINE": str(tl)},
-                        local_directory=tmp_path / "scratch") as c:
-        b = gd.tile_batch(c, "ptsel", [data["stack"]], out / "ps.vrt", tile=(50, 130),
-                          per_task="auto", **PTSEL_OPTS)
-    assert b.ok and len(b.done) == 3, b.failed  # 150x130: tasks of 2 tiles and 1
-    files = sorted(tl.glob("*.json"))
-    assert len(files) == 2, files  # one task a worker
-    tiles = 0
-    for f in files:
-        t = json.loads(f.read_text())
-        names = [e[0] for e in t["events"]]
-        times = [e[1] for e in t["events"]]
-        assert times == sorted(times) and times[0] >= 0, t
-        tiles += sum(1 for n in names if n.startswith("written "))
-        # the first tile comes in 3 pieces (_pieces): each read, given, collected
-        for p in range(3):
-            for what in ("read", "read done", "given", "collected"):
-                assert f"{what} {p}" in names, (what, p, names)
-            assert names.index(f"read done {p}") < names.index(f"given {p}")
-            assert names.index(f"given {p}") < names.index(f"collected {p}")
-    assert tiles == 3
-    for n in PTSEL_BANDS:
-        assert_same_raster(out / f"ps_{n}.vrt", ptsel_ref / f"ps_{n}.tif", n)
+def late_results(seconds):
+    """Run on each worker (client.run): its tile tasks return their results
+    ``seconds`` after their work is done and committed."""
+    from geogpu.distributed import tile_tasks
+    run = tile_tasks._run_tiles
+
+    def lagging(*args, **kwargs):
+        r = run(*args, **kwargs)
+        time.sleep(seconds)
+        return r
+
+    tile_tasks._run_tiles = lagging
+
+
+def fixed_readers(n):
+    """Run on each worker (client.run): its tile tasks read every window
+    with n threads."""
+    from geogpu.distributed import reads, tile_tasks
+
+    def readers(first=False):
+        return n
+
+    reads._readers = tile_tasks._readers = readers
 
 
 def test_batch_over_when_every_output_is_committed(data, ptsel_ref, tmp_path):
     """A batch is over once every output's marker is committed, without
     waiting for the tasks' results to reach the client (here they lag by
-    GG_DIST_LATE_RESULT_S): the records come from the markers (worker,
+    20 s, late_results): the records come from the markers (worker,
     phases, how each tile was read), the spans from the markers' times, the
     progress reaches the total, and the mosaic is gdal_ptsel's output."""
     out = tmp_path / "late"
     out.mkdir()
     seen = []
-    with gd.open_client(n_workers=2, threads=1, env={"GG_DIST_LATE_RESULT_S": "20"},
-                        local_directory=tmp_path / "scratch") as c:
+    with gd.open_client(n_workers=2, threads=1, local_directory=tmp_path / "scratch") as c:
+        c.run(late_results, 20)
         b = gd.tile_batch(c, "ptsel", [data["stack"]], out / "ps.vrt", tile=(75, 65),
                           per_task="auto", progress=lambda k, n: seen.append((k, n)),
                           **PTSEL_OPTS)
@@ -1098,9 +1069,10 @@ def test_tiled_ptsel_threaded_reads_pinned(data, ptsel_ref, tmp_path):
     reserve = the largest window): the mosaic is still gdal_ptsel's output."""
     out = tmp_path / "threaded"
     out.mkdir()
-    with gd.open_client(n_workers=2, threads=1, pin=True, env={"GG_READERS": "3"},
+    with gd.open_client(n_workers=2, threads=1, pin=True,
                         local_directory=tmp_path / "scratch") as c:
-        assert set(c.run(gd.reads._readers).values()) == {3}
+        c.run(fixed_readers, 3)
+        assert set(c.run(lambda: gd.reads._readers()).values()) == {3}
         b = gd.tile_batch(c, "ptsel", [data["stack"]], out / "ps.vrt", tile=(150, 36),
                           **PTSEL_OPTS)
     assert b.ok and len(b.done) == 4, b.failed
@@ -1124,25 +1096,25 @@ def test_tiled_ptsel_worker_killed(victim_client, data, ptsel_ref, tmp_path):
     assert not leftovers(out / "ps.vrt.tiles")
 
 
-@pytest.mark.parametrize("per_task, raw", [("auto", "1"), (3, "1"), (4, "0")])
-def test_tiled_ptsel_several_tiles_per_task(client, data, ptsel_ref, tmp_path, monkeypatch,
-                                           per_task, raw):
+@pytest.mark.parametrize("per_task, raw", [("auto", True), (3, True), (4, False)])
+def test_tiled_ptsel_several_tiles_per_task(client, data, ptsel_ref, tmp_path, per_task, raw):
     """Tasks of several tiles, each reading the next window on a reader
     thread while the current one computes (two buffer slots, whichever way
-    the window is read): gdal_ptsel's output; every tile has its own record
-    and phases; a re-run skips them all."""
-    monkeypatch.setenv("GG_DIST_RAW", raw)
+    the window is read: as it lies, or through GDAL for a band-interleaved
+    stack): gdal_ptsel's output; every tile has its own record and phases;
+    a re-run skips them all."""
+    stack = data["stack"] if raw else band_interleaved(data, tmp_path)
     out = tmp_path / "grouped"
     out.mkdir()
-    b = gd.tile_batch(client, "ptsel", [data["stack"]], out / "ps.vrt", tile=(40, 30),
+    b = gd.tile_batch(client, "ptsel", [stack], out / "ps.vrt", tile=(40, 30),
                       per_task=per_task, **PTSEL_OPTS)
     assert b.ok and len(b.done) == 4 * 5, b.failed  # 150x130 in 40x30 tiles
-    assert {r.reader for r in b.done} == {"file rows" if raw == "1" else "gdal"}
+    assert {r.reader for r in b.done} == {"file rows" if raw else "gdal"}
     assert all(r.phases and r.phases["read_s"] > 0 and r.phases["run"] > 0 for r in b.done)
     for n in PTSEL_BANDS:
         assert_same_raster(out / f"ps_{n}.vrt", ptsel_ref / f"ps_{n}.tif", f"{per_task} {n}")
     assert not leftovers(out / "ps.vrt.tiles")
-    b = gd.tile_batch(client, "ptsel", [data["stack"]], out / "ps.vrt", tile=(40, 30),
+    b = gd.tile_batch(client, "ptsel", [stack], out / "ps.vrt", tile=(40, 30),
                       per_task=per_task, **PTSEL_OPTS)
     assert len(b.skipped) == 20 and not b.done
 
@@ -1181,16 +1153,17 @@ def test_pieces_cover_the_first_tile(data):
     assert [w for _, w, _ in short] == [(0, 100, 75, 30)]
 
 
-@pytest.mark.parametrize("per_task, raw", [(1, "1"), ("auto", "1"), ("auto", "0")])
-def test_tiled_ptsel_first_tile_in_pieces(client, data, ptsel_ref, tmp_path, monkeypatch,
-                                          per_task, raw):
+@pytest.mark.parametrize("per_task, raw", [(1, True), ("auto", True), ("auto", False)])
+def test_tiled_ptsel_first_tile_in_pieces(client, data, ptsel_ref, tmp_path, per_task, raw):
     """Tiles of 100 rows: each task computes its first tile in three pieces
     (the next piece read while one computes) and writes each tile on a
-    writer thread while the next computes.  The mosaic is gdal_ptsel's."""
-    monkeypatch.setenv("GG_DIST_RAW", raw)
-    b = gd.tile_batch(client, "ptsel", [data["stack"]], tmp_path / "ps.vrt", tile=(75, 100),
+    writer thread while the next computes, the stack read as it lies or
+    (band-interleaved) through GDAL.  The mosaic is gdal_ptsel's."""
+    stack = data["stack"] if raw else band_interleaved(data, tmp_path)
+    b = gd.tile_batch(client, "ptsel", [stack], tmp_path / "ps.vrt", tile=(75, 100),
                       per_task=per_task, **PTSEL_OPTS)
     assert b.ok and len(b.done) == 2 * 2, b.failed
+    assert {r.reader for r in b.done} == {"file rows" if raw else "gdal"}
     assert all(r.phases["run"] > 0 and r.phases["write_s"] > 0 for r in b.done)
     for n in PTSEL_BANDS:
         assert_same_raster(tmp_path / f"ps_{n}.vrt", ptsel_ref / f"ps_{n}.tif", f"{per_task} {n}")

@@ -298,9 +298,8 @@ def ortho_batch(client, sources, outdir, args=(), device=None, retries=2, progra
     own completion marker.  Returns a Batch; a failing scene does not stop
     the others.
 
-    in_process: run gdal_ortho inside the worker process (the default; False,
-    or GG_DIST_SUBPROCESS=1 in the client's or a worker's environment, runs
-    it as a child process).  In-process, a task calls gdal_ortho's own entry
+    in_process: run gdal_ortho inside the worker process (True or None, the
+    default; False runs it as a child process).  In-process, a task calls gdal_ortho's own entry
     point, ``gg_ortho_run`` of libgeogpu_gdal (geogpu_gdal.h) next to the
     worker's libgeogpu, with the same command line, on the device context the
     worker keeps for all its tasks (``device.context_for``, started by
@@ -318,7 +317,7 @@ def ortho_batch(client, sources, outdir, args=(), device=None, retries=2, progra
     runs the utility as a child process; ``TaskRecord.runner`` says which
     ran."""
     if in_process is None:
-        in_process = os.environ.get("GG_DIST_SUBPROCESS", "") != "1"
+        in_process = True
     return _batch_of_commands(client, [[s] for s in sources], outdir, args, device, retries,
                               program, ext, progress, "scene", per_task=per_task,
                               in_process=bool(in_process))

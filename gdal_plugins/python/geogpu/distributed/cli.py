@@ -161,7 +161,7 @@ def _parser():
                         "the scenes shared evenly among the workers)")
     o.add_argument("--subprocess", action="store_true",
                    help="run gdal_ortho as a child process per task, not inside the worker on "
-                        "its kept device context (the default; GG_DIST_SUBPROCESS=1 does the same)")
+                        "its kept device context (the default)")
     o.add_argument("sources", nargs="+")
 
     for name, prog in (("insar", "gdal_insar"), ("xcorr", "gdal_xcorr"), ("coreg", "gdal_coreg"),

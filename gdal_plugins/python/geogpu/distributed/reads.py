@@ -57,10 +57,6 @@ def _describe_stack(sources):
 _local = threading.local()
 
 
-def _reuse_buffers():
-    return os.environ.get("GG_DIST_REUSE_BUFFERS", "1") != "0"
-
-
 def _buffers():
     """This thread's reusable host buffers, by slot name (see _buffer)."""
     bufs = getattr(_local, "buffers", None)
@@ -81,28 +77,26 @@ def _buffer(slot, shape, dtype, reserve=0, ctx=None, pin=False, store=None):
     device copies it without staging it through pinned slots, one copy of
     every byte less for the host's memory, which the workers share; a
     page-locked buffer a worker already holds is used by every later task
-    (GG_DIST_PINNED=1 or 0: always, never).  Else an anonymous mapping
-    advised for transparent huge pages (512 times fewer faults the first
-    time).  The arrays are valid until
-    the thread's next task asks for the same slot: tasks of one thread run
-    one after the other.  reserve: elements to map at least (a batch's
-    largest window), so that a worker maps each slot once.  store: the
-    buffers of the task thread when a helper thread reads for it
-    (_buffers() of that thread; default this thread's).
-    GG_DIST_REUSE_BUFFERS=0: plain numpy arrays (for comparison)."""
+    (page-locked tile buffers: bench/RESULTS.md, sessions 17-20).  Else an
+    anonymous mapping advised for transparent huge pages (512 times fewer
+    faults the first time; fresh arrays each task: bench/RESULTS.md, "the
+    cause of the lost efficiency").  The arrays are valid until the
+    thread's next task asks for the same slot: tasks of one thread run one
+    after the other.  reserve: elements to map at least (a batch's largest
+    window), so that a worker maps each slot once.  store: the buffers of
+    the task thread when a helper thread reads for it (_buffers() of that
+    thread; default this thread's)."""
     import numpy as np
     dtype = np.dtype(dtype)
     count = int(np.prod(shape, dtype=np.int64))
-    if not _reuse_buffers():
-        return np.empty(shape, dtype)
     nbytes = max(1, max(count, int(reserve)) * dtype.itemsize)
     bufs = _buffers() if store is None else store
-    env = os.environ.get("GG_DIST_PINNED", "")
-    cuda = ctx is not None and ctx.backend == "cuda"
-    pinned = cuda and (env == "1" or (pin and env != "0"))
+    pinned = pin and ctx is not None and ctx.backend == "cuda"
     m = bufs.get(slot)
+    # a mapped buffer serves a request that is not to be page-locked; a
+    # page-locked one serves every request
     keep = m is not None and len(m) >= count * dtype.itemsize and (
-        (isinstance(m, mmap.mmap) and not pinned) or (not isinstance(m, mmap.mmap) and env != "0"))
+        not isinstance(m, mmap.mmap) or not pinned)
     if not keep:
         old = bufs.pop(slot, None)  # let the old one go before mapping the new one
         if old is not None and not isinstance(old, mmap.mmap):
@@ -123,19 +117,13 @@ def _buffer(slot, shape, dtype, reserve=0, ctx=None, pin=False, store=None):
 
 
 def _readers(first=False):
-    """Threads reading a tile's window: GG_READERS (as for the GG driver's
-    stack reads; GG_DIST_READERS, its former name here, still counts), else
-    half the worker's threads (OMP_NUM_THREADS, or the processors it may
-    run on), 1 to 8.  first: the read a task's device waits for before its
-    first kernel, with nothing else to do meanwhile: all of them, up to 16
-    (a task's first piece is read at the host's pace, not the device's:
-    bench/RESULTS.md, session 21)."""
-    try:
-        env = int(os.environ.get("GG_READERS") or os.environ.get("GG_DIST_READERS") or 0)
-    except ValueError:
-        env = 0
-    if env > 0:
-        return min(64, env)
+    """Threads reading a tile's window: half the worker's threads
+    (OMP_NUM_THREADS, or the processors it may run on), 1 to 8 (8 and 2
+    gave the same 4-GPU batch, 1 was slower: bench/RESULTS.md, session 18).
+    first: the read a task's device waits for before its first kernel, with
+    nothing else to do meanwhile: all of them, up to 16 (a task's first
+    piece is read at the host's pace, not the device's: bench/RESULTS.md,
+    session 21)."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -214,10 +202,6 @@ def _read_window(sources, counts, complex_input, window, readers=None, reserve=0
                      for a, b in zip(cuts, cuts[1:])])
         planes.extend(into)
     return planes
-
-
-def _raw_reads():
-    return os.environ.get("GG_DIST_RAW", "1") != "0"
 
 
 def _file_rows(path, complex_input):

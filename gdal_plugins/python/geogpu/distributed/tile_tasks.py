@@ -1,11 +1,8 @@
 """The tile task, on a worker: pieces read ahead, given to the device and
 collected, each tile written and committed under its own marker."""
 
-import json
-import os
 import shutil
 import time
-from pathlib import Path
 
 from .markers import TaskError, _commit, _complete, _workdir
 from .reads import _buffer, _buffers, _gdal, _read_file_rows, _read_window, _readers
@@ -70,7 +67,7 @@ def _read_tile(spec, prep, ctx, window, slot, store, readers=None):
     through GDAL (a list of band planes).  Returns (that, seconds).
 
     Tile buffers ask to be page-locked (on CUDA workers, whatever the
-    batch; GG_DIST_PINNED=0: pageable): pinning a worker's 450 MB costs
+    batch): pinning a worker's 450 MB costs
     about 0.03 s (the CUDA backend registers huge pages its threads
     faulted in), and a fresh 4-GPU cluster's first batch is no slower
     than with pageable buffers, its later batches faster
@@ -124,13 +121,6 @@ def _pieces(prep, todo):
     return out
 
 
-def _pipelined(prep):
-    """Whether a tile task queues its pieces on the device asynchronously
-    (Prepared.submit_tile; stack ops): GG_DIST_PIPELINE=0 computes each
-    piece before the next is given (for comparison)."""
-    return prep.stack and os.environ.get("GG_DIST_PIPELINE", "1") != "0"
-
-
 def _run_tiles(spec, items):
     """The tiles ``items`` ({name, signature, window}) of a tile batch, in
     order: each reads its input window (halo included), computes it with
@@ -153,7 +143,6 @@ def _run_tiles(spec, items):
     _pin()
     outdir = spec["outdir"]
     wname, _ = _worker_identity()
-    timeline = _Timeline(t0, spec["name"], wname)
     todo = [it for it in items if not _complete(outdir, it["name"], it["signature"])]
     if not todo:
         return {"status": "skipped", "worker": wname, "items": []}
@@ -169,7 +158,11 @@ def _run_tiles(spec, items):
     ctx = context_for(device)
     store = _buffers()
     pieces = _pieces(prep, todo)
-    pipelined = _pipelined(prep)
+    # stack ops queue their pieces on the device asynchronously
+    # (Prepared.submit_tile): every GPU count 9-11 % faster than a
+    # synchronous run per piece (bench/RESULTS.md, session 19); band ops
+    # compute each piece before the next is given
+    pipelined = prep.stack
     # input slots (piece p is read into p % nslots) and output slots (tile k
     # into k % nout): pipelined, tile k - 1 is collected while tile k is in
     # flight and written while tile k + 1 is given to the device
@@ -200,21 +193,18 @@ def _run_tiles(spec, items):
                      "reader": kinds[k]})
 
     def write(k):
-        t = timeline.mark(f"write {k}")
+        t = time.time()
         # the marker tells the client as much as the task's result will
         # (_run_jobs may finish a batch on the markers)
         written = _write_tile(spec, prep.info, todo[k], srcs[k], outs[k], wname, device,
                               time.time() - (t0 if k == 0 else started[k]),
                               {"phases": dict(phases[k]), "reader": kinds[k], "task_started": t0})
-        return written, timeline.mark(f"written {k}") - t
+        return written, time.time() - t
 
     def read(p, slot):
-        timeline.mark(f"read {p}")
         # the first piece: the device waits for it, with nothing to overlap
-        r = _read_tile(spec, prep, ctx, pieces[p][2], slot, store,
-                       _readers(first=True) if p == 0 else None)
-        timeline.mark(f"read done {p}")
-        return r
+        return _read_tile(spec, prep, ctx, pieces[p][2], slot, store,
+                          _readers(first=True) if p == 0 else None)
 
     def collect(q):
         """Piece q's outputs are in place: collect it, and write its tile
@@ -223,7 +213,6 @@ def _run_tiles(spec, items):
         t = time.time()
         if pipelined:
             prep.collect(ctx)
-        timeline.mark(f"collected {q}")
         phases[k]["run"] += time.time() - t
         if q + 1 == len(pieces) or pieces[q + 1][0] != k:
             writing.append((k, writer.submit(write, k)))
@@ -234,8 +223,6 @@ def _run_tiles(spec, items):
             t_read = time.time()
             if started[k] is None:
                 started[k] = t_read
-            if p == 0:
-                timeline.mark("set up")
             if pending is None:
                 data, read_s = read(p, p % nslots)
             else:
@@ -255,7 +242,6 @@ def _run_tiles(spec, items):
                 prep.submit_tile(ctx, data, src, window, piece_outs)
             else:
                 _compute_tile(spec, prep, ctx, data, src, window, piece_outs)
-            timeline.mark(f"given {p}")
             phases[k]["read"] += t_run - t_read
             phases[k]["read_s"] += read_s
             phases[k]["run"] += time.time() - t_run
@@ -276,36 +262,8 @@ def _run_tiles(spec, items):
         if reader is not None:
             reader.shutdown(wait=True)  # a read in flight ends before its buffer is reused
         writer.shutdown(wait=True)
-        timeline.save()
-    late = float(os.environ.get("GG_DIST_LATE_RESULT_S") or 0)  # tests: a result that lags
-    if late > 0:
-        time.sleep(late)
     return {"status": "done", "worker": wname, "device": device, "seconds": time.time() - t0,
             "items": done, "started": t0, "ended": time.time()}
-
-
-class _Timeline:
-    """A tile task's events (read, given to the device, collected, written:
-    seconds since the task began), saved as <GG_DIST_TIMELINE>/<task>-<ms>.json
-    when that folder is set; nothing otherwise.  For finding where a
-    worker's device waits (bench/RESULTS.md)."""
-
-    def __init__(self, t0, name, worker):
-        self.folder = os.environ.get("GG_DIST_TIMELINE")
-        self.t0, self.name, self.worker = t0, name, worker
-        self.events = []
-
-    def mark(self, what):
-        t = time.time()
-        if self.folder:
-            self.events.append((what, round(t - self.t0, 5)))  # list.append: thread-safe
-        return t
-
-    def save(self):
-        if self.folder:
-            path = Path(self.folder) / f"{self.name}-{int(self.t0 * 1000)}.json"
-            path.write_text(json.dumps({"task": self.name, "worker": self.worker,
-                                        "started": self.t0, "events": self.events}))
 
 
 def _tile_outputs(spec, prep, ctx, window, slot):

@@ -11,7 +11,7 @@ from xml.sax.saxutils import escape, quoteattr
 from .batches import TILE_ITEM, _Job, _group_jobs, _local_client, _run_jobs
 from .cluster import _shape
 from .markers import TaskError, _commit, _complete, _inputs_state, _signature, _workdir
-from .reads import _describe_stack, _file_rows, _gdal, _raw_reads
+from .reads import _describe_stack, _file_rows, _gdal
 from .tile_tasks import _band_groups, _tile_group_task, _tile_task, tile_grid
 
 
@@ -138,9 +138,11 @@ def tile_batch(client, op, sources, dst, tile=1024, device=None, retries=2, co=(
     base = {"op": opobj.name, "options": opobj.options, "sources": sources, "counts": counts,
             "complex": is_complex, "nodata": nodata, "geotransform": gt, "size": [W, H],
             "wkt": wkt, "groups": groups, "co": co, "device": device, "outdir": str(tiles_dir)}
-    # a stack read as it lies in its file (GG_DIST_RAW=0: through GDAL)
+    # a stack read as it lies in its file where it lies as the op reads it,
+    # else through GDAL (1.5-1.8 times faster batches: bench/RESULTS.md,
+    # session 17)
     base["rows"] = (_file_rows(sources[0], is_complex)
-                    if prep.stack and len(sources) == 1 and _raw_reads() else None)
+                    if prep.stack and len(sources) == 1 else None)
     state = _inputs_state(sources)
     grid = tile_grid(info.width, info.height, tile)
     # the largest input and output windows, in pixels: each worker then maps
