@@ -39,9 +39,7 @@ environment variables, or ``pin`` (start_cluster(pin=True)) or ``pinK``
 (pin=K: every worker count on the same K shares of the processors, one
 worker measured on what each of K gets): A/B of a worker setting, e.g.
 'pinned:pin' or 'quarter:pin4', or Dask's own
-MALLOC_TRIM_THRESHOLD_=65536 and GG_DIST_REUSE_BUFFERS=0: geogpu.distributed
-as it was before the fix in bench/RESULTS.md "geogpu.distributed: the cause
-of the lost efficiency").
+MALLOC_TRIM_THRESHOLD_=65536).
 --ortho-args: more gdal_ortho options for every ortho batch and its
 single-process reference (after -r cubic -t_srs EPSG:32632 -dem), e.g. a
 coarser output grid, to see how the scaling follows a scene's bytes.
@@ -208,7 +206,7 @@ def main():
                          "subprocess, or both (in-process,subprocess)")
     ap.add_argument("--variants", default="",
                     help="worker environments to compare, ';'-separated, each NAME:K=V,K=V "
-                         "(e.g. 'dask-trim:MALLOC_TRIM_THRESHOLD_=65536,GG_DIST_REUSE_BUFFERS=0');"
+                         "(e.g. 'dask-trim:MALLOC_TRIM_THRESHOLD_=65536');"
                          " the plain cluster always runs first")
     ap.add_argument("--variants-on", default="",
                     help="run the variants only on batches whose name contains one of these "
@@ -355,7 +353,7 @@ def main():
         for label, venv in variants:
             t0 = time.time()
             # a variant's settings hold in this process too (the client
-            # decides some, e.g. GG_DIST_RAW); restored after the variant
+            # decides some); restored after the variant
             saved = {k: os.environ.get(k) for k in venv["env"]}
             os.environ.update(venv["env"])
             with gd.open_client(devices=devices_for(n), threads=threads_for(n),
@@ -372,7 +370,6 @@ def main():
                         continue
                     key = named(key0, label, rep)
                     r = results[key]
-                    # workers' own timing lines (GG_ORTHO_TIMING) follow this on stderr
                     print(f"# batch {key}: {n} worker(s)", file=sys.stderr, flush=True)
                     if key0.startswith("ortho"):
                         out = Path(r["dir"]) / f"run{n}"

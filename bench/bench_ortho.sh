@@ -5,8 +5,8 @@
 #   bench/bench_ortho.sh <build dir> <work dir> [<width> <height> [<batch n> <batch size>]]
 #
 # Inputs come from bench_ortho_make (no GDAL needed there), converted to
-# uncompressed GeoTIFF.  Reports the kernel time (GG_ORTHO_TIMING), the
-# end-to-end wall time of gdal_ortho on CUDA and on the CPU backend, of
+# uncompressed GeoTIFF.  Reports the end-to-end wall time of gdal_ortho on
+# CUDA and on the CPU backend, of
 # `gdalwarp -multi -wo NUM_THREADS=ALL_CPUS -rpc -to RPC_DEM=... -et 0` on
 # the same host and inputs, and gg_compare between the two outputs.
 set -u
@@ -22,7 +22,7 @@ echo "translate scene to GeoTIFF:"; time gdal_translate -q "$D/scene.vrt" "$D/sc
 gdal_translate -q "$D/dem.vrt" "$D/dem.tif"; rm -f "$D/scene.raw"
 ARGS=(-r cubic -t_srs EPSG:32632 -dem "$D/dem.tif")
 for i in 1 2; do
-  echo "gdal_ortho cuda run $i:"; time GG_ORTHO_TIMING=1 $B/bin/gdal_ortho -q -v -device cuda "${ARGS[@]}" "$D/scene.tif" "$D/gpu.tif"
+  echo "gdal_ortho cuda run $i:"; time $B/bin/gdal_ortho -q -v -device cuda "${ARGS[@]}" "$D/scene.tif" "$D/gpu.tif"
 done
 gdalinfo "$D/gpu.tif" | grep "Size is"
 echo "gdalwarp -multi ALL_CPUS:"; time gdalwarp -q -overwrite -multi -wo NUM_THREADS=ALL_CPUS -rpc -to RPC_DEM="$D/dem.tif" -et 0 -r cubic -t_srs EPSG:32632 "$D/scene.tif" "$D/warp.tif"

@@ -6,14 +6,7 @@
 #   bench/bench_ortho_full.sh [<build dir> [<work dir> [all|cpu|short]]]
 #
 # Default build dir build-ortho-cuda, work dir ./bw.  "cpu" also times the
-# CPU backend; "all" also gdalwarp with its default -wm (64 MB chunks);
-# "short" leaves out the windowed-pipeline run.
-# GG_ORTHO_TIMING=1 makes gdal_ortho print where its time goes (process
-# start, GDAL setup, creating the output, uploads, kernel, downloads;
-# readers, device thread, writer; closing and renaming the output).
-# Writers compared: the direct writer (default: pwrite at the strip offsets,
-# GG_ORTHO_WRITERS threads) and GDAL's (GG_ORTHO_WRITER=gdal, the path of
-# the earlier sections); their outputs must have the same pixels.
+# CPU backend; "all" also gdalwarp with its default -wm (64 MB chunks).
 set -u
 nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader; nproc
 B=$(cd "${1:-build-ortho-cuda}" && pwd); D=${2:-$PWD/bw}; ALL=${3:-}
@@ -24,28 +17,9 @@ mkdir -p "$D"; $B/bin/bench_ortho_make "$D" 24516 24576 > /dev/null
 gdal_translate -q "$D/scene.vrt" "$D/scene.tif"; gdal_translate -q "$D/dem.vrt" "$D/dem.tif"; rm -f "$D/scene.raw"
 df -T "$D" | tail -1
 A=(-r cubic -t_srs EPSG:32632 -dem "$D/dem.tif")
-for i in 1 2; do
-  echo "gdal_ortho cuda run $i:"; time GG_ORTHO_TIMING=1 $B/bin/gdal_ortho -q -v -device cuda "${A[@]}" "$D/scene.tif" "$D/gpu.tif"
+for i in 1 2 3 4 5; do
+  echo "gdal_ortho cuda run $i:"; time $B/bin/gdal_ortho -q -device cuda "${A[@]}" "$D/scene.tif" "$D/gpu.tif"
 done
-for i in 3 4 5; do
-  echo "gdal_ortho cuda run $i (no GG_ORTHO_TIMING):"; time $B/bin/gdal_ortho -q -device cuda "${A[@]}" "$D/scene.tif" "$D/gpu.tif"
-done
-for w in 1 8; do
-  echo "gdal_ortho cuda, direct writer with GG_ORTHO_WRITERS=$w:"; time GG_ORTHO_WRITERS=$w $B/bin/gdal_ortho -q -device cuda "${A[@]}" "$D/scene.tif" "$D/gpu.tif"
-done
-echo "gdal_ortho cuda, GDAL's writer (GG_ORTHO_WRITER=gdal), timing:"
-time GG_ORTHO_WRITER=gdal GG_ORTHO_TIMING=1 $B/bin/gdal_ortho -q -device cuda "${A[@]}" "$D/scene.tif" "$D/gpug.tif"
-for i in 2 3; do
-  echo "gdal_ortho cuda, GDAL's writer run $i:"; time GG_ORTHO_WRITER=gdal $B/bin/gdal_ortho -q -device cuda "${A[@]}" "$D/scene.tif" "$D/gpug.tif"
-done
-echo "direct vs GDAL writer, bytes:"; cmp "$D/gpu.tif" "$D/gpug.tif" && echo identical
-echo "direct vs GDAL writer, pixels (exact):"; $B/bin/gg_compare -abs-tol 0 -rel-tol 0 "$D/gpug.tif" "$D/gpu.tif"
-rm -f "$D/gpug.tif"
-if [[ $ALL != short ]]; then
-  echo "gdal_ortho cuda, source read per block window (the first version's pipeline):"
-  time GG_ORTHO_SOURCE=window GG_ORTHO_TIMING=1 $B/bin/gdal_ortho -q -device cuda "${A[@]}" "$D/scene.tif" "$D/gpuw.tif"
-  echo "same bytes both pipelines:"; cmp "$D/gpu.tif" "$D/gpuw.tif" && echo identical; rm -f "$D/gpuw.tif"
-fi
 echo "gdalwarp -wm 6000 -multi ALL_CPUS:"; time gdalwarp -q -overwrite -wm 6000 -multi -wo NUM_THREADS=ALL_CPUS -rpc -to RPC_DEM="$D/dem.tif" -et 0 -r cubic -t_srs EPSG:32632 "$D/scene.tif" "$D/warp.tif"
 echo "compare vs single-chunk gdalwarp:"; $B/bin/gg_compare -abs-tol 1 -rel-tol 1e-6 "$D/warp.tif" "$D/gpu.tif"
 rm -f "$D/warp.tif"
@@ -54,5 +28,5 @@ if [[ $ALL == all ]]; then
   echo "gdalwarp default -wm (64 MB chunks), -multi ALL_CPUS:"; time gdalwarp -q -overwrite -multi -wo NUM_THREADS=ALL_CPUS -rpc -to RPC_DEM="$D/dem.tif" -et 0 -r cubic -t_srs EPSG:32632 "$D/scene.tif" "$D/warpc.tif"
 fi
 if [[ $ALL == all || $ALL == cpu ]]; then
-  echo "gdal_ortho cpu backend:"; time GG_ORTHO_TIMING=1 $B/bin/gdal_ortho -q -device cpu "${A[@]}" "$D/scene.tif" "$D/cpu.tif"
+  echo "gdal_ortho cpu backend:"; time $B/bin/gdal_ortho -q -device cpu "${A[@]}" "$D/scene.tif" "$D/cpu.tif"
 fi

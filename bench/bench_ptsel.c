@@ -37,8 +37,7 @@
  *                 as an application keeping its stack pinned would: every
  *                 GPU's copy engine reads it directly, no staging copies.
  *   -timeline     per strip of the last parallel run: worker, rows, start
- *                 and end (ms); with GG_PTSEL_PROFILE=1 in the environment
- *                 the op also prints each strip's phase times to stderr.
+ *                 and end (ms).
  *
  * Defaults are the PtSel paper's workload: 3260x2680 pixels, 60
  * interferograms, 51x51 window.  The synthetic stack has 5 % stable

@@ -13,8 +13,7 @@
 # (default /dev/shm); DEVICE cuda (default), cpu or opencl; SIZE="W H" for
 # smaller images (smoke runs); XCORR=path runs another gdal_xcorr on the
 # same data (a before/after comparison); GEN=0 reuses the data of an
-# earlier KEEP=1 run; TRACE=1 prints gdal_xcorr's start-up trace
-# (GG_XCORR_TRACE: device start, prefetch, run split, write, teardown).
+# earlier KEEP=1 run.
 # Prints each
 # run's wall time and peak RSS (/usr/bin/time -v when present, else bash's
 # clock and no RSS) and the mean offsets of the last freq_xcorr.dat.
@@ -34,7 +33,6 @@ cat "$dir"/gg_bench_master.SLC "$dir"/gg_bench_aligned.SLC >/dev/null   # page c
 args=(-mode gmtsar "$dir/gg_bench_master.PRM" "$dir/gg_bench_aligned.PRM" -nx 20 -ny 50
       -xsearch 128 -ysearch 128 -device "$dev" -q -o "$dir/gg_freq_xcorr.dat")
 echo "$xcorr ${args[*]}"
-[ "${TRACE:-0}" = 1 ] && export GG_XCORR_TRACE=1
 for r in $(seq 0 "$runs"); do
     label=$([ "$r" = 0 ] && echo "warm-up" || echo "run $r")
     if [ -x /usr/bin/time ]; then
