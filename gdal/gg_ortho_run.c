@@ -423,7 +423,7 @@ static void *writer(void *arg)
 static void *writer_loop(pipe_t *p)
 {
     scene *sc = p->sc;
-    const size_t ds = ggo_tsize(sc->dst_t);
+    const size_t ds = gg_type_size(sc->dst_t);
     for (int k = 0; k < p->nblocks; k++) {
         if (!wait_for(p, WAKE_WRITE, &p->run_done, k + 1))
             return NULL;
@@ -614,7 +614,7 @@ static int rows_on_device(const pipe_t *p, int y0, int y1)
 static void upload_ready(pipe_t *p)
 {
     scene *sc = p->sc;
-    const size_t plane = (size_t)sc->width * (size_t)p->strip_rows * ggo_tsize(sc->src_t);
+    const size_t plane = (size_t)sc->width * (size_t)p->strip_rows * gg_type_size(sc->src_t);
     while (p->nready > 0 && !p->error) {
         const int i = p->ready[--p->nready];
         strip *st = &p->strips[i];
@@ -757,7 +757,7 @@ static void *strip_reader(void *arg)
     if (!ds && !p->src_direct)
         pipe_fail(p, "cannot open %s again for reading: %s", sc->src_name,
                   last_error_of(p->run));
-    const size_t ss = ggo_tsize(sc->src_t);
+    const size_t ss = gg_type_size(sc->src_t);
     const size_t band_space = ss * sc->width * (size_t)p->strip_rows;
     while (ds || p->src_direct) {
         pthread_mutex_lock(&p->mu);
@@ -824,7 +824,7 @@ static void *block_output(pipe_t *p, const block *b)
 static size_t block_plane(const pipe_t *p, const block *b)
 {
     if (p->dst_mapped)
-        return p->dst_map.band_bytes / ggo_tsize(p->sc->dst_t);
+        return p->dst_map.band_bytes / gg_type_size(p->sc->dst_t);
     return (size_t)p->sc->out_w * b->rows;
 }
 
@@ -855,7 +855,7 @@ static void note_miss(const pipe_t *p, const block *b)
 static int run_block_resident(pipe_t *p, block *b, int first)
 {
     scene *sc = p->sc;
-    const size_t ds = ggo_tsize(sc->dst_t);
+    const size_t ds = gg_type_size(sc->dst_t);
     const size_t plane = block_plane(p, b);
     if (!b->dst)
         b->dst = block_output(p, b);
@@ -1015,7 +1015,7 @@ static void map_files(pipe_t *p)
         if (!p->src_mapped && sc->o->verbose)
             fprintf(stderr, "%s: %s: source not mapped (%s)\n", PROG, sc->src_name, why);
     }
-    const size_t ds = ggo_tsize(sc->dst_t);
+    const size_t ds = gg_type_size(sc->dst_t);
     if (p->direct && !sc->outside_nd && (want & MAP_OUTPUT)) {
         if (ggo_direct_map(p->direct, 1, &p->dst_map, why, sizeof why) == 0 &&
             (p->dst_map.band_bytes % ds != 0 ||
@@ -1071,7 +1071,7 @@ static int reader_count(void)
 static int resident_start(pipe_t *p)
 {
     scene *sc = p->sc;
-    const size_t ss = ggo_tsize(sc->src_t);
+    const size_t ss = gg_type_size(sc->src_t);
     const size_t row_bytes = (size_t)sc->width * ss * sc->nbands;
     /* strips of ~4 MB: fine enough to start the first block early */
     int srows = (int)((4u << 20) / (row_bytes ? row_bytes : 1));
@@ -1637,7 +1637,7 @@ static int plan_scene(pipe_t *p, scene *sc, gg_context *ctx, const options *o, s
     rows = rows > sc->out_h ? sc->out_h : rows;
     p->rows = rows;
     p->nblocks = (sc->out_h + rows - 1) / rows;
-    p->dst_bytes = (size_t)sc->out_w * (size_t)rows * ggo_tsize(sc->dst_t) * (size_t)sc->nbands;
+    p->dst_bytes = (size_t)sc->out_w * (size_t)rows * gg_type_size(sc->dst_t) * (size_t)sc->nbands;
     p->sc = sc;
     p->run = &job->run;
     p->ctx = ctx;

@@ -75,22 +75,22 @@ const char *const ggo_method_names[3] = {"near", "bilinear", "cubic"};
 
 
 
-static gg_ortho_type ggo_to_ortho_type(GDALDataType t)
+/* The sample type gdal_ortho computes a GDAL type in: Byte, UInt16 and
+ * Int16 as they are, anything else as Float32. */
+static gg_type ggo_type_of(GDALDataType t)
 {
     switch (t) {
-    case GDT_Byte: return GG_ORTHO_BYTE;
-    case GDT_UInt16: return GG_ORTHO_UINT16;
-    case GDT_Int16: return GG_ORTHO_INT16;
-    default: return GG_ORTHO_FLOAT32;
+    case GDT_Byte: return GG_BYTE;
+    case GDT_UInt16: return GG_UINT16;
+    case GDT_Int16: return GG_INT16;
+    default: return GG_FLOAT32;
     }
 }
 
-GDALDataType ggo_to_gdal_type(gg_ortho_type t)
+GDALDataType ggo_to_gdal_type(gg_type t)
 {
-    return t == GG_ORTHO_BYTE ? GDT_Byte
-           : t == GG_ORTHO_UINT16 ? GDT_UInt16
-           : t == GG_ORTHO_INT16 ? GDT_Int16
-                                 : GDT_Float32;
+    return t == GG_BYTE ? GDT_Byte : t == GG_UINT16 ? GDT_UInt16 : t == GG_INT16 ? GDT_Int16
+                                                                            : GDT_Float32;
 }
 
 static const char *const rpc_keys[] = {"LINE_OFF",       "SAMP_OFF",       "LAT_OFF",
@@ -468,14 +468,9 @@ double ggo_process_cpu(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-size_t ggo_tsize(gg_ortho_type t)
-{
-    return t == GG_ORTHO_BYTE ? 1 : t == GG_ORTHO_FLOAT32 ? 4 : 2;
-}
-
 int ggo_read_window(const ggo_scene *sc, GDALDatasetH ds, ggo_block *b)
 {
-    const size_t ss = ggo_tsize(sc->src_t);
+    const size_t ss = gg_type_size(sc->src_t);
     const size_t plane = (size_t)b->sw * b->sh;
     free(b->src);
     b->src = malloc(plane * ss * sc->nbands + 1);
@@ -1006,14 +1001,14 @@ int ggo_scene_open(ggo_scene *sc, const ggo_options *o, const char *src_name)
     if (read_rpc(sc))
         return 1;
     sc->src_gdt = GDALGetRasterDataType(GDALGetRasterBand(sc->src, 1));
-    sc->src_t = ggo_to_ortho_type(sc->src_gdt);
+    sc->src_t = ggo_type_of(sc->src_gdt);
     sc->dst_t = sc->src_t;
     if (o->ot) {
         GDALDataType t = GDALGetDataTypeByName(o->ot);
         if (t != GDT_Byte && t != GDT_UInt16 && t != GDT_Int16 && t != GDT_Float32)
             return ggo_fail(sc, "-ot %s: supported types are Byte, UInt16, Int16, Float32",
                             o->ot);
-        sc->dst_t = ggo_to_ortho_type(t);
+        sc->dst_t = ggo_type_of(t);
     }
     sc->dst_gdt = ggo_to_gdal_type(sc->dst_t);
 
@@ -1136,7 +1131,7 @@ void ggo_fill_outside(const ggo_scene *sc, int y0, int rows, void *dst)
 {
     if (!sc->outside_nd)
         return;
-    const size_t ds = ggo_tsize(sc->dst_t);
+    const size_t ds = gg_type_size(sc->dst_t);
     const size_t plane = (size_t)sc->out_w * (size_t)rows;
     for (int k = 0; k < sc->nbands; k++) {
         char *pl = (char *)dst + (size_t)k * plane * ds;
@@ -1175,7 +1170,7 @@ int ggo_session_create(ggo_scene *sc, gg_context *ctx, gg_ortho_session **out)
 int ggo_run_block(ggo_scene *sc, gg_ortho_session *sess, gg_context *ctx, GDALDatasetH ds,
                   ggo_block *b, int *widened)
 {
-    const size_t dsz = ggo_tsize(sc->dst_t);
+    const size_t dsz = gg_type_size(sc->dst_t);
     const size_t plane = (size_t)sc->out_w * b->rows;
     if (!b->dst)
         b->dst = malloc(plane * dsz * sc->nbands);

@@ -52,7 +52,7 @@ typedef struct ggo_scene {
     gg_ortho_rpc rpc;
     int nbands, width, height;
     GDALDataType src_gdt, dst_gdt;
-    gg_ortho_type src_t, dst_t;
+    gg_type src_t, dst_t;
     OGRSpatialReferenceH dst_srs, wgs84, dem_srs;
     OGRCoordinateTransformationH to_ll, to_dem; /* NULL: identity */
     double dem_inv_gt[6];
@@ -119,8 +119,6 @@ const char *ggo_option_names(void);
 int ggo_scene_open(ggo_scene *sc, const ggo_options *o, const char *src_name);
 void ggo_scene_close(ggo_scene *sc);
 
-size_t ggo_tsize(gg_ortho_type t);
-
 /* An integer setting from the environment (GG_ORTHO_*), clamped to
  * [lo, hi]; def when unset or empty. */
 int ggo_env_int(const char *name, int def, int lo, int hi);
@@ -157,7 +155,7 @@ void ggo_cpu_add(ggo_cpu_role role, double since);
 void ggo_cpu_read(double out[GGO_CPU_ROLES]);
 /* Processor seconds of the whole process (every thread, user + system). */
 double ggo_process_cpu(void);
-GDALDataType ggo_to_gdal_type(gg_ortho_type t);
+GDALDataType ggo_to_gdal_type(gg_type t);
 /* The coordinate grid of a block (b->y0, b->rows set); 0 out of memory. */
 int ggo_block_grid(const ggo_scene *sc, ggo_block *b, double lon_ref);
 /* The block's source window, with margin source px around it. */

@@ -65,6 +65,10 @@ GDALDataType GDALTypeOf(gg_type eType)
             return GDT_CFloat32;
         case GG_BYTE:
             return GDT_Byte;
+        case GG_UINT16:
+            return GDT_UInt16;
+        case GG_INT16:
+            return GDT_Int16;
     }
     return GDT_Unknown;
 }

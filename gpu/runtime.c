@@ -67,6 +67,8 @@ size_t gg_type_size(gg_type t)
     case GG_FLOAT32: return 4;
     case GG_CFLOAT32: return 8;
     case GG_BYTE: return 1;
+    case GG_UINT16: return 2;
+    case GG_INT16: return 2;
     }
     return 0;
 }

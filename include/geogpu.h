@@ -66,7 +66,9 @@ typedef int (*gg_progress_fn)(double complete, const char *message, void *user);
 typedef enum gg_type {
     GG_FLOAT32 = 1,   /* float */
     GG_CFLOAT32 = 2,  /* interleaved float re, im */
-    GG_BYTE = 3       /* unsigned char (quantised outputs) */
+    GG_BYTE = 3,      /* unsigned char (quantised outputs, ortho images) */
+    GG_UINT16 = 4,    /* unsigned short (ortho images) */
+    GG_INT16 = 5      /* short (ortho images) */
 } gg_type;
 
 GG_API size_t gg_type_size(gg_type t);
@@ -573,9 +575,7 @@ GG_API gg_status gg_mrr2_moments(gg_context *ctx, const gg_mrr2 *m, int n_avg, f
  * coarse grid of output pixels; the device interpolates that grid and does
  * the per-pixel DEM sampling, RFM and resampling. */
 
-typedef enum gg_ortho_type {
-    GG_ORTHO_BYTE = 1, GG_ORTHO_UINT16 = 2, GG_ORTHO_INT16 = 3, GG_ORTHO_FLOAT32 = 4
-} gg_ortho_type;
+/* Image and output samples: GG_BYTE, GG_UINT16, GG_INT16 or GG_FLOAT32. */
 
 /* Resampling / DEM interpolation: 0 near, 1 bilinear, 2 cubic (the image:
  * Catmull-Rom; the DEM: cubic B-spline, as GDAL). */
@@ -635,7 +635,7 @@ typedef struct gg_ortho_grid {
 /* A window of the source image (packed rows of `stride` samples). */
 typedef struct gg_ortho_image {
     const void *data;
-    gg_ortho_type type;
+    gg_type type;
     int x0, y0, width, height;    /* the window */
     size_t stride;
     int raster_width, raster_height;
@@ -660,7 +660,7 @@ GG_API gg_status gg_ortho_session_set_scale(gg_ortho_session *s, double xscale, 
  * again with a larger window). */
 GG_API gg_status gg_ortho_session_run(gg_ortho_session *s, const gg_ortho_grid *grid,
                                       const gg_ortho_image *src, void *dst,
-                                      gg_ortho_type dst_type, int width, int height,
+                                      gg_type dst_type, int width, int height,
                                       size_t dst_stride, int *missed);
 /* Several bands (gdalwarp's multi-band nodata rule): nbands source
  * nodata values (NULL: the options' src_nodata for all) and output
@@ -680,14 +680,14 @@ GG_API gg_status gg_ortho_session_set_bands(gg_ortho_session *s, int nbands,
  * nbands planes dst_plane samples apart. */
 GG_API gg_status gg_ortho_session_run_bands(gg_ortho_session *s, const gg_ortho_grid *grid,
                                             const gg_ortho_image *src, int nbands, void *dst,
-                                            gg_ortho_type dst_type, int width, int height,
+                                            gg_type dst_type, int width, int height,
                                             size_t dst_stride, size_t dst_plane, int *missed);
 /* The whole source image resident on the device: each source row is read
  * and uploaded once (put_rows, in any order, e.g. by strips as readers
  * finish them) and every block reads its rows from there.  source_bytes:
  * device bytes it takes (0 for a bad size or type). */
-GG_API size_t gg_ortho_source_bytes(gg_ortho_type type, int width, int height, int nbands);
-GG_API gg_status gg_ortho_session_set_source(gg_ortho_session *s, gg_ortho_type type, int width,
+GG_API size_t gg_ortho_source_bytes(gg_type type, int width, int height, int nbands);
+GG_API gg_status gg_ortho_session_set_source(gg_ortho_session *s, gg_type type, int width,
                                              int height, int nbands);
 /* Rows y0 .. y0+rows-1 of band (0-based), `stride` samples apart in data. */
 GG_API gg_status gg_ortho_session_put_rows(gg_ortho_session *s, int band, int y0, int rows,
@@ -697,7 +697,7 @@ GG_API gg_status gg_ortho_session_put_rows(gg_ortho_session *s, int band, int y0
  * *missed, exactly as a window would. */
 GG_API gg_status gg_ortho_session_run_resident(gg_ortho_session *s, const gg_ortho_grid *grid,
                                                int band, int y0, int rows, void *dst,
-                                               gg_ortho_type dst_type, int width, int height,
+                                               gg_type dst_type, int width, int height,
                                                size_t dst_stride, int *missed);
 /* Pipelined resident blocks: where the device has a copy queue (CUDA,
  * OpenCL) uploads and downloads run beside the kernels; elsewhere the same
@@ -716,7 +716,7 @@ GG_API gg_status gg_ortho_session_put_rows_async(gg_ortho_session *s, int band, 
                                                  int rows, const void *data, size_t stride);
 GG_API gg_status gg_ortho_session_queue_resident(gg_ortho_session *s, const gg_ortho_grid *grid,
                                                  int y0, int rows, void *dst,
-                                                 gg_ortho_type dst_type, int width, int height,
+                                                 gg_type dst_type, int width, int height,
                                                  size_t dst_stride, size_t dst_plane);
 GG_API gg_status gg_ortho_session_wait(gg_ortho_session *s, int *missed);
 GG_API gg_status gg_ortho_session_flush(gg_ortho_session *s);
@@ -729,7 +729,7 @@ GG_API void gg_ortho_session_times(const gg_ortho_session *s, double *upload_s, 
                                    double *download_s, long long *pixels);
 /* Device bytes per output pixel of a block whose source window has about
  * src_per_dst source pixels per output pixel (for gg_plan_rows). */
-GG_API double gg_ortho_bytes_per_pixel(gg_ortho_type src_type, gg_ortho_type dst_type,
+GG_API double gg_ortho_bytes_per_pixel(gg_type src_type, gg_type dst_type,
                                        double src_per_dst);
 
 /* Float64 reference on the host, the same code as the device's. */

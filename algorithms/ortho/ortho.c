@@ -28,7 +28,7 @@ struct gg_ortho_session {
     /* the whole source image on the device (gg_ortho_session_set_source):
      * nbands planes of img_w x img_h samples, filled by put_rows */
     gg_buffer *image;
-    gg_ortho_type image_type;
+    gg_type image_type;
     int image_w, image_h, image_bands;
     /* gg_ortho_session_set_bands called (bands_set) for nbands bands,
      * whose nodata and fill values are in the coefficient buffer */
@@ -42,7 +42,7 @@ struct gg_ortho_session {
     size_t qdst_cap[GG_ORTHO_QUEUED], qgrid_cap[GG_ORTHO_QUEUED];
     struct queued {
         void *dst;
-        gg_ortho_type dst_type;
+        gg_type dst_type;
         int width, height, nbands;
         size_t dst_stride, dst_plane;
     } q[GG_ORTHO_QUEUED];
@@ -56,15 +56,19 @@ struct gg_ortho_session {
 #define MARK_UP 0
 #define MARK_RUN(slot) (1 + (slot))
 
-static int type_ok(gg_ortho_type t)
+/* The kernel's sample types (ortho_params.h) are gg_type's values. */
+_Static_assert(GG_ORTHO_T_BYTE == GG_BYTE && GG_ORTHO_T_UINT16 == GG_UINT16 &&
+                   GG_ORTHO_T_INT16 == GG_INT16 && GG_ORTHO_T_FLOAT32 == GG_FLOAT32,
+               "ortho_params.h's sample types are not gg_type's");
+
+static int type_ok(gg_type t)
 {
-    return t == GG_ORTHO_BYTE || t == GG_ORTHO_UINT16 || t == GG_ORTHO_INT16 ||
-           t == GG_ORTHO_FLOAT32;
+    return t == GG_BYTE || t == GG_UINT16 || t == GG_INT16 || t == GG_FLOAT32;
 }
 
-static size_t type_size(gg_ortho_type t)
+static size_t type_size(gg_type t)
 {
-    return t == GG_ORTHO_BYTE ? 1 : t == GG_ORTHO_FLOAT32 ? 4 : 2;
+    return gg_type_size(t);
 }
 
 /* The params and coefficient array the kernel functions take. */
@@ -125,7 +129,7 @@ int gg_ortho_height_at(const gg_ortho_dem *dem, const gg_ortho_options *opt, dou
     return gg_ortho_height(dem ? dem->data : NULL, p, x, y, vshift, h);
 }
 
-double gg_ortho_bytes_per_pixel(gg_ortho_type src_type, gg_ortho_type dst_type,
+double gg_ortho_bytes_per_pixel(gg_type src_type, gg_type dst_type,
                                 double src_per_dst)
 {
     /* source window (with its margin) + output; the grid is 40 bytes per
@@ -327,7 +331,7 @@ static gg_status ensure(gg_ortho_session *s, gg_buffer **b, size_t *cap, size_t 
 }
 
 static gg_status check_block(gg_ortho_session *s, const gg_ortho_grid *grid, void *dst,
-                             gg_ortho_type dst_type, int width, int height, size_t dst_stride)
+                             gg_type dst_type, int width, int height, size_t dst_stride)
 {
     if (width < 1 || height < 1 || dst_stride < (size_t)width || !type_ok(dst_type))
         return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: bad block or data type");
@@ -341,7 +345,7 @@ static gg_status check_block(gg_ortho_session *s, const gg_ortho_grid *grid, voi
 /* Grid upload, kernel over the block, download of the block and of the
  * miss flag; p carries the window, srcbuf holds it. */
 static gg_status run_block(gg_ortho_session *s, gg_ortho_params p, gg_buffer *srcbuf,
-                           const gg_ortho_grid *grid, void *dst, gg_ortho_type dst_type, int width,
+                           const gg_ortho_grid *grid, void *dst, gg_type dst_type, int width,
                            int height, size_t dst_stride, int *missed)
 {
     gg_context *ctx = s->ctx;
@@ -388,7 +392,7 @@ static gg_status run_block(gg_ortho_session *s, gg_ortho_params p, gg_buffer *sr
  * each, one after the other) uploaded once; one launch per band. */
 static gg_status run_window(gg_ortho_session *s, const gg_ortho_grid *grid,
                             const gg_ortho_image *src, int nbands, void *dst,
-                            gg_ortho_type dst_type, int width, int height, size_t dst_stride,
+                            gg_type dst_type, int width, int height, size_t dst_stride,
                             size_t dst_plane, int *missed)
 {
     if (!s || !grid || !src || !dst || !missed)
@@ -454,7 +458,7 @@ static gg_status run_window(gg_ortho_session *s, const gg_ortho_grid *grid,
 }
 
 gg_status gg_ortho_session_run(gg_ortho_session *s, const gg_ortho_grid *grid,
-                               const gg_ortho_image *src, void *dst, gg_ortho_type dst_type,
+                               const gg_ortho_image *src, void *dst, gg_type dst_type,
                                int width, int height, size_t dst_stride, int *missed)
 {
     return run_window(s, grid, src, 1, dst, dst_type, width, height, dst_stride, 0, missed);
@@ -462,21 +466,21 @@ gg_status gg_ortho_session_run(gg_ortho_session *s, const gg_ortho_grid *grid,
 
 gg_status gg_ortho_session_run_bands(gg_ortho_session *s, const gg_ortho_grid *grid,
                                      const gg_ortho_image *src, int nbands, void *dst,
-                                     gg_ortho_type dst_type, int width, int height,
+                                     gg_type dst_type, int width, int height,
                                      size_t dst_stride, size_t dst_plane, int *missed)
 {
     return run_window(s, grid, src, nbands, dst, dst_type, width, height, dst_stride, dst_plane,
                       missed);
 }
 
-size_t gg_ortho_source_bytes(gg_ortho_type type, int width, int height, int nbands)
+size_t gg_ortho_source_bytes(gg_type type, int width, int height, int nbands)
 {
     if (!type_ok(type) || width < 1 || height < 1 || nbands < 1)
         return 0;
     return type_size(type) * (size_t)width * (size_t)height * (size_t)nbands;
 }
 
-gg_status gg_ortho_session_set_source(gg_ortho_session *s, gg_ortho_type type, int width,
+gg_status gg_ortho_session_set_source(gg_ortho_session *s, gg_type type, int width,
                                       int height, int nbands)
 {
     if (!s)
@@ -540,7 +544,7 @@ gg_status gg_ortho_session_put_rows_async(gg_ortho_session *s, int band, int y0,
  * y0+rows-1 of the resident source (band set later by resident_band),
  * after checking the block and the rows. */
 static gg_status resident_params(gg_ortho_session *s, const gg_ortho_grid *grid, void *dst,
-                                 gg_ortho_type dst_type, int width, int height,
+                                 gg_type dst_type, int width, int height,
                                  size_t dst_stride, int y0, int rows, gg_ortho_params *p)
 {
     const gg_status st = check_block(s, grid, dst, dst_type, width, height, dst_stride);
@@ -574,7 +578,7 @@ static void resident_band(const gg_ortho_session *s, gg_ortho_params *p, int ban
 
 gg_status gg_ortho_session_run_resident(gg_ortho_session *s, const gg_ortho_grid *grid,
                                         int band, int y0, int rows, void *dst,
-                                        gg_ortho_type dst_type, int width, int height,
+                                        gg_type dst_type, int width, int height,
                                         size_t dst_stride, int *missed)
 {
     if (!s || !grid || !dst || !missed)
@@ -595,7 +599,7 @@ gg_status gg_ortho_session_run_resident(gg_ortho_session *s, const gg_ortho_grid
 }
 
 gg_status gg_ortho_session_queue_resident(gg_ortho_session *s, const gg_ortho_grid *grid,
-                                          int y0, int rows, void *dst, gg_ortho_type dst_type,
+                                          int y0, int rows, void *dst, gg_type dst_type,
                                           int width, int height, size_t dst_stride,
                                           size_t dst_plane)
 {

@@ -9,11 +9,12 @@
 #ifndef GG_ORTHO_PARAMS_H
 #define GG_ORTHO_PARAMS_H
 
-/* Source / destination sample types of the kernel (gg_ortho_type). */
-#define GG_ORTHO_T_BYTE 1
-#define GG_ORTHO_T_UINT16 2
-#define GG_ORTHO_T_INT16 3
-#define GG_ORTHO_T_FLOAT32 4
+/* Source / destination sample types of the kernel: gg_type's values
+ * (geogpu.h, which device code does not include; ortho.c checks them). */
+#define GG_ORTHO_T_FLOAT32 1
+#define GG_ORTHO_T_BYTE 3
+#define GG_ORTHO_T_UINT16 4
+#define GG_ORTHO_T_INT16 5
 
 /* Resampling of the source image and interpolation of the DEM. */
 #define GG_ORTHO_NEAR 0

@@ -154,7 +154,7 @@ CPLErr GGOrthoDataset::ReadBlock(int iBand, int nBlockYOff, void *pImage)
     int nBlockY = 0, nDummy = 0;
     GetRasterBand(1)->GetBlockSize(&nDummy, &nBlockY);
     const int nW = nRasterXSize;
-    const size_t nTypeSize = ggo_tsize(m_sScene.dst_t);
+    const size_t nTypeSize = gg_type_size(m_sScene.dst_t);
     const size_t nPlane = static_cast<size_t>(nW) * nBlockY * nTypeSize;
     if (m_nCachedBlock != nBlockYOff)
     {
@@ -296,7 +296,7 @@ GDALDataset *GGOrthoDataset::Open(const GGSpec &oSpec, const char *pszName, bool
     poDS->nRasterYSize = sc.out_h;
     // Blocks of whole grid steps, as gdal_ortho's: the grid nodes are then
     // the same output pixels, and so are the results.
-    const double dfRowBytes = static_cast<double>(sc.out_w) * ggo_tsize(sc.dst_t) * sc.nbands;
+    const double dfRowBytes = static_cast<double>(sc.out_w) * gg_type_size(sc.dst_t) * sc.nbands;
     int nRows = static_cast<int>(BLOCK_BYTES / std::max(1.0, dfRowBytes));
     nRows = std::max(sc.step, nRows / sc.step * sc.step);
     nRows = std::min(nRows, sc.out_h);

@@ -370,16 +370,16 @@ static gg_ortho_session *open_session(gg_context *ctx, const gg_ortho_rpc *r, co
 static int run_windowed(gg_context *ctx, gg_ortho_session *s, int dst_type, int rows, int step,
                         void *out)
 {
-    const size_t ds = dst_type == GG_ORTHO_FLOAT32 ? 4 : 2;
+    const size_t ds = dst_type == GG_FLOAT32 ? 4 : 2;
     for (int y0 = 0; y0 < OH; y0 += rows) {
         const int h = y0 + rows <= OH ? rows : OH - y0;
         int nx, ny, missed = 1;
         double *g = make_grid(y0, h, step, &nx, &ny);
         gg_ortho_grid grid = {g, nx, ny, step};
-        gg_ortho_image im = {g_src, GG_ORTHO_FLOAT32, 0, 0, SW, SH, SW, SW, SH};
+        gg_ortho_image im = {g_src, GG_FLOAT32, 0, 0, SW, SH, SW, SW, SH};
         const gg_status st =
             gg_ortho_session_run(s, &grid, &im, (char *)out + (size_t)y0 * OW * ds,
-                                 (gg_ortho_type)dst_type, OW, h, OW, &missed);
+                                 (gg_type)dst_type, OW, h, OW, &missed);
         free(g);
         if (st != GG_OK) {
             fprintf(stderr, "run: %s\n", gg_context_last_error(ctx));
@@ -421,14 +421,14 @@ static int check_against_ref(const char *what, const void *out, int dst_type, co
     int valid = 0, mask = 0, bad = 0, moved = 0, bad_moved = 0;
     double worst = 0;
     for (int i = 0; i < OW * OH; i++) {
-        const double v = dst_type == GG_ORTHO_FLOAT32 ? ((const float *)out)[i]
+        const double v = dst_type == GG_FLOAT32 ? ((const float *)out)[i]
                                                       : ((const unsigned short *)out)[i];
         int has = isfinite(ref[i]);
         /* a value stored onto the nodata value and not moved off it (near,
          * or a band's own nodata value taken as data under the unified
          * mask) reads as "no value" */
-        if (has && !(avoid && dst_type == GG_ORTHO_UINT16)) {
-            const double st = dst_type == GG_ORTHO_FLOAT32
+        if (has && !(avoid && dst_type == GG_UINT16)) {
+            const double st = dst_type == GG_FLOAT32
                                   ? (double)(float)ref[i]
                                   : floor(fmin(fmax(ref[i], 0), 65535) + 0.5);
             if (st == nodata)
@@ -442,7 +442,7 @@ static int check_against_ref(const char *what, const void *out, int dst_type, co
             continue;
         valid++;
         double want = ref[i];
-        if (dst_type == GG_ORTHO_UINT16) {
+        if (dst_type == GG_UINT16) {
             want = floor(fmin(fmax(want, 0), 65535) + 0.5);
             if (avoid && want == nodata) { /* exactly moved, not within 1 DN */
                 want = nodata - 1;
@@ -452,7 +452,7 @@ static int check_against_ref(const char *what, const void *out, int dst_type, co
         }
         const double d = fabs(v - want);
         worst = fmax(worst, d);
-        if (d > (dst_type == GG_ORTHO_FLOAT32 ? 1e-3 : 1.0))
+        if (d > (dst_type == GG_FLOAT32 ? 1e-3 : 1.0))
             bad++;
     }
     CHECK(mask == 0, "%s: footprint differs from the reference at %d pixels", what, mask);
@@ -460,7 +460,7 @@ static int check_against_ref(const char *what, const void *out, int dst_type, co
     CHECK(valid > OW * OH / 3, "%s: only %d pixels with a value", what, valid);
     CHECK(bad_moved == 0, "%s: %d of %d values on nodata not moved to nodata - 1", what,
           bad_moved, moved);
-    CHECK(!avoid || dst_type != GG_ORTHO_UINT16 || moved > 0,
+    CHECK(!avoid || dst_type != GG_UINT16 || moved > 0,
           "%s: no value rounds onto nodata: the rule is not exercised", what);
     printf("  %s: %d pixels, max |diff| %.3g%s", what, valid, worst, moved ? "" : "\n");
     if (moved)
@@ -478,24 +478,24 @@ static void test_against_reference(gg_context *ctx, const char *dev, void *keep[
         for (int x = 18; x < 27; x++)
             dem_hole[y * DW + x] = DEM_NODATA;
     const job jobs[] = {
-        {GG_ORTHO_METHOD_NEAR, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0, 0},
-        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0, 0},
-        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0, 0},
-        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_UINT16, 0, 0, 0, 0, 0, 0},
-        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 1, 0, 0, 0, 0, 0}, /* hole: no value */
-        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 1, 1, 1234.5, 0, 0, 0}, /* hole: -dem_missing */
+        {GG_ORTHO_METHOD_NEAR, GG_FLOAT32, 0, 0, 0, 0, 0, 0},
+        {GG_ORTHO_METHOD_BILINEAR, GG_FLOAT32, 0, 0, 0, 0, 0, 0},
+        {GG_ORTHO_METHOD_CUBIC, GG_FLOAT32, 0, 0, 0, 0, 0, 0},
+        {GG_ORTHO_METHOD_CUBIC, GG_UINT16, 0, 0, 0, 0, 0, 0},
+        {GG_ORTHO_METHOD_BILINEAR, GG_FLOAT32, 1, 0, 0, 0, 0, 0}, /* hole: no value */
+        {GG_ORTHO_METHOD_BILINEAR, GG_FLOAT32, 1, 1, 1234.5, 0, 0, 0}, /* hole: -dem_missing */
         /* downsampling: gdalwarp's stretched kernels (3x and 2.2x, 2.4x
          * and 1.0x: one axis stretched) */
-        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 0, 0, 0, 1.0 / 3, 1.0 / 2.2, 0},
-        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0, 1.0 / 3, 1.0 / 2.2, 0},
-        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_UINT16, 0, 0, 0, 1.0 / 2.4, 1.0, 0},
+        {GG_ORTHO_METHOD_BILINEAR, GG_FLOAT32, 0, 0, 0, 1.0 / 3, 1.0 / 2.2, 0},
+        {GG_ORTHO_METHOD_CUBIC, GG_FLOAT32, 0, 0, 0, 1.0 / 3, 1.0 / 2.2, 0},
+        {GG_ORTHO_METHOD_CUBIC, GG_UINT16, 0, 0, 0, 1.0 / 2.4, 1.0, 0},
         /* source nodata holes (gdalwarp's masked kernels) */
-        {GG_ORTHO_METHOD_NEAR, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0, 1},
-        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0, 1},
-        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0, 1},
-        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_UINT16, 0, 0, 0, 0, 0, 1},
-        {GG_ORTHO_METHOD_BILINEAR, GG_ORTHO_UINT16, 0, 0, 0, 0, 0, 1},
-        {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0, 1.0 / 2.5, 1.0 / 2.1, 1},
+        {GG_ORTHO_METHOD_NEAR, GG_FLOAT32, 0, 0, 0, 0, 0, 1},
+        {GG_ORTHO_METHOD_BILINEAR, GG_FLOAT32, 0, 0, 0, 0, 0, 1},
+        {GG_ORTHO_METHOD_CUBIC, GG_FLOAT32, 0, 0, 0, 0, 0, 1},
+        {GG_ORTHO_METHOD_CUBIC, GG_UINT16, 0, 0, 0, 0, 0, 1},
+        {GG_ORTHO_METHOD_BILINEAR, GG_UINT16, 0, 0, 0, 0, 0, 1},
+        {GG_ORTHO_METHOD_CUBIC, GG_FLOAT32, 0, 0, 0, 1.0 / 2.5, 1.0 / 2.1, 1},
     };
     const char *names[] = {"near",           "bilinear",     "cubic",
                            "cubic UInt16",   "DEM nodata",   "DEM nodata + dem_missing",
@@ -612,7 +612,7 @@ static void test_multiband(gg_context *ctx, const char *dev, int first_dev)
     for (int u = 0; u < 2; u++)
         for (int m = 0; m < 3; m++)
             for (int t = 0; t < 2; t++) {
-                const int dst_type = t ? GG_ORTHO_UINT16 : GG_ORTHO_FLOAT32;
+                const int dst_type = t ? GG_UINT16 : GG_FLOAT32;
                 const size_t ds = t ? 2 : 4;
                 job j = {methods[m], dst_type, 0, 0, 0, 0, 0, 1};
                 gg_ortho_session *s = open_session(ctx, &r, g_dem, &j);
@@ -629,10 +629,10 @@ static void test_multiband(gg_context *ctx, const char *dev, int first_dev)
                     int nx, ny, missed = 1;
                     double *g = make_grid(y0, h, 8, &nx, &ny);
                     gg_ortho_grid grid = {g, nx, ny, 8};
-                    gg_ortho_image im = {g_bands, GG_ORTHO_FLOAT32, 0, 0, SW, SH, SW, SW, SH};
+                    gg_ortho_image im = {g_bands, GG_FLOAT32, 0, 0, SW, SH, SW, SW, SH};
                     char *blk = malloc((size_t)OW * h * NB * ds);
                     ok = gg_ortho_session_run_bands(s, &grid, &im, NB, blk,
-                                                    (gg_ortho_type)dst_type, OW, h, OW,
+                                                    (gg_type)dst_type, OW, h, OW,
                                                     (size_t)OW * h, &missed) == GG_OK &&
                          !missed;
                     for (int b = 0; ok && b < NB; b++)
@@ -648,15 +648,15 @@ static void test_multiband(gg_context *ctx, const char *dev, int first_dev)
                     int nx, ny, missed = 0;
                     double *g = make_grid(0, 8, 8, &nx, &ny);
                     gg_ortho_grid grid = {g, nx, ny, 8};
-                    gg_ortho_image im = {g_bands, GG_ORTHO_FLOAT32, 0, 0, SW, SH, SW, SW, SH};
-                    CHECK(gg_ortho_session_run(s, &grid, &im, out, (gg_ortho_type)dst_type, OW,
+                    gg_ortho_image im = {g_bands, GG_FLOAT32, 0, 0, SW, SH, SW, SW, SH};
+                    CHECK(gg_ortho_session_run(s, &grid, &im, out, (gg_type)dst_type, OW,
                                                8, OW, &missed) == GG_ERR_ARGUMENT,
                           "%s: one band of a multi-band nodata session accepted", dev);
                     free(g);
                 }
                 /* resident: the same bytes */
                 char *res = calloc(plane * NB, ds);
-                ok = gg_ortho_session_set_source(s, GG_ORTHO_FLOAT32, SW, SH, NB) == GG_OK;
+                ok = gg_ortho_session_set_source(s, GG_FLOAT32, SW, SH, NB) == GG_OK;
                 for (int b = 0; ok && b < NB; b++)
                     ok = gg_ortho_session_put_rows(s, b, 0, SH, g_bands[b], SW) == GG_OK;
                 for (int y0 = 0; y0 < OH && ok; y0 += 32) {
@@ -667,7 +667,7 @@ static void test_multiband(gg_context *ctx, const char *dev, int first_dev)
                     for (int b = 0; ok && b < NB; b++)
                         ok = gg_ortho_session_run_resident(
                                  s, &grid, b, 0, SH, res + (b * plane + (size_t)y0 * OW) * ds,
-                                 (gg_ortho_type)dst_type, OW, h, OW, &missed) == GG_OK &&
+                                 (gg_type)dst_type, OW, h, OW, &missed) == GG_OK &&
                              !missed;
                     free(g);
                 }
@@ -726,14 +726,14 @@ static void test_resident(gg_context *ctx, const char *dev)
 {
     gg_ortho_rpc r;
     make_rpc(&r, SW, SH);
-    const job j = {GG_ORTHO_METHOD_CUBIC, GG_ORTHO_FLOAT32, 0, 0, 0, 0, 0, 0};
+    const job j = {GG_ORTHO_METHOD_CUBIC, GG_FLOAT32, 0, 0, 0, 0, 0, 0};
     gg_ortho_session *s = open_session(ctx, &r, g_dem, &j);
     CHECK(s != NULL, "%s: session", dev);
     if (!s)
         return;
     float *a = calloc(OW * OH, 4), *b = calloc(OW * OH, 4);
-    CHECK(run_windowed(ctx, s, GG_ORTHO_FLOAT32, 24, 8, a), "%s: windowed run", dev);
-    CHECK(gg_ortho_session_set_source(s, GG_ORTHO_FLOAT32, SW, SH, 1) == GG_OK,
+    CHECK(run_windowed(ctx, s, GG_FLOAT32, 24, 8, a), "%s: windowed run", dev);
+    CHECK(gg_ortho_session_set_source(s, GG_FLOAT32, SW, SH, 1) == GG_OK,
           "%s: set_source: %s", dev, gg_context_last_error(ctx));
     int order[(SH + 6) / 7];
     const int nstrips = (SH + 6) / 7;
@@ -756,13 +756,13 @@ static void test_resident(gg_context *ctx, const char *dev)
         double *g = make_grid(y0, h, 8, &nx, &ny);
         gg_ortho_grid grid = {g, nx, ny, 8};
         CHECK(gg_ortho_session_run_resident(s, &grid, 0, 0, SH, b + (size_t)y0 * OW,
-                                            GG_ORTHO_FLOAT32, OW, h, OW, &missed) == GG_OK,
+                                            GG_FLOAT32, OW, h, OW, &missed) == GG_OK,
               "%s: run_resident: %s", dev, gg_context_last_error(ctx));
         missed_any |= missed;
         /* rows 40..49 only: every block needs rows outside them */
         float *tmp = calloc((size_t)OW * h, 4);
         int m2 = 0;
-        CHECK(gg_ortho_session_run_resident(s, &grid, 0, 40, 10, tmp, GG_ORTHO_FLOAT32, OW, h,
+        CHECK(gg_ortho_session_run_resident(s, &grid, 0, 40, 10, tmp, GG_FLOAT32, OW, h,
                                             OW, &m2) == GG_OK,
               "%s: run_resident (10 rows)", dev);
         missed_few += m2;
@@ -783,7 +783,7 @@ static void test_resident(gg_context *ctx, const char *dev)
      * download): the same bytes; every fourth block given rows 40..49
      * only reports its miss at its wait */
     memset(b, 0, sizeof(float) * OW * OH);
-    CHECK(gg_ortho_session_set_source(s, GG_ORTHO_FLOAT32, SW, SH, 1) == GG_OK,
+    CHECK(gg_ortho_session_set_source(s, GG_FLOAT32, SW, SH, 1) == GG_OK,
           "%s: set_source again: %s", dev, gg_context_last_error(ctx));
     for (int i = 0; i < nstrips; i++) {
         const int y0 = order[nstrips - 1 - i] * 7, n = y0 + 7 <= SH ? 7 : SH - y0;
@@ -826,7 +826,7 @@ static void test_resident(gg_context *ctx, const char *dev)
             gg_ortho_grid grid = {grids[slot], nx, ny, 8};
             ok = gg_ortho_session_queue_resident(
                      s, &grid, job_few[j] ? 40 : 0, job_few[j] ? 10 : SH,
-                     job_few[j] ? few : b + (size_t)y0 * OW, GG_ORTHO_FLOAT32, OW, h, OW,
+                     job_few[j] ? few : b + (size_t)y0 * OW, GG_FLOAT32, OW, h, OW,
                      (size_t)OW * h) == GG_OK;
             queued[slot] = j;
             nq++;
@@ -848,13 +848,13 @@ static void test_resident(gg_context *ctx, const char *dev)
         CHECK(gg_ortho_session_wait(s, &missed) == GG_ERR_ARGUMENT,
               "%s: wait with no block queued", dev);
         for (int i = 0; i < GG_ORTHO_QUEUED; i++)
-            CHECK(gg_ortho_session_queue_resident(s, &grid, 0, SH, b, GG_ORTHO_FLOAT32, OW, 8, OW,
+            CHECK(gg_ortho_session_queue_resident(s, &grid, 0, SH, b, GG_FLOAT32, OW, 8, OW,
                                                   (size_t)OW * 8) == GG_OK,
                   "%s: queue %d", dev, i);
-        CHECK(gg_ortho_session_queue_resident(s, &grid, 0, SH, b, GG_ORTHO_FLOAT32, OW, 8, OW,
+        CHECK(gg_ortho_session_queue_resident(s, &grid, 0, SH, b, GG_FLOAT32, OW, 8, OW,
                                               (size_t)OW * 8) == GG_ERR_ARGUMENT,
               "%s: more blocks queued than GG_ORTHO_QUEUED", dev);
-        CHECK(gg_ortho_session_queue_resident(s, &grid, 0, SH + 1, b, GG_ORTHO_FLOAT32, OW, 8,
+        CHECK(gg_ortho_session_queue_resident(s, &grid, 0, SH + 1, b, GG_FLOAT32, OW, 8,
                                               OW, (size_t)OW * 8) == GG_ERR_ARGUMENT,
               "%s: queued rows past the source", dev);
         for (int i = 0; i < GG_ORTHO_QUEUED; i++)
