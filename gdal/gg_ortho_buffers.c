@@ -28,7 +28,6 @@ typedef struct table {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static table kept, out;
 static size_t kept_bytes, out_bytes, keep_limit = (size_t)1 << 30;
-static long n_allocated, n_freed; /* ggo_buffers_counts */
 
 static int push(table *t, hbuf b)
 {
@@ -86,7 +85,6 @@ void *ggo_buffer_get(gg_context *pin, size_t bytes)
     const int ok = push(&out, b);
     if (ok)
         out_bytes += b.size;
-    n_allocated++;
     pthread_mutex_unlock(&mu);
     if (!ok) { /* cannot track it: not handed out */
         release_one(b);
@@ -112,19 +110,9 @@ void ggo_buffer_put(void *p)
     int keep = kept_bytes + b.size <= keep_limit && push(&kept, b);
     if (keep)
         kept_bytes += b.size;
-    else
-        n_freed++;
     pthread_mutex_unlock(&mu);
     if (!keep)
         release_one(b);
-}
-
-void ggo_buffers_counts(long *allocated, long *freed)
-{
-    pthread_mutex_lock(&mu);
-    *allocated = n_allocated;
-    *freed = n_freed;
-    pthread_mutex_unlock(&mu);
 }
 
 void ggo_buffers_keep(size_t bytes)

@@ -8,9 +8,9 @@
  * touch; pageable ones also cost the CUDA backend a staging copy each way
  * (about 0.5 GB of memory traffic per 8192^2 scene).  A buffer may be
  * page-locked (gg_host_alloc on a context): the copy engine then reads and
- * writes it directly.  gdal_ortho pins them unless GG_ORTHO_PINNED=0: since
- * the CUDA backend pins huge-page mappings (session 20) it costs less than
- * the staging it saves, even for one scene in one process.
+ * writes it directly.  gdal_ortho pins them: since the CUDA backend pins
+ * huge-page mappings (session 20) it costs less than the staging it saves,
+ * even for one scene in one process (bench/RESULTS.md, session 23).
  *
  * Buffers kept: up to ggo_buffers_keep bytes; a request takes a kept buffer
  * of the same kind (pageable, or page-locked through the same context) of
@@ -45,9 +45,5 @@ void ggo_buffers_release(gg_context *ctx);
 /* Frees every kept buffer, the page-locked ones through the contexts that
  * allocated them, which must all still exist. */
 void ggo_buffers_release_all(void);
-/* Since the process started: buffers allocated fresh (none kept fitted)
- * and freed for the limit (GG_ORTHO_TIMING: each is a page-locking or an
- * unlocking on the CUDA backend, costly on the device thread's driver). */
-void ggo_buffers_counts(long *allocated, long *freed);
 
 #endif

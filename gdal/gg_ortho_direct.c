@@ -9,9 +9,7 @@
  * over several threads (each also converting its rows when the file is
  * pixel-interleaved or of the other byte order).  pwrite reports a full
  * disk or an I/O error as an error return, never as a signal, so failures
- * stay one clean line.  The one mapping (ggo_direct_map, opt-in) is never
- * touched by the processor: only registered, which faults every page in
- * and reports what cannot be had.
+ * stay one clean line.
  *
  * MIT licence.
  */
@@ -32,20 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
-#endif
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
-
-#ifndef TMPFS_MAGIC
-#define TMPFS_MAGIC 0x01021994
-#endif
 
 struct ggo_direct {
     int fd;
@@ -56,8 +42,6 @@ struct ggo_direct {
     int swap;             /* file byte order differs from the host's */
     int nthreads;
     uint64_t *off;        /* nplanes x nstrips strip offsets */
-    uint64_t lo, hi;      /* the pixels' bytes in the file: [lo, hi) */
-    int prealloc;         /* GG_ORTHO_PREALLOC=1: allocate [lo, hi) first (below) */
     void *scratch;        /* converted rows (pixel interleave, byte swap) */
     size_t scratch_size;
     char desc[160];
@@ -76,9 +60,6 @@ static int say(char *buf, size_t len, const char *fmt, ...)
 int ggo_direct_eligible(const char *format, char **co, const char *path, int has_nodata,
                         double nodata, char *why, size_t whylen)
 {
-    const char *env = getenv("GG_ORTHO_WRITER"); /* gdal | direct (tests, experiments) */
-    if (env && EQUAL(env, "gdal"))
-        return !say(why, whylen, "GG_ORTHO_WRITER=gdal");
     if (format && !EQUAL(format, "GTiff"))
         return !say(why, whylen, "format %s", format);
     if (STARTS_WITH_CI(path, "/vsi"))
@@ -111,7 +92,7 @@ static const char *tiff_item(GDALRasterBandH b, const char *key)
  * checked against width x height x nbands of type; the file opened for
  * writing (pwrite) or reading (pread).  0, or 1 with why. */
 static int open_layout(const char *path, int width, int height, int nbands, GDALDataType type,
-                       int nthreads, int writing, ggo_direct **out, char *why, size_t whylen)
+                       int writing, ggo_direct **out, char *why, size_t whylen)
 {
     *out = NULL;
     VSIStatBufL st;
@@ -135,7 +116,6 @@ static int open_layout(const char *path, int width, int height, int nbands, GDAL
     d->height = height;
     d->nbands = nbands;
     d->ts = GDALGetDataTypeSizeBytes(type);
-    d->nthreads = nthreads > 32 ? 32 : nthreads; /* < 1: chosen below, from the layout */
     GDALRasterBandH b1 = GDALGetRasterBand(ds, 1);
     const char *comp = GDALGetMetadataItem(ds, "COMPRESSION", "IMAGE_STRUCTURE");
     const char *il = GDALGetMetadataItem(ds, "INTERLEAVE", "IMAGE_STRUCTURE");
@@ -189,11 +169,8 @@ static int open_layout(const char *path, int width, int height, int nbands, GDAL
              * file */
             if (o == 0 || n != rowbytes * (uint64_t)rows || o > fsize || n > fsize - o)
                 rc = say(why, whylen, "strip %d of band %d not allocated as expected", j, p + 1);
-            else {
+            else
                 d->off[k] = o;
-                d->lo = k == 0 || o < d->lo ? o : d->lo;
-                d->hi = o + n > d->hi ? o + n : d->hi;
-            }
         }
         /* the table is the image GDAL sees: its first and last strips agree */
         GDALRasterBandH b = GDALGetRasterBand(ds, p + 1);
@@ -223,8 +200,7 @@ static int open_layout(const char *path, int width, int height, int nbands, GDAL
             d->swap = (hdr[0] == 'I') != host_le && d->ts > 1;
     }
     if (!rc) {
-        /* read-write: an output may be mapped (ggo_direct_map) */
-        d->fd = open(path, (writing ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+        d->fd = open(path, (writing ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
         if (d->fd < 0)
             rc = say(why, whylen, "cannot open %s for %s: %s", path,
                      writing ? "writing" : "reading", strerror(errno));
@@ -241,30 +217,20 @@ static int open_layout(const char *path, int width, int height, int nbands, GDAL
 }
 
 int ggo_direct_open(const char *path, int width, int height, int nbands, GDALDataType type,
-                    int nthreads, ggo_direct **out, char *why, size_t whylen)
+                    ggo_direct **out, char *why, size_t whylen)
 {
-    if (open_layout(path, width, height, nbands, type, nthreads, 1, out, why, whylen))
+    if (open_layout(path, width, height, nbands, type, 1, out, why, whylen))
         return 1;
     ggo_direct *d = *out;
-    /* GDAL leaves the strips as a hole: writing them takes the filesystem's
-     * page-at-a-time path.  One fallocate of the pixels' range before the
-     * first write allocates them in bulk.  Opt-in: on /dev/shm of an H200
-     * host a file of 143 MB is written in 0.055 s against 0.078 s alone, and
-     * 0.065 s against 0.100 s with eight processes writing at once
-     * (bench/probe_write.c), but a batch on one or two GPUs, with two to
-     * four files written at once, was no faster (bench/RESULTS.md, session
-     * 22); four GPUs, with eight, not measured yet. */
-    const char *pa = getenv("GG_ORTHO_PREALLOC");
-    d->prealloc = pa && atoi(pa) > 0;
-    if (d->nthreads < 1) {
-        /* Buffered writes into one file are serialised by the kernel (the
-         * inode's lock): threads pay off only when they convert rows
-         * (interleave, byte swap) before writing.  Plain planes: one
-         * thread (H200 host, 8192^2 UInt16 scene: 0.040-0.043 s against
-         * 0.051-0.068 s with four; bench/RESULTS.md, session 15). */
-        const long procs = sysconf(_SC_NPROCESSORS_ONLN);
-        d->nthreads = !(d->swap || (d->pixel && nbands > 1)) ? 1 : procs < 8 ? 2 : 4;
-    }
+    /* Buffered writes into one file are serialised by the kernel (the
+     * inode's lock): threads pay off only when they convert rows
+     * (interleave, byte swap) before writing.  Plain planes: one thread
+     * (H200 host, 8192^2 UInt16 scene: 0.040-0.043 s against 0.051-0.068 s
+     * with four; bench/RESULTS.md, session 15).  The pixels' range is not
+     * allocated first (fallocate): no batch was faster with it (sessions
+     * 22, 25 and 26). */
+    const long procs = sysconf(_SC_NPROCESSORS_ONLN);
+    d->nthreads = !(d->swap || (d->pixel && nbands > 1)) ? 1 : procs < 8 ? 2 : 4;
     snprintf(d->desc, sizeof d->desc, "%d strips of %d rows%s%s, %s, %d thread%s", d->nstrips,
              d->rps, nbands > 1 ? (d->pixel ? ", pixel-interleaved" : ", band-interleaved") : "",
              d->nplanes > 1 ? " planes" : "", d->swap ? "byte-swapped" : "native byte order",
@@ -276,12 +242,9 @@ int ggo_direct_open_source(const char *path, int width, int height, int nbands,
                            GDALDataType type, ggo_direct **out, char *why, size_t whylen)
 {
     *out = NULL;
-    const char *env = getenv("GG_RAW_READS"); /* NO: through GDAL (tests, comparisons) */
-    if (env && !CPLTestBool(env))
-        return say(why, whylen, "GG_RAW_READS=%s", env);
     if (STARTS_WITH_CI(path, "/vsi"))
         return say(why, whylen, "a GDAL virtual file system path");
-    if (open_layout(path, width, height, nbands, type, 1, 0, out, why, whylen))
+    if (open_layout(path, width, height, nbands, type, 0, out, why, whylen))
         return 1;
     ggo_direct *d = *out;
     /* rows go into band planes as they lie in the file: no conversion */
@@ -482,12 +445,6 @@ int ggo_direct_write(ggo_direct *d, int y0, int rows, const void *planes, char *
                 return say(err, errlen, "out of memory");
         }
     }
-    if (d->prealloc) {
-        /* best effort: a filesystem without fallocate (EOPNOTSUPP) is
-         * written as before, and a full disk fails the pwrite below */
-        d->prealloc = 0;
-        (void)fallocate(d->fd, 0, (off_t)d->lo, (off_t)(d->hi - d->lo));
-    }
     /* rows split evenly over the threads (each writes whole rows) */
     int nt = d->nthreads < rows ? d->nthreads : rows;
     job jobs[32];
@@ -532,75 +489,6 @@ int ggo_direct_read(const ggo_direct *d, int y0, int rows, void *buf, size_t ban
                                                    : strerror(e));
     }
     return 0;
-}
-
-/* ---------------------------------------------------------- mapping */
-
-int ggo_direct_map(const ggo_direct *d, int writable, ggo_map *m, char *why, size_t whylen)
-{
-    memset(m, 0, sizeof *m);
-    if (d->swap)
-        return say(why, whylen, "the other byte order");
-    if (d->pixel && d->nbands > 1)
-        return say(why, whylen, "pixel-interleaved bands");
-    /* every band's strips in order, one after the other, the bands evenly
-     * spaced: band k's row y at off[0] + k * band_bytes + y * row_bytes */
-    const uint64_t row = (uint64_t)d->width * (uint64_t)d->ts;
-    const uint64_t band = d->nplanes > 1 ? d->off[d->nstrips] - d->off[0] : row * d->height;
-    for (int p = 0; p < d->nplanes; p++)
-        for (int j = 0; j < d->nstrips; j++)
-            if (d->off[(size_t)p * d->nstrips + j] !=
-                d->off[0] + (uint64_t)p * band + (uint64_t)j * d->rps * row)
-                return say(why, whylen, "strips not one after the other");
-    if (band < row * d->height ||
-        d->off[0] + band * (uint64_t)(d->nplanes - 1) + row * d->height != d->hi)
-        return say(why, whylen, "strips not one after the other");
-    struct statfs fs;
-    if (writable) {
-        if (fstatfs(d->fd, &fs) != 0 || fs.f_type != TMPFS_MAGIC)
-            return say(why, whylen, "an output mapped only in tmpfs");
-        const int e = posix_fallocate(d->fd, (off_t)d->lo, (off_t)(d->hi - d->lo));
-        if (e)
-            return say(why, whylen, "allocating its pixels: %s", strerror(e));
-    }
-    if (d->hi > SIZE_MAX)
-        return say(why, whylen, "too large to map");
-    const size_t len = (size_t)d->hi;
-    void *base = mmap(NULL, len, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED,
-                      d->fd, 0);
-    if (base == MAP_FAILED)
-        return say(why, whylen, "mmap: %s", strerror(errno));
-    if (!writable) {
-        const long pg = sysconf(_SC_PAGESIZE);
-        const size_t npages = (len + (size_t)pg - 1) / (size_t)pg;
-        unsigned char *vec = malloc(npages ? npages : 1);
-        size_t in = 0;
-        if (vec && mincore(base, len, vec) == 0)
-            for (size_t i = 0; i < npages; i++)
-                in += vec[i] & 1;
-        free(vec);
-        if (in < npages) {
-            munmap(base, len);
-            return say(why, whylen, "%.0f %% of its pages in memory", 100.0 * in / npages);
-        }
-    }
-    /* the page tables filled at once (Linux 5.14+; else left to the
-     * registration, which faults the pages in one by one: session 21's
-     * probe_map, 128 MiB registered in 6.6 ms against 3 + 4 ms populated) */
-    (void)madvise(base, len, writable ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
-    m->base = base;
-    m->len = len;
-    m->px = (unsigned char *)base + d->off[0];
-    m->row_bytes = (size_t)row;
-    m->band_bytes = (size_t)band;
-    return 0;
-}
-
-void ggo_direct_unmap(ggo_map *m)
-{
-    if (m->base)
-        munmap(m->base, m->len);
-    memset(m, 0, sizeof *m);
 }
 
 int ggo_direct_close(ggo_direct *d, char *err, size_t errlen)

@@ -41,10 +41,10 @@ int ggo_direct_eligible(const char *format, char **co, const char *path, int has
 /* Opens the layout of the (closed, empty) file GDAL created at path:
  * strip offsets, interleave and byte order; checks size, bands and type.
  * *out NULL and 1 with the reason when the layout is not one this writer
- * handles (the caller then writes through GDAL).  nthreads: writer threads,
- * < 1 to choose from the layout (one unless rows are converted). */
+ * handles (the caller then writes through GDAL).  Its threads come from the
+ * layout: one unless rows are converted (interleave, byte swap). */
 int ggo_direct_open(const char *path, int width, int height, int nbands, GDALDataType type,
-                    int nthreads, ggo_direct **out, char *why, size_t whylen);
+                    ggo_direct **out, char *why, size_t whylen);
 
 /* Writes output rows [y0, y0 + rows) of every band; planes holds nbands
  * planes of width x rows samples in the host's byte order.  Thread-safe
@@ -55,11 +55,11 @@ int ggo_direct_write(ggo_direct *d, int y0, int rows, const void *planes, char *
 /* The same layout read from a source: an uncompressed striped GeoTIFF of
  * width x height x nbands of type, one band or band-interleaved, in the
  * host's byte order, opened for reading.  *out NULL and 1 with the reason
- * otherwise (GG_RAW_READS=NO refuses every file), and the caller reads
- * through GDAL.  Why: GDAL reads a one-row-strip file a strip at a time,
- * loading each strip's offset on first use; an 8192^2 UInt16 scene
- * (8192 strips) took 24 ms through GDAL's direct I/O against 10.5 ms in
- * preads of 4 MiB (development machine, bench/RESULTS.md, session 26). */
+ * otherwise, and the caller reads through GDAL.  Why: GDAL reads a
+ * one-row-strip file a strip at a time, loading each strip's offset on
+ * first use; an 8192^2 UInt16 scene (8192 strips) took 24 ms through
+ * GDAL's direct I/O against 10.5 ms in preads of 4 MiB (development
+ * machine, bench/RESULTS.md, session 26). */
 int ggo_direct_open_source(const char *path, int width, int height, int nbands,
                            GDALDataType type, ggo_direct **out, char *why, size_t whylen);
 
@@ -67,37 +67,6 @@ int ggo_direct_open_source(const char *path, int width, int height, int nbands,
  * k * band_space bytes (rows of width samples).  Thread-safe (preads). */
 int ggo_direct_read(const ggo_direct *d, int y0, int rows, void *buf, size_t band_space,
                     char *err, size_t errlen);
-
-/* The pixels of a direct file (source or output) mapped into memory, so
- * that the device's copy engine reads or writes them where they lie once
- * the caller has registered the mapping (gg_host_register): no reader or
- * writer thread copies them, and the host's memory carries each byte once
- * instead of three times (but registering costs more than it saves on the
- * hosts measured: gg_ortho_run.c, mapped_wanted).  Only one band, or band-interleaved
- * planes, whose strips follow each other in order, in the host's byte
- * order.  An output only on tmpfs: its pages are the file, so bytes the
- * device writes past the kernel's dirty tracking cannot be lost the way a
- * disk file's page cache could lose them; its pixels' range is allocated
- * first (fallocate), so a full filesystem is an error here.  A source
- * only when every page is in memory (mincore), as a source in tmpfs or
- * just read is; else registering would read it on one thread.  The caller
- * never touches the mapping with the processor: the registration faults
- * every page in and reports failures, so no access can raise a signal. */
-typedef struct ggo_map {
-    void *base;              /* the mapping (from the file's start) */
-    size_t len;
-    unsigned char *px;       /* row 0 of band 1 */
-    size_t row_bytes;        /* one row of one band */
-    size_t band_bytes;       /* band k's row 0 at px + k * band_bytes */
-} ggo_map;
-
-/* Maps d's pixels (writable: an output).  0, or 1 with why (nothing
- * mapped: the caller copies through its threads). */
-int ggo_direct_map(const ggo_direct *d, int writable, ggo_map *m, char *why, size_t whylen);
-
-/* Unmaps what ggo_direct_map mapped (after the caller unregistered it);
- * m zeroed.  Nothing mapped: nothing. */
-void ggo_direct_unmap(ggo_map *m);
 
 /* Strips and layout, for -v. */
 const char *ggo_direct_describe(const ggo_direct *d);

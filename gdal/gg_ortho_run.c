@@ -45,10 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #define PROG "gdal_ortho"
@@ -59,7 +56,6 @@ typedef struct options {
     ggo_options g;     /* what the scene needs (shared with GG:ortho:) */
     const char *format, *outdir, *device;
     char **co;
-    int pinned;        /* pipeline host buffers page-locked (gg_ortho_buffers.h) */
 } options;
 
 /* One call's state.  GDAL errors reach keep_error through the error
@@ -70,7 +66,6 @@ typedef struct orun {
     char last_error[2048];  /* the first GDAL failure message since cleared */
     char *err;              /* the caller's buffer for the first error line, or NULL */
     size_t errlen;
-    double t_main;          /* when the call started (GG_ORTHO_TIMING) */
 } orun;
 
 static void CPL_STDCALL keep_error(CPLErr cls, CPLErrorNum no, const char *msg)
@@ -186,35 +181,19 @@ typedef ggo_block block;
 
 /* Scenes of a batch whose device part is over and whose writer still
  * drains their queued blocks, beside the ones setting up and the one on the
- * device (each holds at most its queue; see queue_bytes).
- * GG_ORTHO_DRAINING=<n> (default 2, at most 8). */
-static int draining_max(void)
-{
-    return ggo_env_int("GG_ORTHO_DRAINING", 2, 1, 8);
-}
+ * device (each holds at most its queue; see QUEUE_BYTES).  Four were no
+ * faster than two on one, two or four H200s (bench/RESULTS.md, sessions 22,
+ * 25 and 29). */
+#define DRAINING 2
 
-/* Output bytes a resident-source scene may queue for its writer
- * (GG_ORTHO_QUEUE_MB, default 256; 0: QDEPTH blocks).  The device is
- * handed to the next scene once the last block has run, so with room for
- * most of a scene's output the writer (one file, one thread: about 2.5 GB/s
- * into the page cache) no longer holds the device: the next scene reads
- * and computes while this one's blocks are written. */
-static size_t queue_bytes(void)
-{
-    const char *env = getenv("GG_ORTHO_QUEUE_MB");
-    if (env && *env) {
-        const long mb = atol(env);
-        return mb <= 0 ? 0 : (size_t)(mb > 65536 ? 65536 : mb) << 20;
-    }
-    return (size_t)256 << 20;
-}
-
-static double wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
+/* Output bytes a resident-source scene may queue for its writer.  The
+ * device is handed to the next scene once the last block has run, so with
+ * room for most of a scene's output the writer (one file, one thread: about
+ * 2.5 GB/s into the page cache) no longer holds the device: the next scene
+ * reads and computes while this one's blocks are written (112 scenes of
+ * 8192^2 on 4 H200s: 1.48 s against 2.03 s with a 3-block queue;
+ * bench/RESULTS.md, session 16). */
+#define QUEUE_BYTES ((size_t)256 << 20)
 
 /* Who waits on the pipeline's state (pipe_t.cv): the device thread, the
  * readers (strip readers, or the windowed reader), the writer, the grid
@@ -222,12 +201,6 @@ static double wall(void)
 enum { WAKE_DEV, WAKE_READ, WAKE_WRITE, WAKE_GRID, WAKE_ROLES };
 #define WAKES(r) (1 << (r))
 #define WAKE_ALL (WAKES(WAKE_ROLES) - 1)
-
-/* What the device thread is doing (pipe_t.dev_acc). */
-enum {
-    DEV_OTHER, DEV_IDLE, DEV_UPLOAD, DEV_QUEUE, DEV_SYNC, DEV_LOCK, DEV_SOURCE, DEV_BUFFER,
-    DEV_PHASES
-};
 
 typedef struct pipe {
     scene *sc;
@@ -243,7 +216,6 @@ typedef struct pipe {
     int error;
     char msg[1024];
     double lon_ref;
-    double t_grid, t_read, t_write; /* busy seconds of the reader / writer */
     pthread_mutex_t mu;
     /* one condition per waiter (wake): a state change wakes only the
      * threads it concerns, not the eleven or so of a pipeline */
@@ -255,11 +227,12 @@ typedef struct pipe {
     int *queue, nqueue, qhead;  /* requested strips, in request order */
     int *ready, nready;         /* read, waiting for the upload */
     void **pool;                /* free staging buffers */
-    int npool;
+    int npool, nbuf;            /* free, and in all */
     /* blocks queued on the device (gg_ortho_session_queue_resident), the
      * device thread's alone: their kernels run while the one before
-     * downloads and the next one's strips go up */
-    int overlap;                /* GG_ORTHO_OVERLAP (default 1) */
+     * downloads and the next one's strips go up (112 scenes of 8192^2 on
+     * one H200: 2.47 s against 2.67 s with each copy and kernel in turn;
+     * bench/RESULTS.md, session 24) */
     void **inflight;            /* strips whose queued upload may not have landed */
     int ninflight;
     int queued[GG_ORTHO_QUEUED], nqueued, qfirst; /* block numbers, oldest first */
@@ -269,41 +242,18 @@ typedef struct pipe {
     pthread_t tg, tw, tr[64];
     int nr, have_tg, have_tw, started;
     int grid_done, finished;
-    /* the device thread's time from its session to its release, by what it
-     * was doing (dev_enter: each moment counts once; GG_ORTHO_TIMING) */
-    int dev_phase, dev_on;
-    double dev_t0, dev_acc[DEV_PHASES];
-    double dev_cpu;             /* its processor seconds over the same span: the
-                                   rest of the span it slept or waited for a processor */
-    double dev_delay;           /* seconds of the span it waited, runnable, for a
-                                   processor (schedstat's run delay) */
-    int dev_nice_was;           /* its nice value before the turn (device_nice) */
-    double t_readers;           /* summed busy seconds of the readers */
     ggo_direct *direct;         /* uncompressed GeoTIFF: pixels by pwrite, else NULL */
     ggo_direct *src_direct;     /* the source's rows by pread (strip readers), else NULL */
-    /* the files' pixels mapped and registered (mapped_files): the copy
-     * engine reads the source's strips and writes the blocks where they lie */
-    ggo_map src_map, dst_map;
-    int src_mapped, dst_mapped;
-    double t_map, t_unmap;      /* seconds mapping and registering, undoing it */
     size_t dst_bytes;           /* one output block, all bands */
     /* called once the device has run the last block (the writer may still
      * be writing): the next scene of a batch may then take the device */
     void (*device_done)(struct pipe *p);
     struct scene_job *job;
-    int left_at_release;     /* blocks still to write when the device went on */
-    long write_delay_us;
-    double t_up, t_kernel, t_down; /* the session's times, kept when it goes early */
-    double t_released;       /* when the device went on (GG_ORTHO_TIMING's timeline) */
-    long long t_px;
 } pipe_t;
 
 /* Host buffers (gg_ortho_buffers.h) kept: at most what the scenes in
  * flight hold (their queues and strips). */
-static size_t keep_bytes(void)
-{
-    return queue_bytes() * (size_t)(1 + draining_max()) + ((size_t)256 << 20);
-}
+#define KEEP_BYTES (QUEUE_BYTES * (1 + DRAINING) + ((size_t)256 << 20))
 
 /* Wakes the waiters in mask (WAKES(role)...), mu held. */
 static void wake(pipe_t *p, int mask)
@@ -328,28 +278,6 @@ static void pipe_fail(pipe_t *p, const char *fmt, ...)
     pthread_mutex_unlock(&p->mu);
 }
 
-/* Device thread: from now on its time counts as phase; returns the phase
- * it leaves, to go back to (dev_enter(p, prev)). */
-static int dev_enter(pipe_t *p, int phase)
-{
-    const int prev = p->dev_phase;
-    if (p->dev_on) {
-        const double now = wall();
-        p->dev_acc[prev] += now - p->dev_t0;
-        p->dev_t0 = now;
-    }
-    p->dev_phase = phase;
-    return prev;
-}
-
-/* Device thread: takes the pipeline's lock, its wait counted as such. */
-static void dev_lock(pipe_t *p)
-{
-    const int prev = dev_enter(p, DEV_LOCK);
-    pthread_mutex_lock(&p->mu);
-    dev_enter(p, prev);
-}
-
 /* Waits, as role (WAKE_*), until the pipeline counter *done reaches need,
  * or a stage fails; returns 0 on a failure. */
 static int wait_for(pipe_t *p, int role, const int *done, int need)
@@ -367,8 +295,7 @@ static void scene_progress(struct scene_job *j, double frac);
 
 static void *reader(void *arg)
 {
-    ggo_bulk_thread("gg-read");
-    const double c0 = ggo_thread_cpu();
+    ggo_name_thread("gg-read");
     pipe_t *p = arg;
     scene *sc = p->sc;
     CPLPushErrorHandlerEx(keep_error, p->run);
@@ -376,7 +303,6 @@ static void *reader(void *arg)
     reader_loop(p, sc);
     CPLSetThreadLocalConfigOption("GTIFF_DIRECT_IO", NULL);
     CPLPopErrorHandler();
-    ggo_cpu_add(GGO_CPU_READERS, c0);
     return NULL;
 }
 
@@ -386,19 +312,15 @@ static void *reader_loop(pipe_t *p, scene *sc)
         if (!wait_for(p, WAKE_READ, &p->write_done, k - p->qdepth + 1))
             return NULL;
         block *b = &p->blocks[k];
-        const double t0 = wall();
         if (!ggo_block_grid(sc, b, p->lon_ref)) {
             pipe_fail(p, "out of memory");
             return NULL;
         }
         ggo_block_window(sc, b, ggo_first_margin(sc));
-        const double t1 = wall();
         if (!ggo_read_window(sc, p->rds, b)) {
             pipe_fail(p, "reading %s failed: %s", sc->src_name, last_error_of(p->run));
             return NULL;
         }
-        p->t_grid += t1 - t0;
-        p->t_read += wall() - t1;
         pthread_mutex_lock(&p->mu);
         p->read_done = k + 1;
         wake(p, WAKES(WAKE_DEV));
@@ -411,12 +333,10 @@ static void *writer_loop(pipe_t *p);
 
 static void *writer(void *arg)
 {
-    ggo_bulk_thread("gg-write");
-    const double c0 = ggo_thread_cpu();
+    ggo_name_thread("gg-write");
     CPLPushErrorHandlerEx(keep_error, ((pipe_t *)arg)->run);
     writer_loop(arg);
     CPLPopErrorHandler();
-    ggo_cpu_add(GGO_CPU_WRITER, c0);
     return NULL;
 }
 
@@ -429,18 +349,12 @@ static void *writer_loop(pipe_t *p)
             return NULL;
         block *b = &p->blocks[k];
         const size_t plane = (size_t)sc->out_w * b->rows;
-        const double t0 = wall();
-        if (p->write_delay_us > 0) /* GG_ORTHO_WRITE_DELAY_MS (tests: a slow disk) */
-            usleep((useconds_t)p->write_delay_us);
-        if (!p->dst_mapped) /* mapped: no outside fill (mapped_files) */
-            ggo_fill_outside(sc, b->y0, b->rows, b->dst);
+        ggo_fill_outside(sc, b->y0, b->rows, b->dst);
         if (gg_fault_point("write")) { /* GG_FAULT=write:N (tests) */
             pipe_fail(p, "writing %s failed: injected fault (GG_FAULT)", sc->dst_name);
             return NULL;
         }
-        if (p->dst_mapped)
-            ; /* the device wrote the block into the file */
-        else if (p->direct) {
+        if (p->direct) {
             char err[256];
             if (ggo_direct_write(p->direct, b->y0, b->rows, b->dst, err, sizeof err)) {
                 pipe_fail(p, "writing %s failed: %s", sc->dst_name, err);
@@ -455,9 +369,7 @@ static void *writer_loop(pipe_t *p)
                     return NULL;
                 }
         }
-        p->t_write += wall() - t0;
-        if (!p->dst_mapped)
-            ggo_buffer_put(b->dst);
+        ggo_buffer_put(b->dst);
         free(b->src);
         free(b->nodes);
         b->dst = b->src = NULL;
@@ -513,20 +425,17 @@ static int run_windowed(pipe_t *p)
     return !p->error;
 }
 
-/* Whether the whole source goes on the device: GG_ORTHO_SOURCE=window or
- * resident forces one pipeline; otherwise resident when the image takes at
+/* Whether the whole source goes on the device: when the image takes at
  * most half the free device memory (a quarter on the CPU backend, where
- * "device" memory is the host's). */
+ * "device" memory is the host's).  Resident, each source row is read once
+ * (ZY-3-size scene on an H100: 1.31 s against 4.06 s with per-block
+ * windows; bench/RESULTS.md, 2026-11-21 "resident source, several
+ * readers"); the windowed pipeline is for sources that do not fit. */
 static int resident_source(const scene *sc, gg_context *ctx)
 {
-    const char *env = getenv("GG_ORTHO_SOURCE");
-    if (env && EQUAL(env, "window"))
-        return 0;
     const size_t bytes = gg_ortho_source_bytes(sc->src_t, sc->width, sc->height, sc->nbands);
     if (!bytes)
         return 0;
-    if (env && EQUAL(env, "resident"))
-        return 1;
     size_t free_b = 0, total_b = 0;
     if (gg_context_memory(ctx, &free_b, &total_b) != GG_OK)
         return 0;
@@ -553,7 +462,7 @@ static int resident_source(const scene *sc, gg_context *ctx)
  *   writer thread   writes finished blocks in order.
  *
  * Host memory: the staging pool, GRID_AHEAD grids and the output blocks
- * queued for the writer (queue_bytes, at least QDEPTH), whatever the image
+ * queued for the writer (QUEUE_BYTES, at least QDEPTH), whatever the image
  * size.  The kernel reports any tap outside the rows it
  * was given, so the result never depends on the planning: a block that
  * missed is run again with more rows (finally all of them). */
@@ -584,14 +493,11 @@ static void request_rows(pipe_t *p, int y0, int y1)
     if (y1 <= y0)
         return;
     for (int i = y0 / p->strip_rows; i <= (y1 - 1) / p->strip_rows; i++)
-        if (p->strips[i].state == STRIP_IDLE && p->src_mapped) {
-            p->strips[i].state = STRIP_READ; /* in the mapping: nothing to read */
-            p->ready[p->nready++] = i;
-        } else if (p->strips[i].state == STRIP_IDLE) {
+        if (p->strips[i].state == STRIP_IDLE) {
             p->strips[i].state = STRIP_QUEUED;
             p->queue[p->nqueue++] = i;
         }
-    wake(p, p->src_mapped ? WAKES(WAKE_DEV) : WAKES(WAKE_READ));
+    wake(p, WAKES(WAKE_READ));
 }
 
 /* Are rows [y0, y1) on the device? (mu held) */
@@ -619,34 +525,20 @@ static void upload_ready(pipe_t *p)
         const int i = p->ready[--p->nready];
         strip *st = &p->strips[i];
         pthread_mutex_unlock(&p->mu);
-        const int prev = dev_enter(p, DEV_UPLOAD);
         gg_status rc = GG_OK;
-        for (int k = 0; k < sc->nbands && rc == GG_OK; k++) {
-            const void *rows =
-                p->src_mapped ? (const void *)(p->src_map.px + k * p->src_map.band_bytes +
-                                               (size_t)st->y0 * p->src_map.row_bytes)
-                              : (const void *)((const char *)st->buf + (size_t)k * plane);
-            rc = p->overlap ? gg_ortho_session_put_rows_async(p->sess, k, st->y0, st->rows, rows,
-                                                              (size_t)sc->width)
-                            : gg_ortho_session_put_rows(p->sess, k, st->y0, st->rows, rows,
-                                                        (size_t)sc->width);
-        }
-        dev_enter(p, prev);
-        dev_lock(p);
+        for (int k = 0; k < sc->nbands && rc == GG_OK; k++)
+            rc = gg_ortho_session_put_rows_async(p->sess, k, st->y0, st->rows,
+                                                 (const char *)st->buf + (size_t)k * plane,
+                                                 (size_t)sc->width);
+        pthread_mutex_lock(&p->mu);
         if (rc != GG_OK) {
             if (!p->error)
                 snprintf(p->msg, sizeof p->msg, "%s", gg_context_last_error(p->ctx));
             p->error = 1;
         }
         st->state = STRIP_ON_DEVICE;
-        if (p->src_mapped)
-            ; /* the mapping stays until resident_stop */
-        else if (p->overlap) /* back to the pool once the copy queue has passed it */
-            p->inflight[p->ninflight++] = st->buf;
-        else {
-            p->pool[p->npool++] = st->buf;
-            wake(p, WAKES(WAKE_READ)); /* a free staging buffer */
-        }
+        /* back to the pool once the copy queue has passed it */
+        p->inflight[p->ninflight++] = st->buf;
         st->buf = NULL;
     }
 }
@@ -671,15 +563,13 @@ static int device_idle(pipe_t *p)
     if (p->nqueued > 0) {
         pthread_mutex_unlock(&p->mu);
         complete_oldest(p);
-        dev_lock(p);
+        pthread_mutex_lock(&p->mu);
         return 1;
     }
     if (p->ninflight > 0 && p->npool == 0) {
         pthread_mutex_unlock(&p->mu);
-        const int prev = dev_enter(p, DEV_SYNC);
         const gg_status rc = gg_ortho_session_flush(p->sess);
-        dev_enter(p, prev);
-        dev_lock(p);
+        pthread_mutex_lock(&p->mu);
         if (rc != GG_OK && !p->error) {
             snprintf(p->msg, sizeof p->msg, "%s", gg_context_last_error(p->ctx));
             p->error = 1;
@@ -694,8 +584,7 @@ static int device_idle(pipe_t *p)
  * strips as they come.  0 on error. */
 static int wait_rows(pipe_t *p, int y0, int y1)
 {
-    const int prev = dev_enter(p, DEV_IDLE);
-    dev_lock(p);
+    pthread_mutex_lock(&p->mu);
     request_rows(p, y0, y1);
     for (;;) {
         upload_ready(p);
@@ -706,14 +595,12 @@ static int wait_rows(pipe_t *p, int y0, int y1)
     }
     const int ok = !p->error;
     pthread_mutex_unlock(&p->mu);
-    dev_enter(p, prev);
     return ok;
 }
 
 static void *grid_thread(void *arg)
 {
-    ggo_bulk_thread("gg-grid");
-    const double c0 = ggo_thread_cpu();
+    ggo_name_thread("gg-grid");
     pipe_t *p = arg;
     scene *sc = p->sc;
     CPLPushErrorHandlerEx(keep_error, p->run);
@@ -721,13 +608,11 @@ static void *grid_thread(void *arg)
         if (!wait_for(p, WAKE_GRID, &p->run_done, k - p->grid_ahead + 1))
             break;
         block *b = &p->blocks[k];
-        const double t0 = wall();
         if (!ggo_block_grid(sc, b, p->lon_ref)) {
             pipe_fail(p, "out of memory");
             break;
         }
         ggo_block_window(sc, b, ggo_first_margin(sc));
-        p->t_grid += wall() - t0;
         pthread_mutex_lock(&p->mu);
         if (b->sh > 0)
             request_rows(p, b->sy0, b->sy0 + b->sh);
@@ -736,14 +621,12 @@ static void *grid_thread(void *arg)
         pthread_mutex_unlock(&p->mu);
     }
     CPLPopErrorHandler();
-    ggo_cpu_add(GGO_CPU_GRID, c0);
     return NULL;
 }
 
 static void *strip_reader(void *arg)
 {
-    ggo_bulk_thread("gg-read");
-    const double c0 = ggo_thread_cpu();
+    ggo_name_thread("gg-read");
     pipe_t *p = arg;
     scene *sc = p->sc;
     CPLPushErrorHandlerEx(keep_error, p->run);
@@ -772,7 +655,6 @@ static void *strip_reader(void *arg)
         void *buf = p->pool[--p->npool];
         st->state = STRIP_READING;
         pthread_mutex_unlock(&p->mu);
-        const double t0 = wall();
         char rerr[256] = "";
         CPLErr e = CE_None;
         if (gg_fault_point("read")) { /* GG_FAULT=read:N (tests) */
@@ -788,9 +670,7 @@ static void *strip_reader(void *arg)
             e = GDALDatasetRasterIO(ds, GF_Read, 0, st->y0, sc->width, st->rows, buf, sc->width,
                                     st->rows, ggo_to_gdal_type(sc->src_t), sc->nbands, NULL,
                                     (int)ss, (int)(ss * sc->width), (GSpacing)band_space);
-        const double t1 = wall();
         pthread_mutex_lock(&p->mu);
-        p->t_readers += t1 - t0;
         if (e != CE_None) {
             p->pool[p->npool++] = buf;
             pthread_mutex_unlock(&p->mu);
@@ -807,25 +687,7 @@ static void *strip_reader(void *arg)
         GDALClose(ds);
     CPLSetThreadLocalConfigOption("GTIFF_DIRECT_IO", NULL);
     CPLPopErrorHandler();
-    ggo_cpu_add(GGO_CPU_READERS, c0);
     return NULL;
-}
-
-/* Where block b's output goes: a host buffer for the writer, or its rows
- * in the mapped output file. */
-static void *block_output(pipe_t *p, const block *b)
-{
-    if (p->dst_mapped)
-        return p->dst_map.px + (size_t)b->y0 * p->dst_map.row_bytes;
-    return ggo_buffer_get(p->pin, p->dst_bytes);
-}
-
-/* Samples from one band of block b's output to the next. */
-static size_t block_plane(const pipe_t *p, const block *b)
-{
-    if (p->dst_mapped)
-        return p->dst_map.band_bytes / gg_type_size(p->sc->dst_t);
-    return (size_t)p->sc->out_w * b->rows;
 }
 
 /* The source rows block b's attempt needs: its planned window (0), a
@@ -849,22 +711,16 @@ static void note_miss(const pipe_t *p, const block *b)
         fprintf(stderr, "%s: block at row %d needed more source rows\n", PROG, b->y0);
 }
 
-/* Device part of one block from the resident source, run at once from
- * attempt `first` (attempt_rows); more rows and a new run when the kernel
- * reports a tap outside the rows it had. */
-static int run_block_resident(pipe_t *p, block *b, int first)
+/* Device part of a queued block that missed source rows, run again at
+ * once from the resident source with more rows (attempt_rows 1, then 2)
+ * until the kernel reports no tap outside the rows it had. */
+static int rerun_block_resident(pipe_t *p, block *b)
 {
     scene *sc = p->sc;
     const size_t ds = gg_type_size(sc->dst_t);
-    const size_t plane = block_plane(p, b);
-    if (!b->dst)
-        b->dst = block_output(p, b);
-    if (!b->dst) {
-        pipe_fail(p, "out of memory");
-        return 0;
-    }
+    const size_t plane = (size_t)sc->out_w * b->rows;
     gg_ortho_grid g = {b->nodes, b->gnx, b->gny, sc->step};
-    for (int attempt = first; attempt < 3; attempt++) {
+    for (int attempt = 1; attempt < 3; attempt++) {
         int y0, y1;
         attempt_rows(p, b, attempt, &y0, &y1);
         if (y1 > y0 && !wait_rows(p, y0, y1))
@@ -893,7 +749,7 @@ static int run_block_resident(pipe_t *p, block *b, int first)
  * complete blocks from the first (the writer writes in order). */
 static void block_finished(pipe_t *p, int k)
 {
-    dev_lock(p);
+    pthread_mutex_lock(&p->mu);
     p->block_run[k] = 1;
     const int before = p->run_done;
     while (p->run_done < p->nblocks && p->block_run[p->run_done])
@@ -913,10 +769,8 @@ static int complete_oldest(pipe_t *p)
     p->qfirst = (p->qfirst + 1) % GG_ORTHO_QUEUED;
     p->nqueued--;
     int missed = 0;
-    const int prev = dev_enter(p, DEV_SYNC);
     const gg_status rc = gg_ortho_session_wait(p->sess, &missed);
-    dev_enter(p, prev);
-    dev_lock(p);
+    pthread_mutex_lock(&p->mu);
     release_inflight(p);
     pthread_mutex_unlock(&p->mu);
     if (rc != GG_OK) {
@@ -925,7 +779,7 @@ static int complete_oldest(pipe_t *p)
     }
     if (missed) {
         note_miss(p, &p->blocks[k]);
-        if (!run_block_resident(p, &p->blocks[k], 1))
+        if (!rerun_block_resident(p, &p->blocks[k]))
             return 0;
     }
     block_finished(p, k);
@@ -939,9 +793,7 @@ static int queue_block(pipe_t *p, int k)
 {
     scene *sc = p->sc;
     block *b = &p->blocks[k];
-    const int prev_buf = dev_enter(p, DEV_BUFFER); /* the process's buffer table: shared */
-    b->dst = block_output(p, b);
-    dev_enter(p, prev_buf);
+    b->dst = ggo_buffer_get(p->pin, p->dst_bytes);
     if (!b->dst) {
         pipe_fail(p, "out of memory");
         return 0;
@@ -953,11 +805,9 @@ static int queue_block(pipe_t *p, int k)
     if (p->nqueued == GG_ORTHO_QUEUED && !complete_oldest(p))
         return 0;
     gg_ortho_grid g = {b->nodes, b->gnx, b->gny, sc->step};
-    const int prev = dev_enter(p, DEV_QUEUE);
     const gg_status rc = gg_ortho_session_queue_resident(
         p->sess, &g, y0, y1 - y0, b->dst, sc->dst_t, sc->out_w, b->rows, (size_t)sc->out_w,
-        block_plane(p, b));
-    dev_enter(p, prev);
+        (size_t)sc->out_w * b->rows);
     if (rc != GG_OK) {
         pipe_fail(p, "%s", gg_context_last_error(p->ctx));
         return 0;
@@ -967,99 +817,10 @@ static int queue_block(pipe_t *p, int k)
     return 1;
 }
 
-/* Whether the files' pixels are mapped for the copy engine:
- * GG_ORTHO_MAPPED=1 (both), =source or =output, wherever the backend can
- * register them (experiments, and tests on the CPU backend, where the
- * "uploads" are memcpy); off by default.  Measured on an H200 host (bench/RESULTS.md, session 28):
- * registering a scene's two files (2 x 134 MB in huge-page tmpfs) takes
- * 37-57 ms, and the driver holds the device thread's calls meanwhile, so
- * one GPU ran 112 scenes in 5.5-9.1 s against 1.6-1.8 s through the
- * threads. */
-enum { MAP_SOURCE = 1, MAP_OUTPUT = 2 };
-static int mapped_wanted(void)
-{
-    const char *env = getenv("GG_ORTHO_MAPPED");
-    if (!env || !*env)
-        return 0;
-    if (EQUAL(env, "source"))
-        return MAP_SOURCE;
-    if (EQUAL(env, "output"))
-        return MAP_OUTPUT;
-    return CPLTestBool(env) ? MAP_SOURCE | MAP_OUTPUT : 0;
-}
-
-/* Maps and registers the source's pixels (the copy engine reads its
- * strips where they lie: no readers, no staging) and the output's (the
- * blocks are downloaded into the file: nothing for the writer to copy),
- * each where its layout and file system allow (ggo_direct_map); the
- * other, or both, go through the threads as before.  Why: each byte of a
- * scene crosses the host's memory three times through the threads (file to
- * staging, staging to device; device to buffer, buffer to file), which
- * several GPUs of one host contend for; but see mapped_wanted. */
-static void map_files(pipe_t *p)
-{
-    scene *sc = p->sc;
-    const int want = mapped_wanted();
-    if (!want)
-        return;
-    const double t0 = wall();
-    char why[256] = "";
-    if (p->src_direct && (want & MAP_SOURCE)) {
-        if (ggo_direct_map(p->src_direct, 0, &p->src_map, why, sizeof why) == 0 &&
-            gg_host_register(p->ctx, p->src_map.base, p->src_map.len, GG_HOST_READ_ONLY) !=
-                GG_OK) {
-            snprintf(why, sizeof why, "%s", gg_context_last_error(p->ctx));
-            ggo_direct_unmap(&p->src_map);
-        }
-        p->src_mapped = p->src_map.base != NULL;
-        if (!p->src_mapped && sc->o->verbose)
-            fprintf(stderr, "%s: %s: source not mapped (%s)\n", PROG, sc->src_name, why);
-    }
-    const size_t ds = gg_type_size(sc->dst_t);
-    if (p->direct && !sc->outside_nd && (want & MAP_OUTPUT)) {
-        if (ggo_direct_map(p->direct, 1, &p->dst_map, why, sizeof why) == 0 &&
-            (p->dst_map.band_bytes % ds != 0 ||
-             gg_host_register(p->ctx, p->dst_map.base, p->dst_map.len, 0) != GG_OK)) {
-            snprintf(why, sizeof why, "%s",
-                     p->dst_map.band_bytes % ds ? "bands not whole samples apart"
-                                                : gg_context_last_error(p->ctx));
-            ggo_direct_unmap(&p->dst_map);
-        }
-        p->dst_mapped = p->dst_map.base != NULL;
-        if (!p->dst_mapped && sc->o->verbose)
-            fprintf(stderr, "%s: %s: output not mapped (%s)\n", PROG, sc->dst_name, why);
-    }
-    p->t_map = wall() - t0;
-    if (sc->o->verbose && (p->src_mapped || p->dst_mapped))
-        fprintf(stderr, "%s: %s: %s%s%s mapped for the device's copies\n", PROG, sc->src_name,
-                p->src_mapped ? "source" : "", p->src_mapped && p->dst_mapped ? " and " : "",
-                p->dst_mapped ? "output" : "");
-}
-
-/* Unregisters and unmaps what map_files mapped (every copy is over). */
-static void unmap_files(pipe_t *p)
-{
-    const double t0 = wall();
-    if (p->dst_mapped) /* the blocks point into the mapping: not buffers */
-        for (int k = 0; k < p->nblocks; k++)
-            p->blocks[k].dst = NULL;
-    if (p->src_mapped)
-        gg_host_unregister(p->ctx, p->src_map.base);
-    if (p->dst_mapped)
-        gg_host_unregister(p->ctx, p->dst_map.base);
-    ggo_direct_unmap(&p->src_map);
-    ggo_direct_unmap(&p->dst_map);
-    if (p->src_mapped || p->dst_mapped)
-        p->t_unmap = wall() - t0;
-    p->src_mapped = p->dst_mapped = 0;
-}
-
-/* Readers: GG_ORTHO_READERS, else half the processors, 2 to 8. */
+/* Strip readers: half the processors, 2 to 8 (2, 3 or 4 made no batch
+ * faster that held on 4 H200s; bench/RESULTS.md, session 30). */
 static int reader_count(void)
 {
-    const int set = ggo_env_int("GG_ORTHO_READERS", 0, 0, 64);
-    if (set > 0)
-        return set;
     const long n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
     return n < 2 ? 2 : n > 8 ? 8 : (int)n;
 }
@@ -1075,16 +836,13 @@ static int resident_start(pipe_t *p)
     const size_t row_bytes = (size_t)sc->width * ss * sc->nbands;
     /* strips of ~4 MB: fine enough to start the first block early */
     int srows = (int)((4u << 20) / (row_bytes ? row_bytes : 1));
-    const char *env = getenv("GG_ORTHO_STRIP_ROWS"); /* tests: many small strips */
-    if (env && atoi(env) > 0)
-        srows = atoi(env);
     srows = srows < 1 ? 1 : srows > sc->height ? sc->height : srows;
     p->strip_rows = srows;
     p->nstrips = (sc->height + srows - 1) / srows;
     const int nreaders = reader_count();
-    /* GG_ORTHO_STRIP_BUFFERS (experiments): strips read ahead of the
-     * device; the default keeps every reader busy twice over */
-    int nbuf = ggo_env_int("GG_ORTHO_STRIP_BUFFERS", 2 * nreaders + 2, 1, 4096);
+    /* strips read ahead of the device: every reader busy twice over (the
+     * whole source read ahead was no faster; bench/RESULTS.md, session 27) */
+    int nbuf = 2 * nreaders + 2;
     nbuf = nbuf > p->nstrips ? p->nstrips : nbuf;
     const double grid_mb = (double)((sc->out_w - 1) / sc->step + 4) *
                            ((p->rows - 1) / sc->step + 4) * GG_ORTHO_PLANES * 8.0 / 1048576.0;
@@ -1096,7 +854,6 @@ static int resident_start(pipe_t *p)
     p->pool = calloc((size_t)nbuf, sizeof(void *));
     p->inflight = calloc((size_t)nbuf, sizeof(void *));
     p->block_run = calloc((size_t)p->nblocks, 1);
-    p->overlap = ggo_env_int("GG_ORTHO_OVERLAP", 1, 0, 1);
     int ok = p->strips && p->queue && p->ready && p->pool && p->inflight && p->block_run;
     for (int i = 0; ok && i < p->nstrips; i++) {
         p->strips[i].y0 = i * srows;
@@ -1108,14 +865,12 @@ static int resident_start(pipe_t *p)
                                      sizeof why) &&
         sc->o->verbose)
         fprintf(stderr, "%s: %s: source read through GDAL (%s)\n", PROG, sc->src_name, why);
-    if (ok)
-        map_files(p);
-    /* a mapped source needs no readers and no staging */
-    for (int i = 0; ok && !p->src_mapped && i < nbuf; i++) {
+    for (int i = 0; ok && i < nbuf; i++) {
         p->pool[i] = ggo_buffer_get(p->pin, row_bytes * (size_t)srows);
         ok = p->pool[i] != NULL;
         p->npool += ok;
     }
+    p->nbuf = p->npool;
     p->started = 1;
     if (!ok) {
         pipe_fail(p, "out of memory for the read buffers");
@@ -1123,10 +878,10 @@ static int resident_start(pipe_t *p)
     }
     p->have_tg = pthread_create(&p->tg, NULL, grid_thread, p) == 0;
     p->have_tw = pthread_create(&p->tw, NULL, writer, p) == 0;
-    for (p->nr = 0; !p->src_mapped && p->nr < nreaders; p->nr++)
+    for (p->nr = 0; p->nr < nreaders; p->nr++)
         if (pthread_create(&p->tr[p->nr], NULL, strip_reader, p) != 0)
             break;
-    if (!p->have_tg || !p->have_tw || (p->nr == 0 && !p->src_mapped))
+    if (!p->have_tg || !p->have_tw || p->nr == 0)
         pipe_fail(p, "cannot start the pipeline threads");
     return !p->error;
 }
@@ -1151,7 +906,6 @@ static void resident_stop(pipe_t *p)
     if (p->have_tw)
         pthread_join(p->tw, NULL);
     p->nr = p->have_tg = p->have_tw = 0;
-    unmap_files(p);
     for (int i = 0; i < p->nstrips && p->strips; i++)
         if (p->strips[i].buf)
             p->pool[p->npool++] = p->strips[i].buf;
@@ -1184,8 +938,7 @@ static int run_resident(pipe_t *p)
 {
     for (int k = 0; k < p->nblocks && !p->error; k++) {
         /* the block's grid, and room in the output queue; meanwhile upload */
-        const int prev = dev_enter(p, DEV_IDLE);
-        dev_lock(p);
+        pthread_mutex_lock(&p->mu);
         for (;;) {
             upload_ready(p);
             if (p->error || (p->grid_done > k && k - p->write_done < p->qdepth))
@@ -1194,17 +947,8 @@ static int run_resident(pipe_t *p)
                 pthread_cond_wait(&p->cv[WAKE_DEV], &p->mu);
         }
         pthread_mutex_unlock(&p->mu);
-        dev_enter(p, prev);
-        if (p->error)
+        if (p->error || !queue_block(p, k))
             break;
-        if (p->overlap) {
-            if (!queue_block(p, k))
-                break;
-        } else {
-            if (!run_block_resident(p, &p->blocks[k], 0))
-                break;
-            block_finished(p, k);
-        }
     }
     while (p->nqueued > 0 && !p->error && complete_oldest(p))
         ;
@@ -1214,7 +958,7 @@ static int run_resident(pipe_t *p)
         release_inflight(p);
         pthread_mutex_unlock(&p->mu);
     }
-    dev_lock(p);
+    pthread_mutex_lock(&p->mu);
     p->finished = 1;
     wake(p, WAKE_ALL);
     pthread_mutex_unlock(&p->mu);
@@ -1237,31 +981,18 @@ typedef struct device_start {
     int joined;
     gg_status st;
     gg_context *ctx;
-    /* GG_ORTHO_SLOTS=2 in a batch: ctx's sibling, for the odd scenes,
-     * opened at the first device_slots (under mu) */
+    /* a batch: ctx's sibling, for the odd scenes, opened at the first
+     * device_slots (under mu) */
     gg_context *ctx2;
-    int slots_wanted, sibling_tried;
+    int batch, sibling_tried;
     char err[512];
-    double seconds;
 } device_start;
-
-/* Scenes at the device at once (GG_ORTHO_SLOTS, 1 or 2, default 2; the
- * CPU backend 1): with 2 the odd scenes run on a sibling context, with
- * queues of their own, so that a scene's session and first uploads go on
- * while the one before downloads its last blocks, and the host steps of
- * one scene's turn overlap the other's copies. */
-static int slots_wanted(void)
-{
-    return ggo_env_int("GG_ORTHO_SLOTS", 2, 1, 2);
-}
 
 static void *device_start_main(void *arg)
 {
     device_start *d = arg;
     ggo_name_thread("gg-dev-start");
-    const double t0 = wall();
     d->st = gg_context_create(d->device, &d->ctx, d->err, sizeof d->err);
-    d->seconds = wall() - t0;
     return NULL;
 }
 
@@ -1289,8 +1020,13 @@ static gg_context *device_wait(device_start *d)
 }
 
 /* Scenes at the device at once: 2 with a sibling context (a batch, on a
- * GPU backend, slots_wanted 2; opened once, by the first scene to ask;
- * a caller's context keeps its sibling for the next calls), else 1. */
+ * GPU backend; opened once, by the first scene to ask; a caller's context
+ * keeps its sibling for the next calls), else 1.  With 2 the odd scenes
+ * run on the sibling, with queues of their own, so that a scene's session
+ * and first uploads go on while the one before downloads its last blocks,
+ * and the host steps of one scene's turn overlap the other's copies (two
+ * H200s: 5-20 % faster than one scene at a time; bench/RESULTS.md,
+ * session 29). */
 static int device_slots(device_start *d)
 {
     gg_context *ctx = device_wait(d);
@@ -1299,7 +1035,7 @@ static int device_slots(device_start *d)
     pthread_mutex_lock(&d->mu);
     if (!d->sibling_tried) {
         d->sibling_tried = 1;
-        if (d->slots_wanted > 1 && strcmp(gg_context_backend(ctx), "cpu") &&
+        if (d->batch && strcmp(gg_context_backend(ctx), "cpu") &&
             gg_context_sibling(ctx, &d->ctx2) != GG_OK)
             d->ctx2 = NULL; /* one scene at a time, as before */
     }
@@ -1360,13 +1096,6 @@ static GDALDatasetH create_output(orun *run, scene *sc, GDALDriverH drv, const c
     return out;
 }
 
-/* Threads of the direct writer: GG_ORTHO_WRITERS, else 0 (the writer
- * chooses from the file's layout: one unless it converts rows). */
-static int writer_threads(void)
-{
-    return ggo_env_int("GG_ORTHO_WRITERS", 0, 0, 32);
-}
-
 /* The scene's output under a temporary name (*tmp): *out, a GDAL dataset,
  * or *direct, the direct writer's file.  0, else 1 with why_not set. */
 static int create_output_file(orun *run, const options *o, scene *sc, GDALDriverH drv,
@@ -1406,8 +1135,8 @@ static int create_output_file(orun *run, const options *o, scene *sc, GDALDriver
         if (run->last_error[0])
             snprintf(why, sizeof why, "closing the empty file: %.231s", /* the 255 chars of why */
                      run->last_error);
-        else if (ggo_direct_open(*tmp, sc->out_w, sc->out_h, sc->nbands, sc->dst_gdt,
-                                 writer_threads(), direct, why, sizeof why) == 0)
+        else if (ggo_direct_open(*tmp, sc->out_w, sc->out_h, sc->nbands, sc->dst_gdt, direct, why,
+                                 sizeof why) == 0)
             why[0] = 0;
         if (!*direct) { /* a layout the direct writer does not handle: GDAL's */
             gg_app_discard_output(drv, *tmp);
@@ -1554,50 +1283,12 @@ static void pass_turn(scene_job *j, int stop)
     pthread_mutex_unlock(&t->mu);
 }
 
-/* GG_ORTHO_DEVICE_NICE=n (experiments; -20..19, default: unchanged): the
- * scene thread runs its device turn at nice n, so that it does not queue
- * for a processor behind the bulk threads of this worker or of others (a
- * negative n needs CAP_SYS_NICE or RLIMIT_NICE; refused, the turn runs as
- * before).  on: enter the turn (keeps the old value); 0: back to it. */
-static void device_nice(pipe_t *p, int on)
-{
-#ifdef __linux__
-    const char *env = getenv("GG_ORTHO_DEVICE_NICE");
-    if (!env || !*env)
-        return;
-    const id_t tid = (id_t)syscall(SYS_gettid);
-    if (on) {
-        errno = 0;
-        const int was = getpriority(PRIO_PROCESS, tid);
-        p->dev_nice_was = errno ? 0 : was;
-        const int n = ggo_env_int("GG_ORTHO_DEVICE_NICE", 0, -20, 19);
-        if (setpriority(PRIO_PROCESS, tid, n) != 0 && p->sc->o->verbose)
-            fprintf(stderr, "%s: GG_ORTHO_DEVICE_NICE=%d refused: %s\n", PROG, n,
-                    strerror(errno));
-    } else
-        (void)setpriority(PRIO_PROCESS, tid, p->dev_nice_was);
-#else
-    (void)p;
-    (void)on;
-#endif
-}
-
 /* The scene's device part is over (pipe_t.device_done): its session goes,
  * keeping its times, and the next scene takes the device while this one's
  * writer drains its last blocks. */
 static void release_device(pipe_t *p)
 {
-    dev_lock(p);
-    dev_enter(p, DEV_OTHER);
-    p->dev_on = 0; /* the turn's split ends here */
-    p->dev_cpu = ggo_thread_cpu() - p->dev_cpu;
-    p->dev_delay = ggo_thread_run_delay() - p->dev_delay;
-    device_nice(p, 0);
-    p->left_at_release = p->nblocks - p->write_done;
-    pthread_mutex_unlock(&p->mu);
-    p->t_released = wall();
     if (p->sess) {
-        gg_ortho_session_times(p->sess, &p->t_up, &p->t_kernel, &p->t_down, &p->t_px);
         gg_ortho_session_destroy(p->sess);
         p->sess = NULL;
     }
@@ -1607,8 +1298,8 @@ static void release_device(pipe_t *p)
 /* The scene's blocks (rows from free device memory), the pipeline's
  * state and, for a resident source, its host stages, started at once
  * (resident_start).  0, else 1 with why set. */
-static int plan_scene(pipe_t *p, scene *sc, gg_context *ctx, const options *o, scene_job *job,
-                      GDALDatasetH out, char *why, size_t len)
+static int plan_scene(pipe_t *p, scene *sc, gg_context *ctx, scene_job *job, GDALDatasetH out,
+                      char *why, size_t len)
 {
     const double src_per_dst =
         fmax(1.0, (double)sc->width * sc->height / ((double)sc->out_w * sc->out_h)) * 2.0;
@@ -1632,8 +1323,6 @@ static int plan_scene(pipe_t *p, scene *sc, gg_context *ctx, const options *o, s
      * whatever the block height, so the result does not depend on the
      * device memory or the pipeline */
     rows = rows < sc->step ? sc->step : rows / sc->step * sc->step;
-    if (getenv("GG_ORTHO_BLOCK_ROWS") && atoi(getenv("GG_ORTHO_BLOCK_ROWS")) > 0)
-        rows = atoi(getenv("GG_ORTHO_BLOCK_ROWS")); /* tests */
     rows = rows > sc->out_h ? sc->out_h : rows;
     p->rows = rows;
     p->nblocks = (sc->out_h + rows - 1) / rows;
@@ -1641,15 +1330,16 @@ static int plan_scene(pipe_t *p, scene *sc, gg_context *ctx, const options *o, s
     p->sc = sc;
     p->run = &job->run;
     p->ctx = ctx;
-    /* one pool of page-locked buffers for both slots (portable) */
-    p->pin = o->pinned ? device_wait(job->dev) : NULL;
+    /* page-locked pipeline buffers, one pool for both slots (portable):
+     * with pageable ones the CUDA backend stages every copy, and a scene's
+     * turn at an H200 took 30-31 ms against 20 ms (112 scenes of 8192^2 in
+     * one process: 6.3-6.6 s against 3.1-3.3 s; bench/RESULTS.md, session
+     * 23) */
+    p->pin = device_wait(job->dev);
     p->wds = out;
     p->lon_ref = sc->rpc.long_off;
     p->job = job;
     p->device_done = release_device;
-    p->left_at_release = -1;
-    if (getenv("GG_ORTHO_WRITE_DELAY_MS"))
-        p->write_delay_us = 1000L * atoi(getenv("GG_ORTHO_WRITE_DELAY_MS"));
     p->blocks = calloc((size_t)p->nblocks, sizeof(block));
     if (!p->blocks) {
         snprintf(why, len, "out of memory");
@@ -1665,7 +1355,7 @@ static int plan_scene(pipe_t *p, scene *sc, gg_context *ctx, const options *o, s
     }
     p->qdepth = QDEPTH;
     if (p->resident && p->dst_bytes > 0) {
-        const size_t q = queue_bytes() / p->dst_bytes;
+        const size_t q = QUEUE_BYTES / p->dst_bytes;
         if (q > (size_t)p->qdepth)
             p->qdepth = q < (size_t)p->nblocks ? (int)q : p->nblocks;
     }
@@ -1701,9 +1391,6 @@ static int process_scene(scene_job *job)
     device_start *dev = job->dev;
     const char *src_name = job->src, *dst_name = job->dst;
     gg_context *ctx = NULL;
-    const double t_start = wall();
-    double c_role = ggo_thread_cpu();
-    ggo_cpu_role role = GGO_CPU_SETUP;
     scene sc;
     memset(&sc, 0, sizeof sc);
     int rc = 1;
@@ -1719,8 +1406,6 @@ static int process_scene(scene_job *job)
     if (!opened)
         snprintf(why_not, sizeof why_not, "%s", sc.err);
     sc.dst_name = dst_name;
-    const double t_setup = wall() - t_start;
-    double t_create_s = 0, t_ready = 0, t_pipe_end = 0, t_sess_s = 0;
     if (opened) {
         /* output, under a temporary name */
         drv = GDALGetDriverByName(o->format ? o->format : "GTiff");
@@ -1728,43 +1413,25 @@ static int process_scene(scene_job *job)
             snprintf(why_not, sizeof why_not, "format %s cannot be created",
                      o->format ? o->format : "GTiff");
             drv = NULL;
-        } else {
-            const double t_create = wall();
+        } else
             create_output_file(run, o, &sc, drv, dst_name, &tmp, &out, &p.direct, why_not,
                                sizeof why_not);
-            t_create_s = wall() - t_create;
-        }
     }
-    t_ready = wall(); /* set-up and output file done: ready for the device */
     /* the blocks, and the pipeline's host stages (grids, first strips)
      * started before the turn; the first scene waits here for the device
      * to start, as it would in its turn */
-    const double t_dev0 = wall();
     if (!why_not[0] && (ctx = device_ctx(dev, job->index)) != NULL)
-        plan_scene(&p, &sc, ctx, o, job, out, why_not, sizeof why_not);
-    const double t_dev_wait = why_not[0] ? 0.0 : wall() - t_dev0; /* device start + planning */
+        plan_scene(&p, &sc, ctx, job, out, why_not, sizeof why_not);
     if (!take_turn(job, device_slots(dev), why_not[0] || o->g.verbose)) {
         rc = SCENE_STOPPED;
         goto done;
     }
-    const double t_turn = wall();
-    ggo_cpu_add(role, c_role);
-    c_role = ggo_thread_cpu();
-    role = GGO_CPU_TURN;
     if (why_not[0]) {
         fail(run, src_name, "%s", why_not);
         goto done;
     }
     {
         ctx = device_ctx(dev, job->index); /* at once: waited for before the turn */
-        if (getenv("GG_ORTHO_TIMING"))
-            fprintf(stderr,
-                    "%s: timing: process start to the scene %.3f s; GDAL setup (RPCs, output "
-                    "grid, DEM, checks) %.3f s, creating the output %.3f s (%s writer), both "
-                    "before the device's turn; device start %.3f s on its own thread, waited "
-                    "%.3f s (with the planning of the blocks)\n",
-                    PROG, t_start - run->t_main, t_setup, t_create_s,
-                    p.direct ? "direct" : "GDAL", dev->seconds, t_dev_wait);
         if (!ctx) {
             rc = SCENE_NO_DEVICE;
             goto done;
@@ -1784,26 +1451,13 @@ static int process_scene(scene_job *job)
                 occ);
     }
 
-    const double t_sess0 = wall();
     if (ggo_session_create(&sc, ctx, &sess)) {
         fail(run, src_name, "%s", sc.err);
         goto done;
     }
-    t_sess_s = wall() - t_sess0;
-    p.dev_on = 1; /* the device thread's split, from here to the release */
-    p.dev_cpu = ggo_thread_cpu();
-    p.dev_delay = ggo_thread_run_delay();
-    device_nice(&p, 1);
-    p.dev_t0 = wall();
-    p.dev_phase = DEV_OTHER;
-
     p.sess = sess;
-    const int prev_phase = dev_enter(&p, DEV_SOURCE);
-    const int source_refused =
-        p.resident &&
-        gg_ortho_session_set_source(sess, sc.src_t, sc.width, sc.height, sc.nbands) != GG_OK;
-    dev_enter(&p, prev_phase);
-    if (source_refused) {
+    if (p.resident &&
+        gg_ortho_session_set_source(sess, sc.src_t, sc.width, sc.height, sc.nbands) != GG_OK) {
         /* refused after all: the windowed pipeline, from the start */
         resident_stop(&p);
         for (int k = 0; k < p.nblocks; k++) {
@@ -1819,53 +1473,21 @@ static int process_scene(scene_job *job)
         rds = GDALOpen(src_name, GA_ReadOnly);
         p.rds = rds ? rds : sc.src;
     }
-    if (o->g.verbose)
-        fprintf(stderr, "%s: %s: %d blocks of %d rows, source %s, up to %d blocks queued for "
-                "the writer\n", PROG, src_name, p.nblocks, p.rows,
-                p.resident ? "resident on the device" : "read per block window", p.qdepth);
+    if (o->g.verbose && p.resident)
+        fprintf(stderr, "%s: %s: %d blocks of %d rows, source resident on the device (%d strips "
+                "of %d rows, %d readers, %d staging buffers), up to %d blocks queued for the "
+                "writer\n", PROG, src_name, p.nblocks, p.rows, p.nstrips, p.strip_rows, p.nr,
+                p.nbuf, p.qdepth);
+    else if (o->g.verbose)
+        fprintf(stderr, "%s: %s: %d blocks of %d rows, source read per block window, up to %d "
+                "blocks queued for the writer\n", PROG, src_name, p.nblocks, p.rows, p.qdepth);
     scene_progress(job, 0.0);
-    const double t_pipe = wall();
     if (p.resident)
         run_resident(&p);
     else
         run_windowed(&p);
-    t_pipe_end = wall();
-    device_nice(&p, 0); /* released already, or the windowed pipeline */
     if (!p.sess) /* released by the pipeline (release_device) */
         sess = NULL;
-    if (getenv("GG_ORTHO_TIMING")) {
-        double up = p.t_up, ke = p.t_kernel, dn = p.t_down;
-        long long px = p.t_px;
-        if (sess)
-            gg_ortho_session_times(sess, &up, &ke, &dn, &px);
-        fprintf(stderr,
-                "%s: timing: %d blocks, upload %.3f s, kernel %.4f s (%.2f Gpix/s), "
-                "download %.3f s, %lld pixels x %d bands\n",
-                PROG, p.nblocks, up, ke, ke > 0 ? px / ke / 1e9 : 0.0, dn, px / sc.nbands,
-                sc.nbands);
-        if (p.resident)
-            fprintf(stderr,
-                    "%s: timing: resident source, %d strips of %d rows; files mapped "
-                    "%.4f s, unmapped %.4f s; grid thread %.3f s, "
-                    "readers %.3f s (summed), device thread from its session to its release: "
-                    "uploads %.4f s, idle %.4f s, queueing blocks %.4f s, waiting for copies "
-                    "%.4f s, locks %.4f s, the source's device memory %.4f s, output buffers "
-                    "%.4f s, other %.4f s (its processor %.4f s, waiting for a processor "
-                    "%.4f s); "
-                    "writer %.3f s; pipeline wall %.3f s; device handed on with %d of %d "
-                    "blocks to write (queue %d)\n",
-                    PROG, p.nstrips, p.strip_rows, p.t_map, p.t_unmap, p.t_grid, p.t_readers,
-                    p.dev_acc[DEV_UPLOAD], p.dev_acc[DEV_IDLE], p.dev_acc[DEV_QUEUE],
-                    p.dev_acc[DEV_SYNC], p.dev_acc[DEV_LOCK], p.dev_acc[DEV_SOURCE],
-                    p.dev_acc[DEV_BUFFER], p.dev_acc[DEV_OTHER], p.dev_on ? 0.0 : p.dev_cpu,
-                    p.dev_on ? 0.0 : p.dev_delay,
-                    p.t_write, wall() - t_pipe, p.left_at_release, p.nblocks, p.qdepth);
-        else
-            fprintf(stderr,
-                    "%s: timing: host grid+windows %.3f s, GDAL reads %.3f s, GDAL writes %.3f s; "
-                    "pipeline wall %.3f s\n",
-                    PROG, p.t_grid, p.t_read, p.t_write, wall() - t_pipe);
-    }
     const int pipe_failed = p.error;
     unplan_scene(&p);
     /* the device is free: the next scene's pipeline starts while this one
@@ -1873,56 +1495,30 @@ static int process_scene(scene_job *job)
     gg_ortho_session_destroy(sess);
     sess = NULL;
     pass_turn(job, 0);
-    ggo_cpu_add(role, c_role);
-    c_role = ggo_thread_cpu();
-    role = GGO_CPU_CLOSE;
     if (pipe_failed) {
         fail(run, src_name, "%s", p.msg);
         goto done;
     }
-    {
-        const double t0 = wall();
-        run->last_error[0] = 0;
-        if (p.direct) {
-            char err[256];
-            if (ggo_direct_close(p.direct, err, sizeof err))
-                snprintf(run->last_error, sizeof run->last_error, "%s", err);
-            p.direct = NULL;
-        } else {
-            GDALClose(out);
-            out = NULL;
-        }
-        if (getenv("GG_ORTHO_TIMING"))
-            fprintf(stderr, "%s: timing: closing the output %.3f s\n", PROG, wall() - t0);
+    run->last_error[0] = 0;
+    if (p.direct) {
+        char err[256];
+        if (ggo_direct_close(p.direct, err, sizeof err))
+            snprintf(run->last_error, sizeof run->last_error, "%s", err);
+        p.direct = NULL;
+    } else {
+        GDALClose(out);
+        out = NULL;
     }
     if (run->last_error[0]) {
         fail(run, src_name, "writing %s failed: %s", dst_name, run->last_error);
         goto done;
     }
     /* replace the destination only now (gg_app's one output path) */
-    {
-        const double t0 = wall();
-        if (gg_app_commit_output(PROG, drv, tmp, dst_name)) {
-            /* gg_app printed its line; a caller's buffer gets one too */
-            if (run->err)
-                fail(run, src_name, "cannot move %s into place (see stderr)", dst_name);
-            goto done;
-        }
-        if (getenv("GG_ORTHO_TIMING")) {
-            const double now = wall();
-            fprintf(stderr, "%s: timing: renaming into place %.3f s; scene %.3f s from its "
-                    "turn at the device (%.3f s with the set-up and the wait), %.3f s since the "
-                    "process started\n", PROG, now - t0, now - t_turn, now - t_start,
-                    now - run->t_main);
-            /* one line a scene, seconds since the call started: where a
-             * batch's scenes wait for each other (bench/ortho_timeline.py) */
-            const double released = p.t_released > 0 ? p.t_released : t_pipe_end;
-            fprintf(stderr, "%s: timeline: pid %ld scene %d start %.4f set up %.4f turn %.4f "
-                    "device done %.4f written %.4f renamed %.4f; session %.4f\n", PROG,
-                    (long)getpid(), job->index, t_start - run->t_main, t_ready - run->t_main,
-                    t_turn - run->t_main, released - run->t_main, t_pipe_end - run->t_main,
-                    now - run->t_main, t_sess_s);
-        }
+    if (gg_app_commit_output(PROG, drv, tmp, dst_name)) {
+        /* gg_app printed its line; a caller's buffer gets one too */
+        if (run->err)
+            fail(run, src_name, "cannot move %s into place (see stderr)", dst_name);
+        goto done;
     }
     CPLFree(tmp);
     tmp = NULL;
@@ -1944,7 +1540,6 @@ done:
     if (rds)
         GDALClose(rds);
     ggo_scene_close(&sc);
-    ggo_cpu_add(role, c_role);
     return rc;
 }
 
@@ -1958,20 +1553,17 @@ static void *scene_main(void *arg)
     return NULL;
 }
 
-/* Scenes in flight at once: the one on the device and the next ones
- * setting up (GG_ORTHO_AHEAD, default 3; 0: one after the other).  One
- * set-up (mostly gdalwarp's output grid, on one thread: 25-30 ms) takes
- * longer than a scene's turn at the device (12-14 ms on an H200 with the
- * queued blocks), so with one ahead the device waits for it: two made a
- * Dask worker 16-20 % faster (session 22), three another 13 % (112 scenes
- * 2.25 -> 1.96 s; 4 GPUs 0.88 / 0.90 s; bench/RESULTS.md, session 24).  Set-ups
+/* Scenes setting up ahead of the one on the device.  One set-up (mostly
+ * gdalwarp's output grid: 25-30 ms) takes longer than a scene's turn at
+ * the device (12-14 ms on an H200 with the queued blocks), so with one
+ * ahead the device waits for it: two made a Dask worker 16-20 % faster
+ * (session 22), three another 13 % (112 scenes 2.25 -> 1.96 s; 4 GPUs
+ * 0.88 / 0.90 s; bench/RESULTS.md, session 24; five were no faster,
+ * sessions 25, 29 and 31).  Set-ups
  * run side by side on their own GDAL handles, transformers and PROJ
  * contexts (ThreadSanitizer: no race in five batches at 2 and 3 ahead,
  * session 22; the one report of session 16 was not seen again). */
-static int scenes_ahead(void)
-{
-    return ggo_env_int("GG_ORTHO_AHEAD", 3, 0, 8);
-}
+#define AHEAD 3
 
 /* Waits for a scene's thread and counts its result. */
 static void join_scene(scene_job *j, int *failed, int *no_device)
@@ -1987,32 +1579,6 @@ static void join_scene(scene_job *j, int *failed, int *no_device)
 }
 
 /* ------------------------------------------------------- the command line */
-
-/* GG_ORTHO_TIMING: the call's processor seconds by role (ggo_cpu_role) and
- * the whole process's over the same time; the rest is this process's
- * other threads (the device's runtime, a Dask worker's own). */
-static void print_processors(const double *cpu0, double proc0, double secs, int nscenes,
-                             const long *bufs0)
-{
-    static const char *names[GGO_CPU_ROLES] = {"set-up",    "set-up helpers", "grids",
-                                               "readers",   "writer",         "turn",
-                                               "closing"};
-    double now[GGO_CPU_ROLES], sum = 0;
-    ggo_cpu_read(now);
-    char line[512];
-    int n = 0;
-    for (int i = 0; i < GGO_CPU_ROLES; i++) {
-        sum += now[i] - cpu0[i];
-        n += snprintf(line + n, sizeof line - (size_t)n, "%s %.3f s, ", names[i],
-                      now[i] - cpu0[i]);
-    }
-    const double proc = ggo_process_cpu() - proc0;
-    long bufs[2];
-    ggo_buffers_counts(&bufs[0], &bufs[1]);
-    fprintf(stderr, "%s: processors: pid %ld, %d scenes, %sother threads %.3f s; process %.3f s "
-            "over %.3f s wall; host buffers allocated %ld, freed %ld\n", PROG, (long)getpid(),
-            nscenes, line, proc - sum, proc, secs, bufs[0] - bufs0[0], bufs[1] - bufs0[1]);
-}
 
 /* gdal_ortho's main, on the call's state; given: the caller's context. */
 static int run_command_line(orun *run, int argc, char **caller_argv, gg_context *given)
@@ -2226,21 +1792,8 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     }
     int failed = 0, stopped = 0;
     const int nsrc = o.outdir ? npos : 1;
-    dev.slots_wanted = nsrc > 1 ? slots_wanted() : 1; /* read by the scenes (device_slots) */
-    const int ahead = scenes_ahead(), draining = draining_max();
-    double cpu0[GGO_CPU_ROLES];
-    ggo_cpu_read(cpu0);
-    const double proc0 = ggo_process_cpu(), wall0 = wall();
-    long bufs0[2];
-    ggo_buffers_counts(&bufs0[0], &bufs0[1]);
-    /* page-locked pipeline buffers (GG_ORTHO_PINNED=0: pageable): with
-     * pageable ones the CUDA backend stages every copy, and a scene's turn
-     * at an H200 took 30-31 ms against 20 ms (112 scenes of 8192^2 in one
-     * process: 3.9-4.2 s against 3.1-3.2 s; one scene no slower;
-     * bench/RESULTS.md, sessions 22 and 23) */
-    const char *pinned = getenv("GG_ORTHO_PINNED");
-    o.pinned = pinned && *pinned ? atoi(pinned) != 0 : 1;
-    ggo_buffers_keep(keep_bytes());
+    dev.batch = nsrc > 1; /* read by the scenes (device_slots) */
+    ggo_buffers_keep(KEEP_BYTES);
     turns t;
     memset(&t, 0, sizeof t);
     pthread_mutex_init(&t.mu, NULL);
@@ -2265,22 +1818,20 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
             failed++;
             continue;
         }
-        /* at most `ahead` scenes setting up beside the one that has the
-         * device or waits for it (the turns before t.next are passed), and
-         * draining_max() more whose writers drain; ahead 0: one at a time */
+        /* at most AHEAD scenes setting up beside the ones that have the
+         * device or wait for it (the turns before t.next are passed), and
+         * DRAINING more whose writers drain */
         pthread_mutex_lock(&t.mu);
-        while (ahead > 0 && started - t.next > ahead + (t.slots > 1 ? t.slots - 1 : 0) &&
-               !t.stop)
+        while (started - t.next > AHEAD + (t.slots > 1 ? t.slots - 1 : 0) && !t.stop)
             pthread_cond_wait(&t.cv, &t.mu);
         pthread_mutex_unlock(&t.mu);
-        while (joined < started - (ahead > 0 ? ahead + draining : 0))
+        while (joined < started - (AHEAD + DRAINING))
             join_scene(&jobs[joined++], &failed, &stopped);
         if (stopped)
             break;
         pthread_mutex_init(&j->run.mu, NULL);
         j->run.err = run->err;
         j->run.errlen = run->errlen;
-        j->run.t_main = run->t_main;
         j->o = &o;
         j->dev = &dev;
         j->t = &t;
@@ -2295,8 +1846,6 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     while (joined < started)
         join_scene(&jobs[joined++], &failed, &stopped);
     free(jobs);
-    if (getenv("GG_ORTHO_TIMING"))
-        print_processors(cpu0, proc0, wall() - wall0, started, bufs0);
     pthread_mutex_destroy(&t.mu);
     pthread_cond_destroy(&t.cv);
     CPLPopErrorHandler();
@@ -2328,7 +1877,6 @@ int gg_ortho_run(int argc, char **argv, gg_context *ctx, char *err, size_t errle
     orun run;
     memset(&run, 0, sizeof run);
     pthread_mutex_init(&run.mu, NULL);
-    run.t_main = wall();
     if (err && errlen) {
         err[0] = 0;
         run.err = err;

@@ -24,16 +24,10 @@
 
 #include <math.h>
 #include <pthread.h>
-#ifdef __linux__
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* (int)v for a double that may be huge or NaN (corrupt metadata, a
@@ -381,25 +375,12 @@ void ggo_block_window(const ggo_scene *sc, ggo_block *b, int margin)
 }
 
 /* Margin of a block's first source window: the resampling kernel's reach
- * plus the terrain between grid nodes.  GG_ORTHO_MARGIN (tests) narrows it
- * to exercise the retry path. */
+ * plus the terrain between grid nodes. */
 int ggo_first_margin(const ggo_scene *sc)
 {
-    const char *env = getenv("GG_ORTHO_MARGIN");
-    if (env && *env)
-        return atoi(env);
     /* the stretched kernel reaches ceil(2 / scale) source pixels */
     const double sc_min = fmin(fmin(sc->xscale, sc->yscale), 1.0);
     return 4 + sc->step / 2 + (sc_min < 0.95 ? clamp_int(ceil(2.0 / sc_min), 0, 1 << 20) : 0);
-}
-
-int ggo_env_int(const char *name, int def, int lo, int hi)
-{
-    const char *env = getenv(name);
-    if (!env || !*env)
-        return def;
-    const long n = atol(env);
-    return n < lo ? lo : n > hi ? hi : (int)n;
 }
 
 void ggo_name_thread(const char *name)
@@ -409,63 +390,6 @@ void ggo_name_thread(const char *name)
 #else
     (void)name;
 #endif
-}
-
-void ggo_bulk_thread(const char *name)
-{
-    ggo_name_thread(name);
-#ifdef __linux__
-    /* Linux gives each thread its own nice value (PRIO_PROCESS of a tid) */
-    const int n = ggo_env_int("GG_ORTHO_NICE", 0, 0, 19);
-    if (n > 0)
-        (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), n);
-#endif
-}
-
-static long long cpu_ns[GGO_CPU_ROLES];
-
-double ggo_thread_cpu(void)
-{
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-        return 0.0;
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-double ggo_thread_run_delay(void)
-{
-#ifdef __linux__
-    /* "<on processor ns> <waiting on a run queue ns> <slices>" */
-    FILE *f = fopen("/proc/thread-self/schedstat", "r");
-    unsigned long long on = 0, waited = 0;
-    const int n = f ? fscanf(f, "%llu %llu", &on, &waited) : 0;
-    if (f)
-        fclose(f);
-    return n == 2 ? 1e-9 * (double)waited : 0.0;
-#else
-    return 0.0;
-#endif
-}
-
-void ggo_cpu_add(ggo_cpu_role role, double since)
-{
-    const double s = ggo_thread_cpu() - since;
-    if (s > 0 && role >= 0 && role < GGO_CPU_ROLES)
-        __atomic_fetch_add(&cpu_ns[role], (long long)(s * 1e9), __ATOMIC_RELAXED);
-}
-
-void ggo_cpu_read(double out[GGO_CPU_ROLES])
-{
-    for (int i = 0; i < GGO_CPU_ROLES; i++)
-        out[i] = 1e-9 * (double)__atomic_load_n(&cpu_ns[i], __ATOMIC_RELAXED);
-}
-
-double ggo_process_cpu(void)
-{
-    struct timespec ts;
-    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
-        return 0.0;
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 int ggo_read_window(const ggo_scene *sc, GDALDatasetH ds, ggo_block *b)
@@ -502,11 +426,12 @@ int ggo_read_window(const ggo_scene *sc, GDALDatasetH ds, ggo_block *b)
  * test_ortho compares gdal_ortho's grid with gdalwarp's where points fail).
  * A Dask worker's set-up of an 8192^2 scene on an H200 host: 0.034-0.036 s
  * -> 0.023-0.026 s with 4 threads; 8 are no faster (bench/RESULTS.md,
- * session 22).  GG_ORTHO_GRID_THREADS=<n> (default 4; 1: GDAL's alone). */
-#define GRID_THREADS_MAX 16
+ * session 22); GDAL's call alone was 15 % slower on one GPU and no faster
+ * on two or four (sessions 30 and 31). */
+#define GRID_THREADS 4
 #define GRID_SPLIT_MIN 64 /* points: below this a call stays on one thread */
 typedef struct {
-    void *tr[GRID_THREADS_MAX];
+    void *tr[GRID_THREADS];
     int n;
 } split_tr;
 
@@ -531,8 +456,7 @@ static void *split_run(void *arg)
  * caller's (quiet or collecting) would not see this thread's errors. */
 static void *split_helper(void *arg)
 {
-    ggo_bulk_thread("gg-grid-help");
-    const double c0 = ggo_thread_cpu();
+    ggo_name_thread("gg-grid-help");
     split_job *j = arg;
     CPLPushErrorHandler(CPLQuietErrorHandler);
     CPLErrorReset();
@@ -541,7 +465,6 @@ static void *split_helper(void *arg)
     j->err_no = CPLGetLastErrorNo();
     snprintf(j->msg, sizeof j->msg, "%s", CPLGetLastErrorMsg());
     CPLPopErrorHandler();
-    ggo_cpu_add(GGO_CPU_HELPERS, c0);
     return NULL;
 }
 
@@ -550,9 +473,9 @@ static int split_transform(void *arg, int inv, int n, double *x, double *y, doub
     const split_tr *s = arg;
     if (s->n < 2 || n < GRID_SPLIT_MIN)
         return GDALGenImgProjTransform(s->tr[0], inv, n, x, y, z, ok);
-    split_job jb[GRID_THREADS_MAX];
-    pthread_t th[GRID_THREADS_MAX];
-    int started[GRID_THREADS_MAX] = {0};
+    split_job jb[GRID_THREADS];
+    pthread_t th[GRID_THREADS];
+    int started[GRID_THREADS] = {0};
     for (int i = 0; i < s->n; i++) {
         const int a = (int)((long)n * i / s->n), b = (int)((long)n * (i + 1) / s->n);
         jb[i] = (split_job){s->tr[i], inv, b - a, 0, x + a, y + a, z + a, ok + a, CE_None, 0, ""};
@@ -575,9 +498,8 @@ static int split_transform(void *arg, int inv, int n, double *x, double *y, doub
 
 static int grid_threads(void)
 {
-    const int n = ggo_env_int("GG_ORTHO_GRID_THREADS", 4, 1, GRID_THREADS_MAX);
     const long procs = sysconf(_SC_NPROCESSORS_ONLN);
-    return procs > 0 && n > procs ? (int)procs : n;
+    return procs > 0 && GRID_THREADS > procs ? (int)procs : GRID_THREADS;
 }
 
 /* GDALSuggestedWarpOutput2 through tr (made from sc->src with options to),
@@ -971,9 +893,6 @@ static void kernel_scales(ggo_scene *sc)
         }
     sc->xscale = s[0];
     sc->yscale = s[1];
-    const char *env = getenv("GG_ORTHO_SCALE"); /* experiments: "x,y" */
-    if (env && *env)
-        sscanf(env, "%lf,%lf", &sc->xscale, &sc->yscale);
     if (sc->o->verbose)
         fprintf(stderr,
                 "gdal_ortho: kernel scales %.6f %.6f (output window %d,%d %dx%d, source "

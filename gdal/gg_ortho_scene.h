@@ -119,42 +119,9 @@ const char *ggo_option_names(void);
 int ggo_scene_open(ggo_scene *sc, const ggo_options *o, const char *src_name);
 void ggo_scene_close(ggo_scene *sc);
 
-/* An integer setting from the environment (GG_ORTHO_*), clamped to
- * [lo, hi]; def when unset or empty. */
-int ggo_env_int(const char *name, int def, int lo, int hi);
-
 /* Names the calling thread (as top and /proc/<pid>/task/<tid>/comm show
  * it: "gg-read", "gg-scene", ...); Linux only, at most 15 characters. */
 void ggo_name_thread(const char *name);
-/* Called first by a thread of bulk work (readers, writers, grid and
- * set-up helpers): names it, and GG_ORTHO_NICE=<n> (default 0;
- * geogpu.distributed's workers set 10) lowers its priority, so that the
- * thread driving the device runs first where a host's processors are all
- * busy. */
-void ggo_bulk_thread(const char *name);
-
-/* Processor time by role, for GG_ORTHO_TIMING's "processors" line: where
- * a scene's host work goes.  A thread takes ggo_thread_cpu() when it
- * starts a role and hands it to ggo_cpu_add() when it ends it; the sums
- * are process-wide (ggo_cpu_read gives them for a call to subtract). */
-typedef enum {
-    GGO_CPU_SETUP,   /* scene thread before its turn: GDAL set-up, output file */
-    GGO_CPU_HELPERS, /* set-up's grid helper threads */
-    GGO_CPU_GRID,    /* block grids (PROJ) */
-    GGO_CPU_READERS, /* source strips */
-    GGO_CPU_WRITER,  /* output blocks */
-    GGO_CPU_TURN,    /* scene thread during its turn: drives the device */
-    GGO_CPU_CLOSE,   /* scene thread after its turn: closing, renaming */
-    GGO_CPU_ROLES
-} ggo_cpu_role;
-double ggo_thread_cpu(void);
-/* Seconds the calling thread has waited, runnable, for a processor (Linux
- * schedstat's run delay); 0 where the kernel does not say. */
-double ggo_thread_run_delay(void);
-void ggo_cpu_add(ggo_cpu_role role, double since);
-void ggo_cpu_read(double out[GGO_CPU_ROLES]);
-/* Processor seconds of the whole process (every thread, user + system). */
-double ggo_process_cpu(void);
 GDALDataType ggo_to_gdal_type(gg_type t);
 /* The coordinate grid of a block (b->y0, b->rows set); 0 out of memory. */
 int ggo_block_grid(const ggo_scene *sc, ggo_block *b, double lon_ref);

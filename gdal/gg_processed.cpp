@@ -616,12 +616,13 @@ CPLErr GGDataset::RunFailure(gg_status eStatus)
 /* Stack ops compute every output band of a block at once: the block asked
  * for goes to pImage, the others straight into their bands' block cache,
  * so reading a multi-band product computes each block once. */
-/* Number of threads reading a stack window of nRows rows: GG_READERS,
- * else half the processors, 1 to 8; each thread at least 16 rows. */
+/* Number of threads reading a stack window of nRows rows: half the
+ * processors this process may use, 1 to 8; each thread at least 16 rows
+ * (gdal_ptsel, the paper's stack on an H200: 2.8-3.1 s with 8 against 3.8 s
+ * with one; bench/RESULTS.md, session 14). */
 static int StackReaders(int nRows)
 {
-    const int nEnv = atoi(CPLGetConfigOption("GG_READERS", "0"));
-    const int nThreads = nEnv > 0 ? std::min(nEnv, 64) : std::clamp(CPLGetNumCPUs() / 2, 1, 8);
+    const int nThreads = std::clamp(CPLGetNumCPUs() / 2, 1, 8);
     return std::max(1, std::min(nThreads, nRows / 16));
 }
 

@@ -29,8 +29,6 @@ static bool HostIsLittleEndian()
 
 bool GGStackRowsFind(GDALDataset *poDS, GDALDataType eType, GGStackRows *psRows)
 {
-    if (!CPLTestBool(CPLGetConfigOption("GG_RAW_READS", "YES")))
-        return false;
     const int nBands = poDS->GetRasterCount();
     GDALDriver *poDriver = poDS->GetDriver();
     const char *pszPath = poDS->GetDescription();

@@ -1,18 +1,22 @@
 """gdal_ortho's direct writer (uncompressed striped GeoTIFF: GDAL creates
 the file and allocates the strips, the pixels go in by pwrite at the strip
-offsets GDAL reports) against gdal_ortho's GDAL writer
-(GG_ORTHO_WRITER=gdal): the same TIFF -- every tag of the IFD identical
-(byte counts, GeoTIFF keys, nodata, ...) except where the strips lie, every
-strip's bytes identical, the same file size -- and the same pixels and
-metadata through GDAL.  Only the placement of the strips may differ: GDAL's
-block cache flushes strips in an order of its own (e.g. the first strips
-last), the direct writer's strips follow each other in order.  Checked for
-UInt16 / Float32 / Byte, one and three bands (pixel and band interleaved),
-multi-row strips split across blocks, BigTIFF, big-endian files, nodata 0;
-outputs it does not handle (tiles, compression, a nonzero nodata, other
-formats, a short last strip) go through GDAL's writer.  Failures leave no
-output (test_faults.py covers GG_FAULT).
+offsets GDAL reports) against GDAL's writer given the same pixels: the
+pixels of gdal_ortho's GDAL-writer path (a tiled output of the same scene),
+written by GDAL into a GeoTIFF of the same creation options,
+georeferencing, nodata and colour interpretation.  The same TIFF -- every
+tag of the IFD identical (byte counts, GeoTIFF keys, nodata, ...) except
+where the strips lie, every strip's bytes identical, the same file size --
+and the same pixels and metadata through GDAL.  Only the placement of the
+strips may differ: GDAL's block cache flushes strips in an order of its own
+(e.g. the first strips last), the direct writer's strips follow each other
+in order.  Checked for UInt16 / Float32 / Byte, one and three bands (pixel
+and band interleaved), multi-row strips split across blocks, BigTIFF,
+big-endian files, nodata 0; outputs it does not handle (tiles, compression,
+a nonzero nodata, other formats, a short last strip) go through GDAL's
+writer, with the direct writer's pixels.  Failures leave no output
+(test_faults.py covers GG_FAULT).
 """
+import re
 import struct
 
 import numpy as np
@@ -49,36 +53,69 @@ def scenes(tmp_path_factory):
     return out
 
 
+def ortho(gg, scenes, src, dst, args, env=None):
+    """gdal_ortho -v on the writer tests' grid; its log."""
+    return gg.run("gdal_ortho", "-q", "-v", "-device", "cpu", "-dem", str(scenes["dem"]),
+                  "-r", "cubic", *UTM, *[str(x) for x in args], str(src), str(dst),
+                  env=env).stderr
+
+
+def co_of(args):
+    """The creation options among gdal_ortho's arguments."""
+    return [args[i + 1] for i, a in enumerate(args) if a == "-co"]
+
+
+def gdal_written(pixels_from, dst, co):
+    """What GDAL's writer makes of the pixels, georeferencing, nodata and
+    colour interpretation of pixels_from in a GeoTIFF with creation options
+    co, set in gdal_ortho's order (geotransform, CRS, then each band's
+    nodata and colour interpretation, then the pixels band by band)."""
+    s = gdal.Open(str(pixels_from))
+    b1 = s.GetRasterBand(1)
+    o = gdal.GetDriverByName("GTiff").Create(str(dst), s.RasterXSize, s.RasterYSize,
+                                             s.RasterCount, b1.DataType, co)
+    o.SetGeoTransform(s.GetGeoTransform())
+    o.SetProjection(s.GetProjection())
+    for k in range(1, s.RasterCount + 1):
+        nd = s.GetRasterBand(k).GetNoDataValue()
+        if nd is not None:
+            o.GetRasterBand(k).SetNoDataValue(nd)
+        o.GetRasterBand(k).SetColorInterpretation(s.GetRasterBand(k).GetColorInterpretation())
+    for k in range(1, s.RasterCount + 1):
+        o.GetRasterBand(k).WriteArray(s.GetRasterBand(k).ReadAsArray())
+    o = s = None
+    return dst
+
+
 def run_both(gg, scenes, name, src, args, env=None):
-    """Runs gdal_ortho with the default writer and with GDAL's; returns the
-    two paths and the default run's -v log."""
+    """gdal_ortho with its default writer (a), and GDAL's writer given the
+    same pixels (b: those of the scene written tiled, through gdal_ortho's
+    GDAL writer); returns the two paths and the default run's -v log."""
     d = scenes["dir"]
-    a, b = d / f"{name}_direct.tif", d / f"{name}_gdal.tif"
-    common = ["-q", "-v", "-device", "cpu", "-dem", str(scenes["dem"]), "-r", "cubic", *UTM,
-              *[str(x) for x in args], str(src)]
-    r = gg.run("gdal_ortho", *common, str(a), env=dict(env or {}))
-    gg.run("gdal_ortho", *common, str(b), env={**(env or {}), "GG_ORTHO_WRITER": "gdal"})
-    return a, b, r.stderr
+    a, t, b = d / f"{name}_direct.tif", d / f"{name}_tiled.tif", d / f"{name}_gdal.tif"
+    log = ortho(gg, scenes, src, a, args, env)
+    others = [x for i, x in enumerate(args) if not (args[i - 1:i] == ["-co"] or x == "-co")]
+    tlog = ortho(gg, scenes, src, t, [*others, "-co", "TILED=YES"], env)
+    assert "writer: GDAL (tiled output)" in tlog, tlog
+    gdal_written(t, b, co_of(args))
+    return a, b, log
 
 
 DIRECT = {
-    "uint16": ("UInt16", [], {}),
-    "float32": ("UInt16", ["-ot", "Float32"], {}),
-    "byte": ("byte", [], {}),
-    "rgb_pixel": ("rgb", [], {}),
-    "rgb_band": ("rgb", ["-co", "INTERLEAVE=BAND"], {}),
-    "strips_split": ("UInt16", ["-co", "BLOCKYSIZE=7"], {"GG_ORTHO_BLOCK_ROWS": "13"}),
-    "rgb_strips_split": ("rgb", ["-co", "BLOCKYSIZE=5"], {"GG_ORTHO_BLOCK_ROWS": "11",
-                                                          "GG_ORTHO_WRITERS": "3"}),
-    "bigtiff": ("UInt16", ["-co", "BIGTIFF=YES"], {}),
-    "big_endian": ("UInt16", ["-co", "ENDIANNESS=BIG", "-ot", "Float32"], {}),
-    "big_endian_rgb": ("rgb", ["-co", "ENDIANNESS=BIG"], {}),
-    "nodata0": ("UInt16", ["-dstnodata", "0"], {}),
-    "one_writer_thread": ("UInt16", [], {"GG_ORTHO_WRITERS": "1"}),
-    "window_pipeline": ("UInt16", [], {"GG_ORTHO_SOURCE": "window"}),
-    # the pixels' range allocated (fallocate) before the first write
-    "preallocated": ("UInt16", [], {"GG_ORTHO_PREALLOC": "1"}),
-    "preallocated_rgb_band": ("rgb", ["-co", "INTERLEAVE=BAND"], {"GG_ORTHO_PREALLOC": "1"}),
+    "uint16": ("UInt16", [], None),
+    "float32": ("UInt16", ["-ot", "Float32"], None),
+    "byte": ("byte", [], None),
+    "rgb_pixel": ("rgb", [], None),
+    "rgb_band": ("rgb", ["-co", "INTERLEAVE=BAND"], None),
+    # the output's strips cut by the blocks (of a whole number of grid steps)
+    "strips_split": ("UInt16", ["-co", "BLOCKYSIZE=7"], None),
+    "rgb_strips_split": ("rgb", ["-co", "BLOCKYSIZE=5"], None),
+    "bigtiff": ("UInt16", ["-co", "BIGTIFF=YES"], None),
+    "big_endian": ("UInt16", ["-co", "ENDIANNESS=BIG", "-ot", "Float32"], None),
+    "big_endian_rgb": ("rgb", ["-co", "ENDIANNESS=BIG"], None),
+    "nodata0": ("UInt16", ["-dstnodata", "0"], None),
+    # a source too large for the (capped) device memory: per-block windows
+    "window_pipeline": ("UInt16", [], {"GG_DEVICE_MEMORY": "1M"}),
 }
 
 
@@ -155,6 +192,12 @@ def test_direct_writer_gives_gdals_bytes(gg, scenes, case):
     src, args, env = DIRECT[case]
     a, b, log = run_both(gg, scenes, case, scenes[src], args, env)
     assert "writer: direct" in log, log
+    if case.endswith("strips_split"):  # blocks of rows that cut the file's strips
+        rows = int(re.search(r"blocks of (\d+) rows", log).group(1))
+        strip = int(co_of(args)[0].split("=")[1])
+        assert rows % strip, log
+    if case == "window_pipeline":
+        assert "source read per block window" in log, log
     same_dataset(a, b)
     assert same_tiff(a, b) > 1
     # not vacuous: a textured orthoimage
@@ -175,16 +218,30 @@ FALLBACK = {
 
 @pytest.mark.parametrize("case", list(FALLBACK))
 def test_other_outputs_use_gdals_writer(gg, scenes, case):
+    """GDAL's writer writes the direct writer's pixels (the default output of
+    the same scene); with a nonzero nodata, the pixels without a value hold
+    it instead of 0."""
     args, why = FALLBACK[case]
-    a, b, log = run_both(gg, scenes, case, scenes["UInt16"], args)
+    d = scenes["dir"]
+    a, b = d / f"{case}_fallback.tif", d / "fallback_direct.tif"
+    log = ortho(gg, scenes, scenes["UInt16"], a, args)
     assert "writer: GDAL" in log and why in log, log
-    same_dataset(a, b)
-    assert (gdal.Open(str(a)).ReadAsArray() != 0).mean() > 0.3
+    if not b.exists():
+        assert "writer: direct" in ortho(gg, scenes, scenes["UInt16"], b, [])
+    x, y = gdal.Open(str(a)), gdal.Open(str(b))
+    assert (x.RasterXSize, x.RasterYSize) == (y.RasterXSize, y.RasterYSize)
+    assert x.GetGeoTransform() == y.GetGeoTransform()
+    pa, pb = x.ReadAsArray(), y.ReadAsArray()
+    nd = x.GetRasterBand(1).GetNoDataValue()
+    if nd:  # gdal_ortho fills with the output nodata what the default leaves 0
+        pb = np.where(pb == 0, nd, pb).astype(pb.dtype)
+    assert np.array_equal(pa, pb)
+    assert (pa != (nd or 0)).mean() > 0.3
 
 
 def test_batch_reuses_buffers_and_gives_the_same_files(gg, scenes, tmp_path):
     """-outdir: three scenes of two sizes one after another (output buffers
-    reused across scenes) equal the single-scene runs with GDAL's writer."""
+    reused across scenes) give the files of the single-scene runs."""
     srcs = [scenes["UInt16"], scenes["rgb"], scenes["UInt16"]]
     # the third one under another name (same content)
     third = tmp_path / "again.tif"
@@ -196,8 +253,8 @@ def test_batch_reuses_buffers_and_gives_the_same_files(gg, scenes, tmp_path):
     gg.run("gdal_ortho", *base, "-outdir", str(outdir), *[str(s) for s in srcs])
     for s in srcs:
         ref = tmp_path / f"ref_{s.stem}.tif"
-        gg.run("gdal_ortho", *base, str(s), str(ref), env={"GG_ORTHO_WRITER": "gdal"})
-        same_dataset(outdir / f"{s.stem}.tif", ref)
+        gg.run("gdal_ortho", *base, str(s), str(ref))
+        assert (outdir / f"{s.stem}.tif").read_bytes() == ref.read_bytes(), s.stem
 
 
 @pytest.mark.parametrize("n", [1, 3])
@@ -207,7 +264,7 @@ def test_direct_writer_failure_leaves_nothing(gg, scenes, tmp_path, n):
     out = tmp_path / "o.tif"
     r = gg.run("gdal_ortho", "-v", "-q", "-device", "cpu", "-dem", str(scenes["dem"]),
                "-r", "cubic", *UTM, "-grid_step", "8", str(scenes["UInt16"]), str(out),
-               env={"GG_FAULT": f"write:{n}", "GG_ORTHO_BLOCK_ROWS": "64"}, check=False)
+               env={"GG_FAULT": f"write:{n}"}, check=False)
     assert "writer: direct" in r.stderr
     assert r.returncode == 1
     errors = [ln for ln in r.stderr.splitlines() if ln.startswith("ERROR")]
