@@ -1226,18 +1226,3 @@ int gg_app_main(const gg_app_spec *spec, int argc, char **argv)
     GDALDestroyDriverManager();
     return status;
 }
-
-/* ------------------------------------------------ (until gdal_ortho moves) */
-
-char *gg_app_temporary_name(const char *dst) { return gg_output_temporary_name(dst); }
-
-int gg_app_commit_output(const char *utility, void *drv, const char *tmp, const char *dst)
-{
-    char why[1024];
-    if (!gg_output_commit((GDALDriverH)drv, tmp, dst, 0, why, sizeof why))
-        return 0;
-    fprintf(stderr, "ERROR 1: %s: %s\n", utility, why);
-    return 1;
-}
-
-void gg_app_discard_output(void *drv, const char *tmp) { gg_output_discard((GDALDriverH)drv, tmp); }

@@ -106,11 +106,6 @@ int gg_app_usage_error(gg_app *app, const char *fmt, ...)
  * own context (gdal_xcorr -mode gmtsar, gdal_ortho). */
 void gg_app_notice(const char *utility, int quiet, const char *notice);
 
-/* The safe output path under its former names (gg_output.h). */
-char *gg_app_temporary_name(const char *dst);
-int gg_app_commit_output(const char *utility, void *drv, const char *tmp, const char *dst);
-void gg_app_discard_output(void *drv, const char *tmp);
-
 #ifdef __cplusplus
 }
 #endif

@@ -27,7 +27,8 @@
 #include "gg_ortho_direct.h"
 #include "geogpu_gdal.h"
 #include "gg_ortho_scene.h"
-#include "gg_app.h" /* gg_app_parse_only (tests/fuzz), the safe output path */
+#include "gg_app.h" /* gg_app_parse_only (tests/fuzz), gg_app_notice */
+#include "gg_output.h"
 
 #include "cpl_conv.h"
 #include "cpl_error.h"
@@ -1102,13 +1103,14 @@ static int create_output_file(orun *run, const options *o, scene *sc, GDALDriver
                               const char *dst_name, char **tmp, GDALDatasetH *out,
                               ggo_direct **direct, char *why_not, size_t len)
 {
-    /* Output: gg_app's safe path (temporary name in the destination's
-     * folder, renamed when complete, removed on failure), but not gg_app's
+    /* Output: the safe output path (gg_output.h: temporary name in the
+     * destination's folder, renamed when complete, removed on failure or
+     * on a signal), but not gg_app's
      * writer: that one copies a GDAL dataset strip by strip, so it would
      * pull the orthoimage through GG:ortho:'s blocks one at a time and
      * lose this pipeline (several readers, a grid thread, uploads, kernels
      * and writes all overlapping), which is what makes gdal_ortho fast. */
-    *tmp = gg_app_temporary_name(dst_name);
+    *tmp = gg_output_temporary_name(dst_name);
     /* Uncompressed striped GeoTIFF: GDAL creates the file and, closed
      * empty, allocates every strip; the writer then puts the pixels at the
      * strip offsets with pwrite (gg_ortho_direct.c), the same bytes as
@@ -1139,7 +1141,9 @@ static int create_output_file(orun *run, const options *o, scene *sc, GDALDriver
                                  sizeof why) == 0)
             why[0] = 0;
         if (!*direct) { /* a layout the direct writer does not handle: GDAL's */
-            gg_app_discard_output(drv, *tmp);
+            gg_output_discard(drv, *tmp);
+            CPLFree(*tmp);
+            *tmp = gg_output_temporary_name(dst_name); /* the same name, tracked again */
             *out = create_output(run, sc, drv, *tmp, o->co);
             if (!*out) {
                 snprintf(why_not, len, "cannot create %.900s: %.1000s", dst_name, run->last_error);
@@ -1513,11 +1517,10 @@ static int process_scene(scene_job *job)
         fail(run, src_name, "writing %s failed: %s", dst_name, run->last_error);
         goto done;
     }
-    /* replace the destination only now (gg_app's one output path) */
-    if (gg_app_commit_output(PROG, drv, tmp, dst_name)) {
-        /* gg_app printed its line; a caller's buffer gets one too */
-        if (run->err)
-            fail(run, src_name, "cannot move %s into place (see stderr)", dst_name);
+    /* replace the destination only now (the one output path) */
+    char why_commit[512];
+    if (gg_output_commit(drv, tmp, dst_name, 0, why_commit, sizeof why_commit)) {
+        fail(run, src_name, "%s", why_commit);
         goto done;
     }
     CPLFree(tmp);
@@ -1531,7 +1534,7 @@ done:
         ggo_direct_close(p.direct, err, sizeof err);
     }
     if (tmp) {
-        gg_app_discard_output(drv, tmp);
+        gg_output_discard(drv, tmp);
         CPLFree(tmp);
     }
     unplan_scene(&p); /* stops a pipeline started before a failure */

@@ -2,6 +2,7 @@
 or as they lie in the file, by threads into buffers the worker keeps."""
 
 import mmap
+import ctypes
 import os
 import sys
 import threading
@@ -209,118 +210,25 @@ def _file_rows(path, complex_input):
     GDAL would return them: an uncompressed, pixel-interleaved GeoTIFF
     (GDAL's default for a multi-band GTiff) of CFloat32 (complex_input) or
     Float32 bands in this machine's byte order, cut in full-width strips
-    that follow each other.  Returns {"offset": file offset of row 0,
-    "row": bytes a row, "bands": n}, else None (the window is then read
-    through GDAL).
+    that follow each other (gg_stack_layout_find of geogpu_gdal.h, the
+    test the GDAL layer's own stack reads make).  Returns {"offset": file
+    offset of row 0, "row": bytes a row, "bands": n}, else None (the window
+    is then read through GDAL).
 
     Why: a tile task of a paper-size PtSel reads 600 MB; through GDAL that
     is a copy into the block cache and a de-interleaving pass per band,
     CPU and host-memory work that four workers on one host contend for
     (bench/RESULTS.md).  Read as it lies, it is one copy from the page
     cache, and the device sorts the bands (gg_op_run_stack_interleaved)."""
-    gdal = _gdal()
-    path = str(path)
-    if not os.path.isfile(path):
+    from .. import _lib
+    layer = _lib.gdal_layer()
+    if layer is None or not os.path.isfile(str(path)):
         return None
-    try:
-        ds = _open_raster(path)
-    except TaskError:
+    layout = _lib.GGStackLayout()
+    gg_type = _lib.GG_CFLOAT32 if complex_input else _lib.GG_FLOAT32
+    if not layer[0].gg_stack_layout_find(os.fsencode(str(path)), gg_type, ctypes.byref(layout)):
         return None
-    want = gdal.GDT_CFloat32 if complex_input else gdal.GDT_Float32
-    n, W, H = ds.RasterCount, ds.RasterXSize, ds.RasterYSize
-    if ds.GetDriver().ShortName != "GTiff" or n < 1:
-        return None
-    structure = ds.GetMetadata("IMAGE_STRUCTURE") or {}
-    if "COMPRESSION" in structure or (n > 1 and structure.get("INTERLEAVE") != "PIXEL"):
-        return None
-    b1 = ds.GetRasterBand(1)
-    if any(ds.GetRasterBand(b).DataType != want or
-           "NBITS" in (ds.GetRasterBand(b).GetMetadata("IMAGE_STRUCTURE") or {})
-           for b in range(1, n + 1)):
-        return None
-    bw, rows = b1.GetBlockSize()
-    if bw != W:
-        return None
-    row = W * n * gdal.GetDataTypeSize(want) // 8
-    found = _strip_offsets(path)
-    if found is None or found[2] != ("<" if sys.byteorder == "little" else ">"):
-        return None  # not a strip TIFF, or not this machine's byte order
-    offsets, per_strip, _ = found
-    per_strip = min(per_strip, H)
-    import numpy as np
-    offset = int(offsets[0])
-    # uncompressed strips that follow each other at a row pitch hold
-    # exactly their rows (none sparse: offset 0).  GDAL may show a file's
-    # one strip as blocks of a row: its first and last blocks must then be
-    # where these strips put them (the first IFD is the image GDAL reads)
-    last = -(-H // rows) - 1
-    if (offset == 0 or len(offsets) != -(-H // per_strip)
-            or not np.array_equal(offsets, offset + np.arange(len(offsets), dtype=np.uint64)
-                                  * np.uint64(per_strip * row))
-            or any((b1.GetMetadataItem(f"BLOCK_OFFSET_0_{k}", "TIFF") or "")
-                   != str(offset + k * rows * row) for k in (0, last))):
-        return None
-    if os.path.getsize(path) < offset + H * row:
-        return None
-    return {"offset": offset, "row": row, "bands": n}
-
-
-# TIFF field types of strip offsets: SHORT, LONG, LONG8 (BigTIFF)
-_TIFF_INTS = {3: "u2", 4: "u4", 16: "u8"}
-
-
-def _strip_offsets(path):
-    """(StripOffsets as a uint64 array, RowsPerStrip, byte order "<" or
-    ">") of a TIFF's first image, from its header and first IFD (classic
-    or BigTIFF); None when the file is not that (or is tiled).  Why not
-    GDAL's BLOCK_OFFSET_0_k items: one call per strip, 8 ms for the 2680
-    strips of a paper-size stack, paid by the client in every batch."""
-    import numpy as np
-    try:
-        with open(path, "rb") as f:
-            head = f.read(16)
-            end = {b"II": "<", b"MM": ">"}.get(head[:2])
-            if end is None or len(head) < 8:
-                return None
-            num = (lambda b: int.from_bytes(b, "little" if end == "<" else "big"))
-            version = num(head[2:4])
-            big = version == 43
-            if version not in (42, 43) or (big and len(head) < 16):
-                return None
-            ifd = num(head[8:16]) if big else num(head[4:8])
-            f.seek(ifd)
-            count = num(f.read(8 if big else 2))
-            esize = 20 if big else 12
-            entries = f.read(count * esize)
-            if len(entries) != count * esize:
-                return None
-            fields = {}
-            for i in range(count):
-                e = entries[i * esize:(i + 1) * esize]
-                tag = num(e[0:2])
-                if tag not in (273, 278):  # StripOffsets, RowsPerStrip
-                    continue
-                dtype = _TIFF_INTS.get(num(e[2:4]))
-                if dtype is None:
-                    return None
-                n = num(e[4:12]) if big else num(e[4:8])
-                field = e[12:20] if big else e[8:12]
-                nbytes = n * int(dtype[1])
-                if nbytes <= len(field):
-                    raw = field[:nbytes]
-                else:
-                    f.seek(num(field))
-                    raw = f.read(nbytes)
-                    if len(raw) != nbytes:
-                        return None
-                fields[tag] = np.frombuffer(raw, dtype=end + dtype).astype(np.uint64)
-    except (OSError, ValueError):
-        return None
-    if 273 not in fields or not len(fields[273]):
-        return None
-    per_strip = fields.get(278)  # absent: the whole image is one strip
-    return (fields[273], int(per_strip[0]) if per_strip is not None and len(per_strip)
-            else 2 ** 32 - 1, end)
+    return {"offset": int(layout.offset), "row": int(layout.row_bytes), "bands": int(layout.bands)}
 
 
 def _read_file_rows(path, layout, window, into, readers=None):
