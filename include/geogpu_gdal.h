@@ -33,7 +33,7 @@ extern "C" {
  * registration (GDALAllRegister), what GDAL's generic options given in argv
  * set (--config K V: keep them out of a library call), and the pipelines'
  * kept host buffers (gg_ortho_buffers.h: up to about 1 GB, mutex-protected;
- * with a caller's context, page-locked through it unless GG_ORTHO_PINNED=0;
+ * with a caller's context, page-locked through it;
  * gg_ortho_run_release frees them, and must run before that context is
  * destroyed).  No exit(), no signal handler.  Each thread of a call that does
  * GDAL work pushes its own error handler (CPLPushErrorHandlerEx, the call's

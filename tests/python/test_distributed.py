@@ -304,20 +304,6 @@ def test_worker_specs(monkeypatch):
         gd.worker_specs(["bogus:1"])
 
 
-def test_worker_env_defaults(monkeypatch):
-    """Workers get gdal_ortho's bulk threads niced (GG_ORTHO_NICE=10) unless
-    the environment or the caller's env= says otherwise; a worker's own
-    settings (its device) always win."""
-    from geogpu.distributed import cluster
-    monkeypatch.delenv("GG_ORTHO_NICE", raising=False)
-    spec = gd.worker_specs(["cpu"])[0]
-    assert cluster._worker_env(spec, None)["GG_ORTHO_NICE"] == "10"
-    assert cluster._worker_env(spec, {"GG_ORTHO_NICE": "0"})["GG_ORTHO_NICE"] == "0"
-    assert cluster._worker_env(spec, {"GG_DEVICE": "cuda:3"})["GG_DEVICE"] == "cpu"
-    monkeypatch.setenv("GG_ORTHO_NICE", "4")  # inherited by the worker as it is
-    assert "GG_ORTHO_NICE" not in cluster._worker_env(spec, None)
-
-
 def test_worker_specs_pinned():
     """pin=True: each worker its own contiguous share of our processors,
     the shares disjoint and covering them all."""

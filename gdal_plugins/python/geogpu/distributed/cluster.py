@@ -117,25 +117,9 @@ def _system_memory():
         return 0
 
 
-# Settings every worker gets unless this process's environment or the
-# caller's env= gives its own.  GG_ORTHO_NICE: gdal_ortho's bulk threads
-# (readers, writers, grid and set-up helpers) at nice 10, so that each
-# worker's thread driving its GPU runs first on a host whose processors the
-# workers fill: four ortho workers on one x4 host kept 41-47 of its 64
-# processors busy, and their 112-scene batch took 1.02-1.13 s instead of
-# 1.39-1.40 s (one worker: 1.93-1.97 s against 2.02-2.11 s; one call of two
-# runs each; bench/RESULTS.md, session 25).
-WORKER_DEFAULTS = {"GG_ORTHO_NICE": "10"}
-
-
-def _worker_env(spec, env):
-    defaults = {k: v for k, v in WORKER_DEFAULTS.items() if k not in os.environ}
-    return {**defaults, **(env or {}), **spec.env}
-
-
 def _nanny_options(spec, host, memory_limit, env, silence_logs, local_directory=None):
     opts = {"host": host, "nthreads": 1, "resources": spec.resources or None,
-            "env": _worker_env(spec, env), "memory_limit": memory_limit,
+            "env": {**(env or {}), **spec.env}, "memory_limit": memory_limit,
             "dashboard": False, "dashboard_address": None, "silence_logs": silence_logs}
     if local_directory:
         opts["local_directory"] = str(local_directory)
