@@ -12,7 +12,8 @@
  *     from pageable memory (the backend's own staged copy) and, with
  *     -pinned 1 (default) on CUDA, from page-locked memory (gg_host_alloc:
  *     the copy engine reads it directly), beside the rate each allows;
- *   - per-stage times of one push (timing mode: a device sync per stage);
+ *   - per-stage times of one push (timing mode of the internal header
+ *     algorithms/radar/fmcw_timing.h: a device sync per stage);
  *   - one processor sustained: push (one stream, nothing overlapped) and
  *     streaming (gg_fmcw_add_stream + submit/collect: the upload of batch
  *     k+1 overlaps the chain of batch k) from its page-locked input;
@@ -27,6 +28,7 @@
  * MIT licence.
  */
 #include "geogpu.h"
+#include "radar/fmcw_timing.h" /* internal: gg_fmcw_set_timing, gg_fmcw_get_timing */
 
 #include <math.h>
 #include <pthread.h>

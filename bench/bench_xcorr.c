@@ -24,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include "geogpu.h"
+#include "coreg/gmtsar_xcorr.h" /* internal: gg_xcorr_gmtsar_timed */
 
 #include <math.h>
 #include <execinfo.h>

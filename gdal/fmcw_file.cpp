@@ -5,6 +5,7 @@
  * MIT licence.
  */
 #include "fmcw_file.h"
+#include "gpu/fault.h"
 
 #include "cpl_conv.h"
 #include "cpl_error.h"

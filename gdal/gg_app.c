@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "gg_app.h"
+#include "gpu/fault.h"
 
 #include "gg_output.h"
 #include "gg_processed.h"

@@ -29,6 +29,7 @@
 #include "gg_ortho_scene.h"
 #include "gg_app.h" /* gg_app_parse_only (tests/fuzz), gg_app_notice */
 #include "gg_output.h"
+#include "gpu/fault.h"
 
 #include "cpl_conv.h"
 #include "cpl_error.h"

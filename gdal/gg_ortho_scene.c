@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "gg_ortho_scene.h"
+#include "gpu/fault.h"
 
 #include "cpl_conv.h"
 #include "cpl_error.h"

@@ -9,6 +9,7 @@
  * MIT licence.
  */
 #include "gg_processed.h"
+#include "gpu/fault.h"
 #include "gg_spec.h"
 #include "gg_stack_rows.h"
 

@@ -12,7 +12,7 @@
  *
  * MIT licence.
  */
-#include "geogpu.h"
+#include "fault.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "runtime.h"
+#include "fault.h"
 
 #include <dlfcn.h>
 #include <errno.h>

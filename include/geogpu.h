@@ -118,13 +118,6 @@ GG_API gg_status gg_device_check(const char *device, char *err, size_t errlen);
  * ("cpu ...", "cuda:0 ...", "opencl:0:0 ..."), into buf. */
 GG_API gg_status gg_list_devices(char *buf, size_t buflen);
 
-/* Test-only fault injection: with GG_FAULT="<kind>:<N>[,...]" in the
- * environment, returns 1 on the N-th call (process-wide) of that kind
- * (alloc, launch, transfer, fft, read, write), 0 otherwise.  The library
- * checks alloc/launch/transfer/fft itself; the GDAL layer calls it before
- * reading an input block ("read") and writing an output block ("write"). */
-GG_API int gg_fault_point(const char *kind);
-
 /* ------------------------------------------------------------ device memory */
 
 typedef struct gg_buffer gg_buffer;
@@ -469,18 +462,6 @@ GG_API gg_status gg_fmcw_collect(gg_fmcw *f, float *out, int *flags, int *n);
  * staging copy; it may be refilled as soon as submit returns. */
 GG_API int16_t *gg_fmcw_host_input(gg_fmcw *f);
 
-/* Per-stage device times of the last push, in seconds (synchronising after
- * every stage when timing is on; off by default). */
-typedef struct gg_fmcw_timing {
-    double upload, convert, range_fft, corner_turn, doppler_fft, spectra, moments,
-        download;
-    /* parts of `moments`: the sort, the HS noise (chunk sums, scan,
-     * combine), the peak block and the products */
-    double sort, noise, block;
-} gg_fmcw_timing;
-GG_API void gg_fmcw_set_timing(gg_fmcw *f, int on);
-GG_API void gg_fmcw_get_timing(const gg_fmcw *f, gg_fmcw_timing *t);
-
 /* ---- spectral stage alone (e.g. Metek MRR-2 spectra) ----
  * Power spectra in [row][gate][bin] (n_bins bins, velocity of bin j is
  * v0 + j*dv, aliasing interval n_bins*dv) -> per gate: noise (per bin), power
@@ -720,13 +701,6 @@ GG_API gg_status gg_ortho_session_queue_resident(gg_ortho_session *s, const gg_o
                                                  size_t dst_stride, size_t dst_plane);
 GG_API gg_status gg_ortho_session_wait(gg_ortho_session *s, int *missed);
 GG_API gg_status gg_ortho_session_flush(gg_ortho_session *s);
-/* With GG_ORTHO_TIMING set in the environment, the session finishes the
- * device after each step and sums the seconds of uploads (source window,
- * grid), kernels and downloads, and the pixels computed.  Queued blocks
- * are not finished: their upload seconds are the time spent queuing, their
- * download seconds the waits (kernels included), their kernel seconds 0. */
-GG_API void gg_ortho_session_times(const gg_ortho_session *s, double *upload_s, double *kernel_s,
-                                   double *download_s, long long *pixels);
 /* Device bytes per output pixel of a block whose source window has about
  * src_per_dst source pixels per output pixel (for gg_plan_rows). */
 GG_API double gg_ortho_bytes_per_pixel(gg_type src_type, gg_type dst_type,
@@ -777,47 +751,6 @@ GG_API gg_status gg_xcorr_gmtsar(gg_context *ctx, const gg_xcorr_prm *master,
                                  gg_xcorr_gmtsar_row **rows, int *nrows, gg_progress_fn progress,
                                  void *user);
 GG_API void gg_xcorr_free(void *p);
-
-/* Where the time of a gg_xcorr_gmtsar_timed run went (bench_xcorr). */
-typedef struct gg_xcorr_timing {
-    int sync;              /* in: 1 waits for the device after each chunk (exact kernel
-                            * time, no overlap of reading/uploading with the kernels) */
-    int chunks, patches_per_chunk, ring_lines;  /* out: the plan */
-    double read_busy_s;    /* out: seconds the reader threads spent reading (summed) */
-    double read_wait_s;    /* out: seconds the device loop waited for read lines */
-    double upload_s;       /* out: host-to-device copies (lines, positions, state) */
-    double kernel_s;       /* out: launches + waiting for results (all kernel time when sync) */
-    double total_s;        /* out: the whole call */
-    double bytes_read;     /* out: bytes read from the SLC files (each line once) */
-} gg_xcorr_timing;
-GG_API gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *master,
-                                       const gg_xcorr_prm *aligned,
-                                       const gg_xcorr_gmtsar_options *opt,
-                                       gg_xcorr_gmtsar_row **rows, int *nrows,
-                                       gg_progress_fn progress, void *user,
-                                       gg_xcorr_timing *timing);
-
-/* Start-up overlap: reads the SLC lines of the run's first location rows
- * (at most max_bytes of host memory; 0: 256 MiB) on threads of its own,
- * with no device, so that a program reads while its context is created on
- * another thread (gdal_xcorr -mode gmtsar).  gg_xcorr_gmtsar_prefetched
- * then reads only what the prefetch does not hold; the results are those
- * of gg_xcorr_gmtsar.  GG_ERR_ARGUMENT when the run itself would fail (it
- * reports why). */
-typedef struct gg_xcorr_prefetch gg_xcorr_prefetch;
-GG_API gg_status gg_xcorr_gmtsar_prefetch(const gg_xcorr_prm *master,
-                                          const gg_xcorr_prm *aligned,
-                                          const gg_xcorr_gmtsar_options *opt, size_t max_bytes,
-                                          gg_xcorr_prefetch **out);
-GG_API gg_status gg_xcorr_gmtsar_prefetched(gg_context *ctx, const gg_xcorr_prm *master,
-                                            const gg_xcorr_prm *aligned,
-                                            const gg_xcorr_gmtsar_options *opt,
-                                            gg_xcorr_prefetch *prefetch,
-                                            gg_xcorr_gmtsar_row **rows, int *nrows,
-                                            gg_progress_fn progress, void *user,
-                                            gg_xcorr_timing *timing);
-/* Stops its threads and frees it (NULL: nothing). */
-GG_API void gg_xcorr_prefetch_free(gg_xcorr_prefetch *prefetch);
 
 /* ------------------------------------------- coregistration fit (gg_coreg_fit_) */
 

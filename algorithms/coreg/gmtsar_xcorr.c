@@ -32,6 +32,7 @@
 #define _GNU_SOURCE
 #include "xcorr_engine.h"
 #include "gmtsar_xcorr.h"
+#include "gpu/fault.h"
 #include "../kernel_ids.h"
 
 #include <errno.h>
@@ -335,7 +336,7 @@ static int gm_cap(const gm_geom *g, int f, int K)
 /* Host memory the CPU backend's chunk buffers may take (MiB). */
 #define GM_HOST_BUDGET_MB 512.0
 
-/* Threads reading SLC lines (the run's and a prefetch's): their reads hide
+/* Threads reading SLC lines: their reads hide
  * behind the uploads (bench/RESULTS.md, 2026-11-21, "GMTSAR-mode offsets
  * redesigned" and "start-up": read wait 0.007-0.034 s of a 0.1 s run). */
 #define GM_READERS 4
@@ -557,31 +558,6 @@ static gg_status gm_geometry(const gg_xcorr_prm *m, const gg_xcorr_prm *a,
     return GG_OK;
 }
 
-/* ------------------------------------------------------------ prefetch
- *
- * A GPU process spends a good part of a second creating its context; the
- * SLC lines the first chunks need can be read meanwhile.  The prefetch
- * reads, per file, the contiguous lines [lo, hi) of location rows 1..J
- * (J as large as max_bytes allows) in pieces on its own threads into host
- * memory, with no device; a run serves every line piece that lies inside
- * [lo, hi) from it instead of reading it again (for any chunking). */
-
-struct gg_xcorr_prefetch {
-    char file[2][1024];
-    int W, H, piece;
-    int lo[2], hi[2], np[2];          /* lines and pieces per file */
-    size_t released[2];               /* bytes at the start of buf[f] given back */
-    unsigned char *buf[2];
-    int fd[2];
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    signed char *st[2];               /* per piece: 0 pending, 1 read, -1 short read, -2 injected */
-    int next, total, stop;            /* pieces handed out (interleaved over the files) */
-    int nth;
-    pthread_t th[GM_READERS];
-    double busy_s;
-};
-
 /* Host memory for line pieces: 2 MiB aligned and advised as huge pages
  * (a 16 MB piece is then 8 page faults instead of 4096). */
 static void *gm_host_alloc(size_t bytes)
@@ -594,175 +570,6 @@ static void *gm_host_alloc(size_t bytes)
     (void)madvise(p, (bytes + al - 1) / al * al, MADV_HUGEPAGE);
 #endif
     return p;
-}
-
-/* Reads bytes at off of fd into dst; 1 when complete. */
-static int gm_pread_all(int fd, unsigned char *dst, size_t bytes, off_t off)
-{
-    size_t done = 0;
-    while (done < bytes) {
-        const ssize_t k = pread(fd, dst + done, bytes - done, off + (off_t)done);
-        if (k <= 0)
-            return 0;
-        done += (size_t)k;
-    }
-    return 1;
-}
-
-static void *prefetch_main(void *arg)
-{
-    gg_xcorr_prefetch *p = arg;
-    pthread_mutex_lock(&p->mu);
-    while (!p->stop && p->next < p->total) {
-        /* piece k of the interleaved order: file 0 piece 0, file 1 piece 0, ... */
-        int k = p->next++, f = 0, i = 0;
-        const int both = p->np[0] < p->np[1] ? p->np[0] : p->np[1];
-        if (k < 2 * both) {
-            f = k & 1;
-            i = k >> 1;
-        } else {
-            f = p->np[0] > both ? 0 : 1;
-            i = both + (k - 2 * both);
-        }
-        pthread_mutex_unlock(&p->mu);
-        const int y0 = p->lo[f] + i * p->piece;
-        const int n = y0 + p->piece < p->hi[f] ? p->piece : p->hi[f] - y0;
-        const double t0 = now_s();
-        const int fault = gg_fault_point("read"); /* GG_FAULT=read:N (tests) */
-        const int ok = !fault && gm_pread_all(p->fd[f], p->buf[f] + (size_t)i * p->piece * p->W * 4,
-                                              (size_t)n * p->W * 4, (off_t)y0 * p->W * 4);
-        const double t = now_s() - t0;
-        pthread_mutex_lock(&p->mu);
-        p->busy_s += t;
-        p->st[f][i] = ok ? 1 : fault ? -2 : -1;
-        pthread_cond_broadcast(&p->cv);
-    }
-    pthread_mutex_unlock(&p->mu);
-    return NULL;
-}
-
-void gg_xcorr_prefetch_free(gg_xcorr_prefetch *p)
-{
-    if (!p)
-        return;
-    pthread_mutex_lock(&p->mu);
-    p->stop = 1;
-    pthread_mutex_unlock(&p->mu);
-    for (int i = 0; i < p->nth; i++)
-        pthread_join(p->th[i], NULL);
-    pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->cv);
-    for (int f = 0; f < 2; f++) {
-        if (p->fd[f] >= 0)
-            close(p->fd[f]);
-        free(p->buf[f]);
-        free(p->st[f]);
-    }
-    free(p);
-}
-
-gg_status gg_xcorr_gmtsar_prefetch(const gg_xcorr_prm *m, const gg_xcorr_prm *a,
-                                   const gg_xcorr_gmtsar_options *o, size_t max_bytes,
-                                   gg_xcorr_prefetch **out)
-{
-    *out = NULL;
-    gm_geom g;
-    char err[512];
-    if (gm_geometry(m, a, o, &g, err, sizeof err) != GG_OK)
-        return GG_ERR_ARGUMENT; /* the run reports it */
-    if (max_bytes == 0)
-        max_bytes = (size_t)256 << 20;
-    const double row_bytes = 4.0 * g.W;
-    /* rows 1..J while both files' spans fit the budget */
-    int lo[2], hi[2];
-    for (int f = 0; f < 2; f++)
-        gm_span(&g, f, 1, 1, &lo[f], &hi[f]);
-    for (int J = 2; J <= g.ny; J++) {
-        int l2[2], h2[2];
-        gm_span(&g, 0, 1, J, &l2[0], &h2[0]);
-        gm_span(&g, 1, 1, J, &l2[1], &h2[1]);
-        if (row_bytes * ((double)(h2[0] - l2[0]) + (h2[1] - l2[1])) > (double)max_bytes)
-            break;
-        memcpy(lo, l2, sizeof lo);
-        memcpy(hi, h2, sizeof hi);
-    }
-    const double cap_d = (double)max_bytes / 2 / row_bytes; /* any max_bytes: clamp, then cast */
-    const int cap_lines = cap_d < 2147483647.0 ? (int)cap_d : 2147483647;
-    gg_xcorr_prefetch *p = calloc(1, sizeof *p);
-    if (!p)
-        return GG_ERR_NOMEM;
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->cv, NULL);
-    p->W = g.W;
-    p->H = g.H;
-    p->piece = (int)(((size_t)16 << 20) / ((size_t)g.W * 4)); /* W * 4 may pass 2^32 */
-    p->piece = p->piece < 1 ? 1 : p->piece;
-    gg_status s = GG_OK;
-    for (int f = 0; f < 2; f++) {
-        const gg_xcorr_prm *prm = f ? a : m;
-        snprintf(p->file[f], sizeof p->file[f], "%s", prm->slc_file);
-        p->lo[f] = lo[f];
-        p->hi[f] = hi[f] - lo[f] > cap_lines ? lo[f] + cap_lines : hi[f];
-        if (p->hi[f] < p->lo[f])
-            p->hi[f] = p->lo[f];
-        p->np[f] = (p->hi[f] - p->lo[f] + p->piece - 1) / p->piece;
-        p->fd[f] = open(prm->slc_file, O_RDONLY);
-        p->st[f] = calloc((size_t)p->np[f] + 1, 1);
-        p->buf[f] = gm_host_alloc((size_t)(p->hi[f] - p->lo[f]) * g.W * 4 + 1);
-        if (p->fd[f] < 0 || !p->st[f] || !p->buf[f])
-            s = GG_ERR_IO;
-    }
-    p->total = p->np[0] + p->np[1];
-    for (int i = 0; s == GG_OK && i < GM_READERS && i < p->total; i++) {
-        if (pthread_create(&p->th[i], NULL, prefetch_main, p) != 0)
-            break; /* fewer threads, still correct */
-        p->nth++;
-    }
-    if (s == GG_OK && p->nth == 0 && p->total > 0)
-        s = GG_ERR_INTERNAL;
-    if (s != GG_OK) {
-        gg_xcorr_prefetch_free(p);
-        return s;
-    }
-    *out = p;
-    return GG_OK;
-}
-
-/* Where lines [y0, y0 + n) of file f (path) lie in the prefetch, after
- * waiting for the pieces that hold them; NULL when not prefetched.  *bad:
- * 1 a piece could not be read, 2 an injected fault (GG_FAULT). */
-static const unsigned char *prefetch_lines(gg_xcorr_prefetch *p, const char *path, int W, int f,
-                                           int y0, int n, int *bad, double *waited)
-{
-    *bad = 0;
-    if (!p || p->W != W || strcmp(p->file[f], path) || y0 < p->lo[f] || y0 + n > p->hi[f] || n < 1)
-        return NULL;
-    const int i0 = (y0 - p->lo[f]) / p->piece, i1 = (y0 + n - 1 - p->lo[f]) / p->piece;
-    const double t0 = now_s();
-    pthread_mutex_lock(&p->mu);
-    for (int i = i0; i <= i1; i++) {
-        while (p->st[f][i] == 0)
-            pthread_cond_wait(&p->cv, &p->mu);
-        if (p->st[f][i] < 0)
-            *bad = p->st[f][i] == -2 ? 2 : 1;
-    }
-    pthread_mutex_unlock(&p->mu);
-    *waited += now_s() - t0;
-    return p->buf[f] + (size_t)(y0 - p->lo[f]) * W * 4;
-}
-
-/* The run has uploaded file f's prefetched lines below y_end (it consumes
- * each file's lines in order, each once): their memory goes back to the
- * system, whole huge pages at a time, so that the prefetch does not add to
- * the peak host memory of the rest of the run. */
-static void prefetch_release(gg_xcorr_prefetch *p, int f, int y_end)
-{
-    const size_t al = (size_t)2 << 20;
-    const size_t upto = (size_t)(y_end - p->lo[f]) * p->W * 4 / al * al;
-    if (upto > p->released[f]) {
-        (void)madvise(p->buf[f] + p->released[f], upto - p->released[f], MADV_DONTNEED);
-        p->released[f] = upto;
-    }
 }
 
 /* Uploads lines [y0, y0 + n) of a file into its ring (slot = line % cap). */
@@ -792,25 +599,13 @@ gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *m, const gg
                                 int *nrows_out, gg_progress_fn progress, void *user,
                                 gg_xcorr_timing *timing)
 {
-    return gg_xcorr_gmtsar_prefetched(ctx, m, a, o, NULL, rows_out, nrows_out, progress, user,
-                                      timing);
-}
-
-gg_status gg_xcorr_gmtsar_prefetched(gg_context *ctx, const gg_xcorr_prm *m,
-                                     const gg_xcorr_prm *a, const gg_xcorr_gmtsar_options *o,
-                                     gg_xcorr_prefetch *pf, gg_xcorr_gmtsar_row **rows_out,
-                                     int *nrows_out, gg_progress_fn progress, void *user,
-                                     gg_xcorr_timing *timing)
-{
-    return gg_xcorr_gmtsar_chunked(ctx, m, a, o, pf, 0, rows_out, nrows_out, progress, user,
-                                   timing);
+    return gg_xcorr_gmtsar_chunked(ctx, m, a, o, 0, rows_out, nrows_out, progress, user, timing);
 }
 
 gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *m, const gg_xcorr_prm *a,
-                                  const gg_xcorr_gmtsar_options *o, gg_xcorr_prefetch *pf,
-                                  int chunk_rows, gg_xcorr_gmtsar_row **rows_out,
-                                  int *nrows_out, gg_progress_fn progress, void *user,
-                                  gg_xcorr_timing *timing)
+                                  const gg_xcorr_gmtsar_options *o, int chunk_rows,
+                                  gg_xcorr_gmtsar_row **rows_out, int *nrows_out,
+                                  gg_progress_fn progress, void *user, gg_xcorr_timing *timing)
 {
     const double t_start = now_s();
     *rows_out = NULL;
@@ -907,22 +702,8 @@ gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *m, const 
     memset(&rd, 0, sizeof rd);
     pthread_mutex_init(&rd.mu, NULL);
     pthread_cond_init(&rd.cv, NULL);
-    /* jobs the prefetch holds are not read again: the readers get the
-     * others (rk[i]: job i's index among them, -1 when prefetched) */
-    int *rk = malloc(sizeof(int) * ((size_t)njobs + 1));
-    gm_job *rjobs = malloc(sizeof *rjobs * ((size_t)njobs + 1));
-    int nr = 0;
-    if (s == GG_OK && (!rk || !rjobs))
-        s = gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
-    for (int i = 0; s == GG_OK && i < njobs; i++) {
-        const gm_job *j = &jobs[i];
-        const int in = pf && pf->W == W && !strcmp(pf->file[j->file], j->file ? a->slc_file : m->slc_file) &&
-                       j->y0 >= pf->lo[j->file] && j->y0 + j->n <= pf->hi[j->file];
-        rk[i] = in ? -1 : nr;
-        if (!in)
-            rjobs[nr++] = *j;
-    }
-    rd.jobs = rjobs;
+    const int nr = s == GG_OK ? njobs : 0; /* the readers read every job */
+    rd.jobs = jobs;
     rd.njobs = nr;
     rd.err_job = -1;
     rd.fault_job = -1;
@@ -963,24 +744,14 @@ gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *m, const 
             const gm_job *j = &jobs[i];
             const char *path = j->file ? a->slc_file : m->slc_file;
             double t0 = now_s();
-            const unsigned char *src;
-            int bad = 0, injected = 0;
-            const int k = rk[i];
-            if (k < 0) { /* prefetched */
-                int why = 0;
-                src = prefetch_lines(pf, path, W, j->file, j->y0, j->n, &why, &t_wait);
-                bad = why != 0;
-                injected = why == 2;
-            } else {
-                pthread_mutex_lock(&rd.mu);
-                while (rd.ready[k % rd.P] != k)
-                    pthread_cond_wait(&rd.cv, &rd.mu);
-                bad = rd.err_job >= 0 && rd.err_job <= k;
-                injected = rd.fault_job >= 0;
-                pthread_mutex_unlock(&rd.mu);
-                src = rd.buf[k % rd.P];
-                t_wait += now_s() - t0;
-            }
+            pthread_mutex_lock(&rd.mu);
+            while (rd.ready[i % rd.P] != i)
+                pthread_cond_wait(&rd.cv, &rd.mu);
+            const int bad = rd.err_job >= 0 && rd.err_job <= i;
+            const int injected = rd.fault_job >= 0;
+            pthread_mutex_unlock(&rd.mu);
+            const unsigned char *src = rd.buf[i % rd.P];
+            t_wait += now_s() - t0;
             double t1 = now_s();
             if (bad)
                 s = gg_rt_fail(ctx, GG_ERR_IO, "cannot read lines %d..%d of '%s'%s", j->y0,
@@ -988,15 +759,11 @@ gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *m, const 
             else
                 s = gm_upload(ctx, b.ring[j->file], W, cap, j->y0, j->n, src);
             t_up += now_s() - t1;
-            if (k < 0 && s == GG_OK)
-                prefetch_release(pf, j->file, j->y0 + j->n);
-            if (k >= 0) {
-                pthread_mutex_lock(&rd.mu);
-                rd.ready[k % rd.P] = -1;
-                rd.consumed = k + 1;
-                pthread_cond_broadcast(&rd.cv);
-                pthread_mutex_unlock(&rd.mu);
-            }
+            pthread_mutex_lock(&rd.mu);
+            rd.ready[i % rd.P] = -1;
+            rd.consumed = i + 1;
+            pthread_cond_broadcast(&rd.cv);
+            pthread_mutex_unlock(&rd.mu);
         }
         /* results of the previous chunk (its kernels are done by now) */
         if (s == GG_OK && pending >= 0) {
@@ -1063,11 +830,6 @@ gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *m, const 
         timing->ring_lines = cap;
         timing->read_wait_s = t_wait;
         timing->read_busy_s = rd.busy_s;
-        if (pf) {
-            pthread_mutex_lock(&pf->mu);
-            timing->read_busy_s += pf->busy_s;
-            pthread_mutex_unlock(&pf->mu);
-        }
         timing->upload_s = t_up;
         timing->kernel_s = t_kern;
         timing->bytes_read = 0;
@@ -1088,8 +850,6 @@ gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *m, const 
     free(tag[0]);
     free(tag[1]);
     free(jobs);
-    free(rjobs);
-    free(rk);
     free(chunk_job0);
     free(ws);
     free(pos);

@@ -1,6 +1,8 @@
 /*
- * gmtsar_xcorr.h -- internal entry of the GMTSAR-mode offsets
- * (gmtsar_xcorr.c), not part of the public API.
+ * gmtsar_xcorr.h -- internal entries of the GMTSAR-mode offsets
+ * (gmtsar_xcorr.c), not part of the public API: the timed run of
+ * bench_xcorr and the forced chunking of the tests (both reached through
+ * the internal static library geogpu_internal).
  *
  * MIT licence.
  */
@@ -9,14 +11,32 @@
 
 #include "geogpu.h"
 
-/* gg_xcorr_gmtsar_prefetched with the location rows per chunk given:
+/* Where the time of a gg_xcorr_gmtsar_timed run went (bench_xcorr). */
+typedef struct gg_xcorr_timing {
+    int sync;              /* in: 1 waits for the device after each chunk (exact kernel
+                            * time, no overlap of reading/uploading with the kernels) */
+    int chunks, patches_per_chunk, ring_lines;  /* out: the plan */
+    double read_busy_s;    /* out: seconds the reader threads spent reading (summed) */
+    double read_wait_s;    /* out: seconds the device loop waited for read lines */
+    double upload_s;       /* out: host-to-device copies (lines, positions, state) */
+    double kernel_s;       /* out: launches + waiting for results (all kernel time when sync) */
+    double total_s;        /* out: the whole call */
+    double bytes_read;     /* out: bytes read from the SLC files (each line once) */
+} gg_xcorr_timing;
+
+/* gg_xcorr_gmtsar with its time measured (timing NULL: gg_xcorr_gmtsar). */
+gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *master,
+                                const gg_xcorr_prm *aligned, const gg_xcorr_gmtsar_options *opt,
+                                gg_xcorr_gmtsar_row **rows, int *nrows, gg_progress_fn progress,
+                                void *user, gg_xcorr_timing *timing);
+
+/* gg_xcorr_gmtsar_timed with the location rows per chunk given:
  * chunk_rows > 0 takes that many (at most the rows there are), 0 lets the
- * planner choose from free memory as the public calls do.  For the tests
+ * planner choose from free memory as the public call does.  For the tests
  * of the multi-chunk path (line rings that wrap). */
 gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *master,
                                   const gg_xcorr_prm *aligned,
-                                  const gg_xcorr_gmtsar_options *options,
-                                  gg_xcorr_prefetch *prefetch, int chunk_rows,
+                                  const gg_xcorr_gmtsar_options *options, int chunk_rows,
                                   gg_xcorr_gmtsar_row **rows_out, int *nrows_out,
                                   gg_progress_fn progress, void *user, gg_xcorr_timing *timing);
 

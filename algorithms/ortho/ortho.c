@@ -34,7 +34,6 @@ struct gg_ortho_session {
      * whose nodata and fill values are in the coefficient buffer */
     int nbands, bands_set;
     double src_nodata, dst_init; /* the options' */
-    long long pixels;          /* computed (gg_ortho_session_times) */
     /* queued blocks (gg_ortho_session_queue_resident): slot (head + i) % 2
      * holds the i-th oldest; each slot has its own device output, grid and
      * miss flag, so a block's kernel runs while the one before downloads */
@@ -375,7 +374,6 @@ static gg_status run_block(gg_ortho_session *s, gg_ortho_params p, gg_buffer *sr
     st = gg_rt_launch(ctx, GG_K_ORTHO, width, height, &p, sizeof p, bufs, 6);
     if (st != GG_OK)
         return st;
-    s->pixels += (long long)width * height;
     gg_tile out = {dst, GG_BYTE, (int)(width * dsz), height, dst_stride * dsz, 0, 0};
     st = gg_rt_read_tile(ctx, s->dst, 0, 0, &out);
     if (st != GG_OK)
@@ -667,7 +665,6 @@ gg_status gg_ortho_session_queue_resident(gg_ortho_session *s, const gg_ortho_gr
     }
     s->q[slot] = (struct queued){dst, dst_type, width, height, nbands, dst_stride, dst_plane};
     s->nq++;
-    s->pixels += (long long)width * height * nbands;
     return GG_OK;
 }
 
@@ -705,18 +702,6 @@ gg_status gg_ortho_session_flush(gg_ortho_session *s)
     if (!s)
         return GG_ERR_ARGUMENT;
     return gg_rt_finish(s->ctx);
-}
-
-/* The session no longer times its steps (that made it finish the device
- * after each one; benchmarks measure from outside): the seconds are 0, the
- * pixels those computed.  Kept while include/geogpu.h declares it. */
-void gg_ortho_session_times(const gg_ortho_session *s, double *upload_s, double *kernel_s,
-                            double *download_s, long long *pixels)
-{
-    *upload_s = 0;
-    *kernel_s = 0;
-    *download_s = 0;
-    *pixels = s ? s->pixels : 0;
 }
 
 gg_status gg_ortho_launch_info(gg_context *ctx, int *block_x, int *block_y, double *occupancy)

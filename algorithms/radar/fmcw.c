@@ -13,6 +13,7 @@
 #include "../../gpu/runtime.h"
 #include "../kernel_ids.h"
 #include "fmcw_params.h"
+#include "fmcw_timing.h"
 
 #include <limits.h>
 #include <math.h>

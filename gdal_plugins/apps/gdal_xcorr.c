@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "geogpu.h"
+#include "../../gpu/fault.h" /* gg_fault_point (private, tests) */
 
 static const char *table_path;
 

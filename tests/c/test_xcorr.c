@@ -860,20 +860,10 @@ static void write_gmtsar(const char *dir, const char *name, const short *iq, int
     fclose(f);
 }
 
-/* pf_bytes < 0: no prefetch; else through a prefetch of that many bytes
- * (gg_xcorr_gmtsar_prefetch; 0 = its default).  chunk_rows > 0: that many
- * location rows per chunk; 0: the planner's. */
-static int run_gmtsar_pf(const char *dev, const char *p1, const char *p2, int nx, int ny, int xs,
-                         int ri, long pf_bytes, int chunk_rows, gg_xcorr_gmtsar_row **rows);
-
-static int run_gmtsar(const char *dev, const char *p1, const char *p2, int nx, int ny, int xs,
-                      int ri, gg_xcorr_gmtsar_row **rows)
-{
-    return run_gmtsar_pf(dev, p1, p2, nx, ny, xs, ri, -1, 0, rows);
-}
-
-static int run_gmtsar_pf(const char *dev, const char *p1, const char *p2, int nx, int ny, int xs,
-                         int ri, long pf_bytes, int chunk_rows, gg_xcorr_gmtsar_row **rows)
+/* chunk_rows > 0: that many location rows per chunk (the internal
+ * gg_xcorr_gmtsar_chunked); 0: the planner's (gg_xcorr_gmtsar). */
+static int run_gmtsar_chunked(const char *dev, const char *p1, const char *p2, int nx, int ny,
+                              int xs, int ri, int chunk_rows, gg_xcorr_gmtsar_row **rows)
 {
     gg_context *ctx = NULL;
     char err[512];
@@ -886,28 +876,24 @@ static int run_gmtsar_pf(const char *dev, const char *p1, const char *p2, int nx
     if (gg_xcorr_prm_read(p1, &m, err, sizeof err) == GG_OK &&
         gg_xcorr_prm_read(p2, &a, err, sizeof err) == GG_OK) {
         gg_xcorr_gmtsar_options o = {nx, ny, xs, xs, ri, 16, 0};
-        gg_xcorr_prefetch *pf = NULL;
-        gg_status st = GG_OK;
-        if (pf_bytes >= 0)
-            st = gg_xcorr_gmtsar_prefetch(&m, &a, &o, (size_t)pf_bytes, &pf);
-        if (st == GG_OK &&
-            (chunk_rows > 0
-                 ? gg_xcorr_gmtsar_chunked(ctx, &m, &a, &o, pf, chunk_rows, rows, &n, NULL, NULL,
-                                           NULL)
-                 : gg_xcorr_gmtsar_prefetched(ctx, &m, &a, &o, pf, rows, &n, NULL, NULL, NULL)) ==
-                GG_OK &&
+        if ((chunk_rows > 0
+                 ? gg_xcorr_gmtsar_chunked(ctx, &m, &a, &o, chunk_rows, rows, &n, NULL, NULL, NULL)
+                 : gg_xcorr_gmtsar(ctx, &m, &a, &o, rows, &n, NULL, NULL)) == GG_OK &&
             n == nx * ny)
             rc = 0;
-        else if (st != GG_OK)
-            fprintf(stderr, "%s: gmtsar prefetch failed (%d)\n", dev, (int)st);
         else
             fprintf(stderr, "%s: gmtsar: %s\n", dev, gg_context_last_error(ctx));
-        gg_xcorr_prefetch_free(pf);
     } else {
         fprintf(stderr, "%s\n", err);
     }
     gg_context_destroy(ctx);
     return rc;
+}
+
+static int run_gmtsar(const char *dev, const char *p1, const char *p2, int nx, int ny, int xs,
+                      int ri, gg_xcorr_gmtsar_row **rows)
+{
+    return run_gmtsar_chunked(dev, p1, p2, nx, ny, xs, ri, 0, rows);
 }
 
 /* Every device against the float64 reference, the multi-chunk path (one
@@ -939,7 +925,7 @@ static void test_gmtsar(char devs[][32], int nd)
     ref_gmtsar(m, a, W, H, nx, ny, xs, xs, ri, 16, ref);
     gg_xcorr_gmtsar_row *first = NULL;
     for (int d = 0; d < nd; d++) {
-        gg_xcorr_gmtsar_row *r = NULL, *rc = NULL, *rf = NULL;
+        gg_xcorr_gmtsar_row *r = NULL, *rf = NULL;
         if (run_gmtsar(devs[d], p1, p2, nx, ny, xs, ri, &r)) {
             CHECK(0, "%s: gmtsar run", devs[d]);
             continue;
@@ -974,7 +960,7 @@ static void test_gmtsar(char devs[][32], int nd)
         for (int k = 0; k < 2; k++) {
             gg_xcorr_gmtsar_row *rk = NULL;
             const int rows_per_chunk = k ? ny : 1;
-            if (run_gmtsar_pf(devs[d], p1, p2, nx, ny, xs, ri, -1, rows_per_chunk, &rk) == 0) {
+            if (run_gmtsar_chunked(devs[d], p1, p2, nx, ny, xs, ri, rows_per_chunk, &rk) == 0) {
                 double md = 0;
                 for (int i = 0; i < nx * ny; i++)
                     md = fmax(md, fmax(fabs(rk[i].xoff - r[i].xoff),
@@ -985,39 +971,17 @@ static void test_gmtsar(char devs[][32], int nd)
             } else {
                 CHECK(0, "%s: gmtsar run, %d rows per chunk", devs[d], rows_per_chunk);
             }
-            if (k)
-                gg_xcorr_free(rk);
-            else
-                rc = rk;
+            gg_xcorr_free(rk);
         }
         /* patches running off the end of the aligned file (one row per
          * chunk): corr 0, no abort */
-        if (run_gmtsar_pf(devs[d], p1, p3, nx, ny, xs, ri, -1, 1, &rf) == 0) {
+        if (run_gmtsar_chunked(devs[d], p1, p3, nx, ny, xs, ri, 1, &rf) == 0) {
             int zero = 0;
             for (int i = 0; i < nx * ny; i++)
                 zero += rf[i].corr == 0;
             CHECK(zero >= nx, "%s: only %d corr-0 patches off the file", devs[d], zero);
         } else {
             CHECK(0, "%s: gmtsar run off the file", devs[d]);
-        }
-        /* start-up prefetch (all lines; only the first rows' lines, with one
-         * row per chunk so that later chunks read the rest): the same rows */
-        for (int k = 0; k < 2; k++) {
-            gg_xcorr_gmtsar_row *rp = NULL;
-            const long bytes = k ? 2L * 4 * W * (4 * xs + 10) : 0;
-            if (run_gmtsar_pf(devs[d], p1, p2, nx, ny, xs, ri, bytes, k, &rp) == 0) {
-                double md = 0;
-                const gg_xcorr_gmtsar_row *base = k ? rc : r;
-                for (int i = 0; base && i < nx * ny; i++)
-                    md = fmax(md, fmax(fabs(rp[i].xoff - base[i].xoff),
-                                       fmax(fabs(rp[i].yoff - base[i].yoff),
-                                            fabs(rp[i].corr - base[i].corr))));
-                CHECK(base && md == 0, "%s: prefetch of %ld bytes changes the rows by %.2e",
-                      devs[d], bytes, md);
-            } else {
-                CHECK(0, "%s: gmtsar run with a prefetch of %ld bytes", devs[d], bytes);
-            }
-            gg_xcorr_free(rp);
         }
         if (!first) {
             first = r;
@@ -1033,7 +997,6 @@ static void test_gmtsar(char devs[][32], int nd)
                        devs[0], md);
         }
         gg_xcorr_free(r);
-        gg_xcorr_free(rc);
         gg_xcorr_free(rf);
     }
     gg_xcorr_free(first);
