@@ -34,7 +34,7 @@ median() {
         s=$(date +%s.%N)
         "$@" >/dev/null 2>"$work/err.log" || { echo "FAIL"; sed -n 1,3p "$work/err.log" >&2; return; }
         e=$(date +%s.%N)
-        t+=("$(echo "$e - $s" | bc)")
+        t+=("$(awk -v a="$s" -v b="$e" 'BEGIN { print b - a }')")
     done
     printf '%s\n' "${t[@]}" | sort -g | sed -n "$(((runs + 1) / 2))p" | xargs printf '%.2f'
 }
