@@ -13,7 +13,7 @@
 # WORK (default /dev/shm/gg_pipeline) gets the inputs.  SIZE (default 8192)
 # is the side of the square inputs, DEVICES (default "cuda cpu") the
 # devices, RUNS (default 3) the timed runs of each command (the median is
-# printed).  Prints one table row per case: the median seconds of each
+# printed; the two builds' runs alternate).  Prints one table row per case: the median seconds of each
 # build and of the GDAL copy, and whether the two builds' outputs are
 # byte-identical.
 # MIT licence.
@@ -27,16 +27,21 @@ devices=${DEVICES:-cuda cpu}
 runs=${RUNS:-3}
 mkdir -p "$work"
 
-# the median wall time of RUNS runs of a command (its output discarded)
+# wall seconds of one run of a command (its output discarded), FAIL if it fails
+once() {
+    local s e
+    s=$(date +%s.%N)
+    "$@" >/dev/null 2>"$work/err.log" || { echo FAIL; sed -n 1,3p "$work/err.log" >&2; return; }
+    e=$(date +%s.%N)
+    awk -v a="$s" -v b="$e" 'BEGIN { print b - a }'
+}
+
+# the median of the numbers on stdin (FAIL if any run failed)
 median() {
-    local t=() i s e
-    for ((i = 0; i < runs; i++)); do
-        s=$(date +%s.%N)
-        "$@" >/dev/null 2>"$work/err.log" || { echo "FAIL"; sed -n 1,3p "$work/err.log" >&2; return; }
-        e=$(date +%s.%N)
-        t+=("$(awk -v a="$s" -v b="$e" 'BEGIN { print b - a }')")
-    done
-    printf '%s\n' "${t[@]}" | sort -g | sed -n "$(((runs + 1) / 2))p" | xargs printf '%.2f'
+    local t
+    t=$(sort -g)
+    grep -q FAIL <<<"$t" && { echo FAIL; return; }
+    sed -n "$(((runs + 1) / 2))p" <<<"$t" | xargs printf '%.2f'
 }
 
 # runs a utility of build $1 with LD_LIBRARY_PATH/GDAL_DRIVER_PATH of that build
@@ -65,13 +70,19 @@ printf '|---|---|---:|%s---:|---|%s\n' "${base:+---:|}" "${base:+---|}"
 run_case() {
     local name=$1 copy=$2
     shift 2
-    local gcopy
-    gcopy=$(median gdal_translate -q $copy "$work/copy.tif")
+    local gcopy i
+    gcopy=$(for ((i = 0; i < runs; i++)); do once gdal_translate -q $copy "$work/copy.tif"; done | median)
     for dev in $devices; do
-        local tn tb="" same=""
-        tn=$(median with "$new" "$@" -device "$dev" "$work/new.tif")
+        local tn tb="" same="" f
+        # the two builds' runs interleaved, so that neither gains from the other's warm-up
+        : >"$work/tn" ; : >"$work/tb"
+        for ((i = 0; i < runs; i++)); do
+            once with "$new" "$@" -device "$dev" "$work/new.tif" >>"$work/tn"
+            [[ -n $base ]] && once with "$base" "$@" -device "$dev" "$work/base.tif" >>"$work/tb"
+        done
+        tn=$(median <"$work/tn")
         if [[ -n $base ]]; then
-            tb=$(median with "$base" "$@" -device "$dev" "$work/base.tif")
+            tb=$(median <"$work/tb")
             same=yes
             for f in "$work"/new*.tif; do
                 cmp -s "$f" "$work/base${f#"$work"/new}" || same=NO
