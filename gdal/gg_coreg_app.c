@@ -1,0 +1,719 @@
+/*
+ * gg_coreg_app.c -- gdal_coreg as library functions (gg_coreg_app.h):
+ * coregistration in one command: dense offsets of the secondary against
+ * the primary (the xcorr op on the device), a robust polynomial fit of
+ * them (gg_coreg_fit), and the secondary resampled onto the primary grid
+ * (the resample op) written through gg_app.
+ *
+ * The offsets are small (one pixel per window) and are read whole through
+ * the GG driver (which processes the SLCs block by block); the fit is host
+ * float64; the resampling goes through gg_app like every utility, so -of,
+ * -co, -device, -q and -of GGVRT (a lazily resampled secondary) behave as
+ * elsewhere.  The fit's files (-fit, -prm) are written only once the
+ * resampled output exists, each to a temporary name then renamed.
+ *
+ * MIT licence.
+ */
+#include "gg_coreg_app.h"
+
+#include "gg_app.h"
+
+#include "cpl_conv.h"
+#include "cpl_string.h"
+#include "cpl_vsi.h"
+#include "gdal.h"
+#include "gg_processed.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "geogpu.h"
+
+/* values of the hidden flags that gg_coreg_app hands to the resample step */
+static int parse_flag(gg_app *app, int argc, char **argv, int *pi)
+{
+    const char *v[1];
+    /* -interp is the resample op's flag (its table); these are hidden,
+     * and -carrier is this utility's (auto, handled by gg_coreg_app) */
+    static const char *const keys[][2] = {{"-poly", "poly"}, {"-grid", "grid"},
+                                          {"-outsize", "outsize"}, {"-carrier", "carrier"}};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (EQUAL(argv[*pi], keys[i][0])) {
+            if (gg_app_values(app, argc, argv, pi, 1, v) < 0)
+                return -1;
+            return gg_app_set(app, keys[i][1], v[0]);
+        }
+    return 0;
+}
+
+static const gg_app_flag flags[] = {
+    {"-order", "<n>", "int", "polynomial order of the fit, 1 to 3 (default 1)"},
+    {"-snr", "<min>", "float", "use only windows with SNR >= min (default 0)"},
+    {"-minpeak", "<min>", "float", "use only windows with NCC peak >= min (default 0)"},
+    {"-kcut", "<k>", "float", "final outlier cut in robust sigmas (default 3)"},
+    {"-fit", "<file>", "file", "write the fit as JSON (coefficients, counts, RMS)"},
+    {"-prm", "<file>", "file", "write GMTSAR's 8 PRM lines (linear part of the fit)"},
+    {"-dense", NULL, "bool", "resample from the dense offsets instead of the polynomial"},
+    {"-offsets", "<file>", "dataset", "as -dense with the offsets of this raster (gdal_xcorr's output)"},
+    {"-carrier", "<c>", "string", "the secondary's carrier: auto (default), none, or "
+                                  "<azimuth>,<range> in cycles/pixel"},
+    {NULL, NULL, NULL, NULL}};
+
+static const gg_app_spec spec = {
+    .name = "gdal_coreg",
+    .operation = "resample",
+    .purpose = "Coregisters a secondary SLC to a primary: dense sub-pixel offsets (gdal_xcorr's\n"
+               "quality mode), a robust polynomial fit of them, and the secondary resampled\n"
+               "onto the primary grid (CFloat32; pixels mapping outside the secondary are nodata).",
+    /* the offsets' flags: the xcorr op's options (also_operation); -interp:
+     * the resample op's */
+    .synopsis = "[-order <1-3>] [-snr <min>] [-minpeak <min>] [-kcut <k>] [-fit <out.json>]\n"
+                "    [-prm <out.prm>] [-dense] [-offsets <offsets_raster>] [-carrier <carrier>]\n"
+                "    [-ot CFloat32|CInt16]",
+    .help = "  -order <n>         polynomial order of the fit, 1 to 3 (default 1)\n"
+            "  -snr <min>         use only windows with SNR >= min (default 0)\n"
+            "  -minpeak <min>     use only windows with NCC peak >= min (default 0)\n"
+            "  -kcut <k>          final outlier cut in robust sigmas (default 3)\n"
+            "  -fit <file>        write the fit as JSON (coefficients, counts, RMS)\n"
+            "  -prm <file>        write GMTSAR's 8 PRM lines (linear part of the fit)\n"
+            "  -dense             resample from the dense offsets (bilinear between window\n"
+            "                     centres) instead of the polynomial; nodata windows take the fit\n"
+            "  -offsets <file>    as -dense with the offsets of this raster (gdal_xcorr's output:\n"
+            "                     band 1 down, band 2 across, optional snr band 3, peak band 7)\n"
+            "  -carrier <c>       the secondary's carrier, demodulated before the interpolation\n"
+            "                     and restored at the sample point: auto (default: estimated\n"
+            "                     from the secondary), none, or <azimuth>,<range> in cycles/pixel\n"
+            "  -ot CInt16         round and clamp the output to int16 I/Q (nodata 0 by default)\n",
+    .operands = "<primary> <secondary> <dst_dataset>",
+    .required = NULL,
+    .flags = flags,
+    .also_operation = "xcorr",
+    .parse_flag = parse_flag,
+    .register_drivers = NULL, /* the caller registers (gdal_coreg.c: GGRegisterDrivers) */
+};
+
+/* the resample step's own flag with a value (handed on with gg_app's) */
+static const char *const rs_flags[] = {"-interp", NULL};
+
+static int fail(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "ERROR 1: gdal_coreg: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "\n");
+    return 1;
+}
+
+/* Writes text to a temporary name beside path (renamed by commit_text
+ * once the raster is complete): an unwritable side output fails before
+ * the raster is made, so that no output at all is left.  NULL after
+ * reporting the error. */
+static char *write_text(const char *path, const char *text)
+{
+    char *tmp = CPLStrdup(CPLSPrintf("%s.tmp%d", path, (int)getpid()));
+    FILE *f = fopen(tmp, "w");
+    int ok = f && fputs(text, f) >= 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (!ok) {
+        unlink(tmp);
+        CPLFree(tmp);
+        fail("cannot write '%s'%s", path, "");
+        return NULL;
+    }
+    return tmp;
+}
+
+/* Renames write_text's temporary to path (or only removes it: keep 0). */
+static int commit_text(char *tmp, const char *path, int keep)
+{
+    if (!tmp)
+        return 0;
+    const int ok = keep && rename(tmp, path) == 0;
+    if (!ok)
+        unlink(tmp);
+    CPLFree(tmp);
+    return ok || !keep ? 0 : fail("cannot write '%s'%s", path, "");
+}
+
+/* Window centres (primary pixel coordinates, centres at integers) of an
+ * nx x ny offset raster with geotransform ogt: offsets pixel centre ->
+ * georeferenced (or primary pixel) coordinates -> primary pixel through
+ * inv (the primary's inverse geotransform, NULL: none), then GDAL's
+ * corner convention to centres-at-integers. */
+static void window_centres(const double *ogt, const double *inv, int nx, int ny, double *xs,
+                           double *ys)
+{
+    for (int Y = 0; Y < ny; Y++)
+        for (int X = 0; X < nx; X++) {
+            double gx = ogt[0] + ogt[1] * (X + 0.5) + ogt[2] * (Y + 0.5);
+            double gy = ogt[3] + ogt[4] * (X + 0.5) + ogt[5] * (Y + 0.5);
+            if (inv) {
+                const double px = inv[0] + inv[1] * gx + inv[2] * gy;
+                const double py = inv[3] + inv[4] * gx + inv[5] * gy;
+                gx = px;
+                gy = py;
+            }
+            xs[(size_t)Y * nx + X] = gx - 0.5;
+            ys[(size_t)Y * nx + X] = gy - 0.5;
+        }
+}
+
+/* Step 1: dense offsets through the GG driver; fills the window centres
+ * (primary pixel coordinates, centres at integers) and the bands. */
+static int offsets(const char *primary, const char *secondary, const char *device,
+                   char **xc_opts, double **pts, int *npts, int *gnx, int *gny)
+{
+    GDALDatasetH in[2];
+    const char *names[2] = {primary, secondary};
+    for (int k = 0; k < 2; k++) {
+        /* read-only, no statistics: nothing is written next to the inputs */
+        in[k] = GDALOpenEx(names[k], GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+        if (!in[k]) {
+            if (k)
+                GDALClose(in[0]);
+            return fail("cannot open '%s'%s", names[k], "");
+        }
+    }
+    int err = 0;
+    const int w0 = GDALGetRasterXSize(in[0]), h0 = GDALGetRasterYSize(in[0]);
+    const int w1 = GDALGetRasterXSize(in[1]), h1 = GDALGetRasterYSize(in[1]);
+    if (w0 != w1 || h0 != h1)
+        err = fail("%s", CPLSPrintf("primary is %dx%d but secondary is %dx%d: they must have the "
+                                    "same size (crop or pad first)", w0, h0, w1, h1), "");
+    for (int k = 0; !err && k < 2; k++) {
+        const GDALDataType t = GDALGetRasterDataType(GDALGetRasterBand(in[k], 1));
+        if (!GDALDataTypeIsComplex(t))
+            err = fail("%s", CPLSPrintf("%s '%s' is %s, not a complex SLC", k ? "secondary" : "primary",
+                                        names[k], GDALGetDataTypeName(t)), "");
+    }
+    if (err) {
+        GDALClose(in[0]);
+        GDALClose(in[1]);
+        return 1;
+    }
+    double pgt[6], inv[6];
+    const int has_pgt = GDALGetGeoTransform(in[0], pgt) == CE_None && GDALInvGeoTransform(pgt, inv);
+    char e[512];
+    gg_op *op = NULL;
+    if (gg_op_new("xcorr", &op, e, sizeof e) != GG_OK) {
+        GDALClose(in[0]);
+        GDALClose(in[1]);
+        return fail("%s%s", e, "");
+    }
+    for (char **o = xc_opts; o && *o; o++) {
+        char *key = NULL;
+        const char *val = CPLParseNameValue(*o, &key);
+        if (gg_op_set(op, key, val) != GG_OK) {
+            fail("%s%s", gg_op_last_error(op), "");
+            CPLFree(key);
+            gg_op_free(op);
+            GDALClose(in[0]);
+            GDALClose(in[1]);
+            return 1;
+        }
+        CPLFree(key);
+    }
+    GDALDatasetH ds = GGCreateProcessedDataset(op, 2, in, TRUE, device);
+    if (!ds) /* the driver reported why (CPLError) */
+        return 1;
+    const int nx = GDALGetRasterXSize(ds), ny = GDALGetRasterYSize(ds);
+    double ogt[6];
+    GDALGetGeoTransform(ds, ogt);
+    const size_t n = (size_t)nx * ny;
+    double *v = CPLMalloc(sizeof(double) * n * 6); /* x y down across snr peak */
+    static const int bands[4] = {1, 2, 3, 7};
+    int ok = 1;
+    for (int b = 0; ok && b < 4; b++)
+        ok = GDALRasterIO(GDALGetRasterBand(ds, bands[b]), GF_Read, 0, 0, nx, ny, v + (2 + b) * n,
+                          nx, ny, GDT_Float64, 0, 0) == CE_None;
+    GDALClose(ds);
+    if (!ok) {
+        CPLFree(v);
+        return fail("computing the offsets failed%s%s", "", "");
+    }
+    window_centres(ogt, has_pgt ? inv : NULL, nx, ny, v, v + n);
+    *pts = v;
+    *npts = (int)n;
+    *gnx = nx;
+    *gny = ny;
+    return 0;
+}
+
+/* -offsets: a dense offset raster written earlier (gdal_xcorr's bands:
+ * 1 down, 2 across, 3 snr and 7 peak when there are 7), its window
+ * centres from its geotransform as in offsets(); nodata -> NaN. */
+static int read_offsets(const char *primary, const char *path, double **pts, int *npts, int *gnx,
+                        int *gny)
+{
+    GDALDatasetH p = GDALOpenEx(primary, GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+    if (!p)
+        return fail("cannot open '%s'%s", primary, "");
+    double pgt[6], inv[6];
+    const int has_pgt = GDALGetGeoTransform(p, pgt) == CE_None && GDALInvGeoTransform(pgt, inv);
+    GDALClose(p);
+    GDALDatasetH ds = GDALOpenEx(path, GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+    if (!ds)
+        return fail("cannot open the offsets '%s'%s", path, "");
+    const int nx = GDALGetRasterXSize(ds), ny = GDALGetRasterYSize(ds), nb = GDALGetRasterCount(ds);
+    double ogt[6];
+    if (nb < 2 || GDALGetGeoTransform(ds, ogt) != CE_None) {
+        GDALClose(ds);
+        return fail("the offsets '%s' need 2 bands (down, across) and a geotransform giving the "
+                    "window centres (%s)", path, "as gdal_xcorr writes them");
+    }
+    for (int b = 0; b < 2; b++)
+        if (GDALDataTypeIsComplex(GDALGetRasterDataType(GDALGetRasterBand(ds, b + 1)))) {
+            GDALClose(ds);
+            return fail("the offsets '%s' must be real-valued%s", path, "");
+        }
+    const size_t n = (size_t)nx * ny;
+    double *v = CPLMalloc(sizeof(double) * n * 6);
+    const int bands[4] = {1, 2, nb >= 7 ? 3 : 0, nb >= 7 ? 7 : 0};
+    int ok = 1;
+    for (int b = 0; ok && b < 4; b++) {
+        double *dst = v + (2 + b) * n;
+        if (!bands[b]) { /* no snr / peak band: every window passes */
+            for (size_t k = 0; k < n; k++)
+                dst[k] = INFINITY;
+            continue;
+        }
+        GDALRasterBandH band = GDALGetRasterBand(ds, bands[b]);
+        ok = GDALRasterIO(band, GF_Read, 0, 0, nx, ny, dst, nx, ny, GDT_Float64, 0, 0) == CE_None;
+        int has_nd = 0;
+        const double nd = GDALGetRasterNoDataValue(band, &has_nd);
+        for (size_t k = 0; ok && has_nd && !isnan(nd) && k < n; k++)
+            if (dst[k] == nd)
+                dst[k] = NAN;
+    }
+    GDALClose(ds);
+    if (!ok) {
+        CPLFree(v);
+        return fail("cannot read the offsets '%s'%s", path, "");
+    }
+    window_centres(ogt, has_pgt ? inv : NULL, nx, ny, v, v + n);
+    *pts = v;
+    *npts = (int)n;
+    *gnx = nx;
+    *gny = ny;
+    return 0;
+}
+
+/* -carrier <value> other than auto: checked by the resample op itself
+ * (its message), before any work.  0 when valid. */
+static int check_carrier(const char *value)
+{
+    char e[256];
+    gg_op *op = NULL;
+    if (gg_op_new("resample", &op, e, sizeof e) != GG_OK)
+        return fail("%s%s", e, "");
+    const int bad = gg_op_set(op, "carrier", value) != GG_OK;
+    if (bad)
+        fail("%s%s", gg_op_last_error(op), "");
+    gg_op_free(op);
+    return bad;
+}
+
+/* -carrier auto: the secondary's carrier (gg_coreg_carrier_*, the offset
+ * step's lag-1 estimator over the image) from blocks of 64 lines spread
+ * evenly over it, about 16 M samples at most (the mean phase step of
+ * millions of samples is far more precise than the resampling needs, and
+ * a large SLC is not read a second time in full).  Nodata: -srcnodata,
+ * else the band's.  A real secondary has no carrier (0, 0). */
+static int estimate_carrier(const char *path, const char *srcnodata, double *fy, double *fx)
+{
+    *fy = *fx = 0.0;
+    GDALDatasetH ds = GDALOpenEx(path, GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+    if (!ds)
+        return fail("cannot open '%s'%s", path, "");
+    GDALRasterBandH band = GDALGetRasterBand(ds, 1);
+    if (!band || !GDALDataTypeIsComplex(GDALGetRasterDataType(band))) {
+        GDALClose(ds);
+        return 0;
+    }
+    const int w = GDALGetRasterXSize(ds), h = GDALGetRasterYSize(ds), rows = 64;
+    int has_nd = 0;
+    double nd = GDALGetRasterNoDataValue(band, &has_nd);
+    if (srcnodata) {
+        has_nd = 1;
+        nd = CPLAtof(srcnodata);
+    }
+    const int nblk = (h + rows - 1) / rows;
+    const double fit = 16777216.0 / ((double)w * rows); /* blocks within the sample budget */
+    const int step = fit >= nblk ? 1 : (int)ceil(nblk / fmax(fit, 1.0));
+    float *buf = VSIMalloc3((size_t)w, rows, 2 * sizeof(float));
+    if (!buf) {
+        GDALClose(ds);
+        return fail("out of memory estimating the carrier of '%s'%s", path, "");
+    }
+    gg_coreg_carrier c;
+    gg_coreg_carrier_init(&c);
+    int ok = 1;
+    for (int k = 0; ok && k < nblk; k += step) {
+        const int y0 = k * rows, n = h - y0 < rows ? h - y0 : rows;
+        ok = GDALRasterIO(band, GF_Read, 0, y0, w, n, buf, w, n, GDT_CFloat32, 0, 0) == CE_None;
+        if (ok)
+            gg_coreg_carrier_add(&c, buf, w, n, has_nd, (float)nd);
+    }
+    VSIFree(buf);
+    GDALClose(ds);
+    if (!ok)
+        return fail("cannot read '%s' to estimate its carrier%s", path, "");
+    gg_coreg_carrier_result(&c, fy, fx);
+    return 0;
+}
+
+/* The dense grid for the resample op's grid= option: the window centres
+ * must be a regular grid (no rotation); windows that are nodata or below
+ * the fit's -snr / -minpeak thresholds take the fitted polynomial's value
+ * (f NULL: there must be none).  NULL after reporting an error. */
+static char *dense_grid(const double *v, int nx, int ny, const gg_coreg_fit *f,
+                        const gg_coreg_fit_options *fo, int *filled)
+{
+    const size_t n = (size_t)nx * ny;
+    const double *x = v, *y = v + n, *dn = v + 2 * n, *ac = v + 3 * n, *snr = v + 4 * n,
+                 *pk = v + 5 * n;
+    const double x0 = x[0], y0 = y[0], dx = nx > 1 ? x[1] - x[0] : 1, dy = ny > 1 ? y[nx] - y[0] : 1;
+    for (int j = 0; j < ny; j++)
+        for (int i = 0; i < nx; i++) {
+            const size_t k = (size_t)j * nx + i;
+            if (fabs(x[k] - (x0 + i * dx)) > 1e-6 * (1 + fabs(x[k])) ||
+                fabs(y[k] - (y0 + j * dy)) > 1e-6 * (1 + fabs(y[k])) || !(dx > 0) || !(dy > 0)) {
+                fail("the offsets' window centres are not a regular grid in the primary's pixels "
+                     "(%s)%s", "rotated or flipped geotransform", "");
+                return NULL;
+            }
+        }
+    /* "nx,ny,x0,y0,dx,dy;" then n down and n across values, %.9g each */
+    const size_t cap = 128 + 2 * n * 18;
+    char *t = CPLMalloc(cap);
+    size_t k = (size_t)snprintf(t, cap, "%d,%d,%.17g,%.17g,%.17g,%.17g;", nx, ny, x0, y0, dx, dy);
+    *filled = 0;
+    for (int a = 0; a < 2; a++)
+        for (size_t w = 0; w < n; w++) {
+            double val = a ? ac[w] : dn[w];
+            const int good = isfinite(dn[w]) && isfinite(ac[w]) && !(snr[w] < fo->min_snr) &&
+                             !(pk[w] < fo->min_peak) && !isnan(snr[w]) && !isnan(pk[w]);
+            if (!good) {
+                if (!f) {
+                    CPLFree(t);
+                    fail("window %s of the offsets is nodata and there is no fit to fill it%s",
+                         CPLSPrintf("(%d, %d)", (int)(w % nx), (int)(w / nx)), "");
+                    return NULL;
+                }
+                val = gg_coreg_fit_eval(f, a ? 1 : 0, x[w], y[w]);
+                *filled += a == 0;
+            }
+            k += (size_t)snprintf(t + k, cap - k, "%s%.9g", w ? "," : (a ? ";" : ""), val);
+        }
+    return t;
+}
+
+
+/* ---------------------------------------------------------------- options */
+
+struct gg_coreg_app_options {
+    int info;    /* --help, --version, --describe...: gg_app answers argv */
+    char **argv; /* info: the command line as given */
+    gg_coreg_fit_options fo;
+    char *fit_path, *prm_path, *device, *off_path, *carrier, *srcnodata;
+    char *pos[3]; /* <primary> <secondary> <dst_dataset> */
+    int quiet, dense, has_dstnodata, int_out;
+    char **xc;   /* the xcorr op's options (key=value) */
+    char **rest; /* the resample step's command line, without the primary */
+};
+
+const gg_app_spec *gg_coreg_app_spec(void) { return &spec; }
+
+void gg_coreg_app_options_free(gg_coreg_app_options *o)
+{
+    if (!o)
+        return;
+    CSLDestroy(o->argv);
+    CPLFree(o->fit_path);
+    CPLFree(o->prm_path);
+    CPLFree(o->device);
+    CPLFree(o->off_path);
+    CPLFree(o->carrier);
+    CPLFree(o->srcnodata);
+    for (int k = 0; k < 3; k++)
+        CPLFree(o->pos[k]);
+    CSLDestroy(o->xc);
+    CSLDestroy(o->rest);
+    CPLFree(o);
+}
+
+static char *dup_or_null(const char *s) { return s ? CPLStrdup(s) : NULL; }
+
+gg_coreg_app_options *gg_coreg_app_options_new(int argc, char **argv, int *usage_error)
+{
+    if (usage_error)
+        *usage_error = 0;
+    gg_coreg_app_options *o = CPLCalloc(1, sizeof *o);
+    for (int i = 1; i < argc; i++) /* help and version: gg_app's */
+        if (EQUAL(argv[i], "--help") || EQUAL(argv[i], "-h") || EQUAL(argv[i], "--version") ||
+            EQUAL(argv[i], "--describe") ||
+            EQUAL(argv[i], "--utility_version") || EQUAL(argv[i], "-help")) {
+            o->info = 1;
+            for (int k = 0; k < argc; k++)
+                o->argv = CSLAddString(o->argv, argv[k]);
+            return o;
+        }
+    gg_coreg_fit_options_default(&o->fo);
+    const char *fit_path = NULL, *prm_path = NULL, *device = NULL, *pos[4], *off_path = NULL;
+    const char *carrier = "auto", *srcnodata = NULL;
+    int npos = 0;
+    char **xc = NULL, **rest = NULL;
+    rest = CSLAddString(rest, argv[0]);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int handled = 0, nxc = 0;
+        /* the offsets' flags: the xcorr op's table (handed to the op) */
+        const gg_option *xo = gg_op_options("xcorr", &nxc);
+        for (int k = 0; k < nxc; k++)
+            if (xo[k].flag && strcmp(xo[k].key, "srcnodata") && strcmp(xo[k].key, "dstnodata") &&
+                EQUAL(a, xo[k].flag)) {
+                const char *sw = NULL;
+                const int nv = gg_app_option_values(&xo[k], &sw);
+                if (i + nv >= argc) {
+                    fail("%s needs %s value(s) (see --help)", a, nv == 2 ? "2" : "1");
+                    goto usage;
+                }
+                const char *val = nv == 0 ? sw
+                                  : nv == 1 ? argv[i + 1]
+                                            : CPLSPrintf("%sx%s", argv[i + 1], argv[i + 2]);
+                xc = CSLSetNameValue(xc, xo[k].key, val);
+                i += nv;
+                handled = 1;
+                break;
+            }
+        if (handled)
+            continue;
+        if (EQUAL(a, "-dense")) {
+            o->dense = 1;
+            continue;
+        }
+        if (EQUAL(a, "-offsets")) {
+            if (i + 1 >= argc) {
+                fail("%s needs a value%s (see --help)", a, "");
+                goto usage;
+            }
+            off_path = argv[++i];
+            o->dense = 1;
+            continue;
+        }
+        if (EQUAL(a, "-carrier")) {
+            if (i + 1 >= argc) {
+                fail("%s needs a value%s (see --help)", a, "");
+                goto usage;
+            }
+            carrier = argv[++i];
+            if (!EQUAL(carrier, "auto") && check_carrier(carrier))
+                goto usage;
+            continue;
+        }
+        if (EQUAL(a, "-dstnodata"))
+            o->has_dstnodata = 1;
+        if (EQUAL(a, "-srcnodata") && i + 1 < argc)
+            srcnodata = argv[i + 1];
+        if (EQUAL(a, "-ot") && i + 1 < argc) {
+            const GDALDataType t = GDALGetDataTypeByName(argv[i + 1]);
+            o->int_out = GDALDataTypeIsComplex(t) && !GDALDataTypeIsFloating(t);
+        }
+        if (EQUAL(a, "-order") || EQUAL(a, "-snr") || EQUAL(a, "-minpeak") || EQUAL(a, "-kcut") ||
+            EQUAL(a, "-fit") || EQUAL(a, "-prm")) {
+            if (i + 1 >= argc) {
+                fail("%s needs a value%s (see --help)", a, "");
+                goto usage;
+            }
+            const char *val = argv[++i];
+            char *end;
+            const double d = strtod(val, &end);
+            const int numeric = !EQUAL(a, "-fit") && !EQUAL(a, "-prm");
+            if (numeric && (*end || !isfinite(d))) {
+                fail("%s must be a number, not '%s'", a, val);
+                goto usage;
+            }
+            if (EQUAL(a, "-order")) {
+                if (d != 1 && d != 2 && d != 3) {
+                    fail("-order must be 1, 2 or 3, not '%s'%s", val, "");
+                    goto usage;
+                }
+                o->fo.order = (int)d;
+            } else if (EQUAL(a, "-snr")) {
+                o->fo.min_snr = d;
+            } else if (EQUAL(a, "-minpeak")) {
+                o->fo.min_peak = d;
+            } else if (EQUAL(a, "-kcut")) {
+                if (!(d > 0)) {
+                    fail("-kcut must be > 0, not '%s'%s", val, "");
+                    goto usage;
+                }
+                o->fo.kcut = d;
+            } else {
+                *(EQUAL(a, "-fit") ? &fit_path : &prm_path) = val;
+            }
+            continue;
+        }
+        if (EQUAL(a, "-poly") || EQUAL(a, "-grid") || EQUAL(a, "-outsize")) {
+            fail("unknown option %s%s (see --help)", a, "");
+            goto usage;
+        }
+        if (a[0] == '-' && a[1]) {
+            rest = CSLAddString(rest, a);
+        } else {
+            /* the primary is this step's business only */
+            if (npos > 0)
+                rest = CSLAddString(rest, a);
+        }
+        if (EQUAL(a, "-q") || EQUAL(a, "-quiet"))
+            o->quiet = 1;
+        if (a[0] == '-' && a[1]) {
+            const int nv = gg_app_flag_values(a, rs_flags, NULL);
+            if (EQUAL(a, "-device") && i + 1 < argc)
+                device = argv[i + 1];
+            for (int k = 0; k < nv && i + 1 < argc; k++)
+                rest = CSLAddString(rest, argv[++i]);
+        } else if (npos < 4) {
+            pos[npos++] = a;
+        } else {
+            npos++;
+        }
+    }
+    if (npos != 3) {
+        fail("needs <primary> <secondary> <dst_dataset>, got %s operand(s)%s (see --help)",
+             CPLSPrintf("%d", npos), "");
+        goto usage;
+    }
+    o->fit_path = dup_or_null(fit_path);
+    o->prm_path = dup_or_null(prm_path);
+    o->device = dup_or_null(device);
+    o->off_path = dup_or_null(off_path);
+    o->carrier = CPLStrdup(carrier);
+    o->srcnodata = dup_or_null(srcnodata);
+    for (int k = 0; k < 3; k++)
+        o->pos[k] = CPLStrdup(pos[k]);
+    o->xc = xc;
+    o->rest = rest;
+    return o;
+usage:
+    CSLDestroy(xc);
+    CSLDestroy(rest);
+    gg_coreg_app_options_free(o);
+    if (usage_error)
+        *usage_error = 1;
+    return NULL;
+}
+
+/* -------------------------------------------------------------------- run */
+
+int gg_coreg_app(const gg_coreg_app_options *o)
+{
+    if (o->info)
+        return gg_app_main(&spec, CSLCount(o->argv), o->argv);
+    if (gg_app_parse_only) /* tests/fuzz: the resample step parses the flags handed on */
+        return gg_app_main(&spec, CSLCount(o->rest), o->rest);
+    const gg_coreg_fit_options fo = o->fo;
+    const char *fit_path = o->fit_path, *prm_path = o->prm_path, *off_path = o->off_path;
+    const char *const *pos = (const char *const *)o->pos;
+    const int quiet = o->quiet, dense = o->dense;
+    char **rest = o->rest;
+    GDALAllRegister(); /* GDAL's (again: idempotent); the GG driver: the caller's */
+    double *v = NULL;
+    int n = 0, gnx = 0, gny = 0;
+    if (!quiet)
+        printf(off_path ? "offsets from %s...\n" : "offsets...\n", off_path);
+    int rc = off_path ? read_offsets(pos[0], off_path, &v, &n, &gnx, &gny)
+                      : offsets(pos[0], pos[1], o->device, o->xc, &v, &n, &gnx, &gny);
+    if (rc)
+        return rc;
+    gg_coreg_fit f;
+    memset(&f, 0, sizeof f); /* ncoef 0 when the fit fails (dense grids need none) */
+    char err[1024];
+    const size_t N = (size_t)n;
+    gg_status st = gg_coreg_fit_points(v, v + N, v + 2 * N, v + 3 * N, v + 4 * N, v + 5 * N, n, &fo,
+                                       &f, err, sizeof err);
+    /* dense: the fit only fills nodata windows (and feeds -fit/-prm), so a
+     * fully valid grid needs none */
+    char *grid = NULL;
+    int filled = 0;
+    if (dense && (st == GG_OK || (!fit_path && !prm_path)))
+        grid = dense_grid(v, gnx, gny, st == GG_OK ? &f : NULL, &fo, &filled);
+    CPLFree(v);
+    if (dense && !grid)
+        return st == GG_OK ? 1 : fail("%s%s", err, "");
+    if (!dense && st != GG_OK)
+        return fail("%s%s", err, "");
+    char json[8192] = "", prm[1024] = "";
+    if (st == GG_OK) {
+        gg_coreg_fit_json(&f, json, sizeof json);
+        gg_coreg_fit_prm(&f, prm, sizeof prm);
+    }
+    if (!quiet && st == GG_OK)
+        printf("fit (order %d): %d of %d windows used, rms %.4f px down, %.4f px across\n", f.order,
+               f.n_used_down < f.n_used_across ? f.n_used_down : f.n_used_across, f.n_total,
+               f.rms_down, f.rms_across);
+    if (!quiet && dense)
+        printf("dense offsets: %dx%d windows, %d nodata filled from the fit\n", gnx, gny, filled);
+    /* step 3: the resample op through gg_app; the polynomial as a plain
+     * coefficient list (it goes into .ggvrt files as an op option) */
+    char poly[1024];
+    size_t k = 0;
+    for (int a = 0; a < 2; a++)
+        for (int c = 0; c < f.ncoef; c++)
+            k += (size_t)snprintf(poly + k, sizeof poly - k, "%s%.17g",
+                                  c ? "," : (a ? ";" : ""), a ? f.across[c] : f.down[c]);
+    char car[64];
+    snprintf(car, sizeof car, "%s", o->carrier);
+    if (EQUAL(o->carrier, "auto")) {
+        double fy, fx;
+        if (estimate_carrier(pos[1], o->srcnodata, &fy, &fx)) {
+            CPLFree(grid);
+            return 1;
+        }
+        snprintf(car, sizeof car, "%.9g,%.9g", fy, fx);
+        if (!quiet)
+            printf("carrier (auto): %.4f cycles/line (azimuth), %.4f cycles/pixel (range)\n", fy,
+                   fx);
+    }
+    GDALDatasetH p = GDALOpenEx(pos[0], GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+    const int pw = p ? GDALGetRasterXSize(p) : 0, ph = p ? GDALGetRasterYSize(p) : 0;
+    if (p)
+        GDALClose(p);
+    char **args = NULL;
+    for (int i = 0; rest[i]; i++) {
+        if (i == 1) {
+            args = CSLAddString(args, dense ? "-grid" : "-poly");
+            args = CSLAddString(args, dense ? grid : poly);
+            if (o->int_out && !o->has_dstnodata) { /* NaN has no int16 value: 0, as GMTSAR */
+                args = CSLAddString(args, "-dstnodata");
+                args = CSLAddString(args, "0");
+            }
+            args = CSLAddString(args, "-outsize");
+            args = CSLAddString(args, CPLSPrintf("%dx%d", pw, ph));
+            args = CSLAddString(args, "-carrier");
+            args = CSLAddString(args, car);
+        }
+        args = CSLAddString(args, rest[i]);
+    }
+    CPLFree(grid);
+    if (CSLCount(rest) == 1) { /* unreachable: there are operands */
+        CSLDestroy(args);
+        return 1;
+    }
+    char *fit_tmp = fit_path ? write_text(fit_path, json) : NULL;
+    char *prm_tmp = prm_path && (fit_tmp || !fit_path) ? write_text(prm_path, prm) : NULL;
+    if ((fit_path && !fit_tmp) || (prm_path && !prm_tmp)) {
+        commit_text(fit_tmp, fit_path, 0);
+        CSLDestroy(args);
+        return 1;
+    }
+    rc = gg_app_main(&spec, CSLCount(args), args);
+    CSLDestroy(args);
+    /* the fit's files appear only with a complete raster */
+    if (commit_text(fit_tmp, fit_path, !rc) | commit_text(prm_tmp, prm_path, !rc))
+        return 1;
+    return rc;
+}
