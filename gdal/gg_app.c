@@ -270,8 +270,10 @@ static void op_usage(const char *op, char **synopsis, char **lines)
         if (!o[k].flag || is_common_option(&o[k]))
             continue;
         const char *u = option_usage(&o[k]);
-        *synopsis = CPLStrdup(CPLSPrintf("%s%s%s%s%s", *synopsis, **synopsis ? " " : "",
-                                         o[k].required ? "" : "[", u, o[k].required ? "" : "]"));
+        char *longer = CPLStrdup(CPLSPrintf("%s%s%s%s%s", *synopsis, **synopsis ? " " : "",
+                                            o[k].required ? "" : "[", u, o[k].required ? "" : "]"));
+        CPLFree(*synopsis);
+        *synopsis = longer;
         const char *sw = NULL;
         gg_app_option_values(&o[k], &sw);
         const char *what = o[k].help;
