@@ -1,0 +1,465 @@
+/*
+ * gg_xcorr_app.c -- gdal_xcorr's bodies (gg_xcorr_app.h): the quality
+ * mode's spec and window table (-table), and -mode gmtsar as options from
+ * argv plus a call (GDAL's style, GDALWarpAppOptionsNew + GDALWarp).
+ *
+ * MIT licence.
+ */
+#include "gg_xcorr_app.h"
+
+#include "cpl_conv.h"
+#include "cpl_port.h"
+#include "cpl_string.h"
+#include "cpl_vsi.h"
+#include "gdal.h"
+#include "ogr_api.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "geogpu.h"
+#include "gpu/fault.h" /* gg_fault_point (private, tests) */
+
+/* ---------------------------------------------------- quality mode */
+
+static const char *table_path;
+
+static int parse_flag(gg_app *app, int argc, char **argv, int *pi)
+{
+    /* -window -search -skip -start -count -gross -zoom -ovs -noderamp
+     * -snr_window -minvalid: the xcorr op's options (algorithms/coreg/xcorr.c) */
+    const char *v[1];
+    if (EQUAL(argv[*pi], "-table")) {
+        if (gg_app_values(app, argc, argv, pi, 1, v) < 0)
+            return -1;
+        CPLFree((void *)table_path); /* -table given twice: the last one */
+        table_path = CPLStrdup(v[0]);
+        return 1;
+    }
+    if (EQUAL(argv[*pi], "-mode")) {
+        if (gg_app_values(app, argc, argv, pi, 1, v) < 0)
+            return -1;
+        if (!EQUAL(v[0], "quality"))
+            return gg_app_usage_error(app, "-mode gmtsar must be the first argument (got -mode %s)",
+                                      v[0]);
+        return 1;
+    }
+    return 0;
+}
+
+/* The window table: one point per window (template centre, input pixel
+ * and line) with the seven bands as fields; written to a temporary name
+ * and renamed, like the raster. */
+static int write_table(const char *raster, const char *path)
+{
+    GDALDatasetH ds = GDALOpen(raster, GA_ReadOnly);
+    if (!ds) {
+        fprintf(stderr, "ERROR 1: gdal_xcorr: cannot reopen '%s' for -table\n", raster);
+        return 1;
+    }
+    const int nx = GDALGetRasterXSize(ds), ny = GDALGetRasterYSize(ds), nb = GDALGetRasterCount(ds);
+    double gt[6];
+    GDALGetGeoTransform(ds, gt);
+    float *vals = CPLMalloc(sizeof(float) * (size_t)nx * ny * nb);
+    int ok = nb == 7;
+    for (int b = 0; ok && b < nb; b++)
+        ok = GDALRasterIO(GDALGetRasterBand(ds, b + 1), GF_Read, 0, 0, nx, ny,
+                          vals + (size_t)b * nx * ny, nx, ny, GDT_Float32, 0, 0) == CE_None;
+    const char *names[7];
+    for (int b = 0; ok && b < nb; b++)
+        names[b] = GDALGetDescription(GDALGetRasterBand(ds, b + 1));
+    /* the driver: from the extension, CSV when unknown */
+    const char *ext = CPLGetExtension(path);
+    OGRSFDriverH drv = NULL;
+    for (int i = 0; i < GDALGetDriverCount() && !drv && *ext; i++) {
+        GDALDriverH d = GDALGetDriver(i);
+        const char *exts = GDALGetMetadataItem(d, GDAL_DMD_EXTENSIONS, NULL);
+        if (GDALGetMetadataItem(d, GDAL_DCAP_VECTOR, NULL) &&
+            GDALGetMetadataItem(d, GDAL_DCAP_CREATE, NULL) && exts) {
+            char **l = CSLTokenizeString(exts);
+            if (CSLFindString(l, ext) >= 0)
+                drv = (OGRSFDriverH)d;
+            CSLDestroy(l);
+        }
+    }
+    if (!drv)
+        drv = (OGRSFDriverH)GDALGetDriverByName("CSV");
+    char *tmp = CPLStrdup(CPLSPrintf("%s/.%s.tmp%d.%s", CPLGetPath(path), CPLGetBasename(path),
+                                     (int)getpid(), ext && *ext ? ext : "csv"));
+    if (!*CPLGetPath(path)) {
+        CPLFree(tmp);
+        tmp = CPLStrdup(CPLSPrintf(".%s.tmp%d.%s", CPLGetBasename(path), (int)getpid(),
+                                   ext && *ext ? ext : "csv"));
+    }
+    GDALDatasetH out = ok ? GDALCreate((GDALDriverH)drv, tmp, 0, 0, 0, GDT_Unknown, NULL) : NULL;
+    OGRLayerH lyr = out ? GDALDatasetCreateLayer(out, "offsets", NULL, wkbPoint, NULL) : NULL;
+    ok = ok && lyr;
+    const char *cols[] = {"x", "y"};
+    for (int i = 0; ok && i < 2; i++) {
+        OGRFieldDefnH f = OGR_Fld_Create(cols[i], OFTReal);
+        ok = OGR_L_CreateField(lyr, f, 1) == OGRERR_NONE;
+        OGR_Fld_Destroy(f);
+    }
+    for (int b = 0; ok && b < nb; b++) {
+        OGRFieldDefnH f = OGR_Fld_Create(names[b], OFTReal);
+        ok = OGR_L_CreateField(lyr, f, 1) == OGRERR_NONE;
+        OGR_Fld_Destroy(f);
+    }
+    for (int y = 0; ok && y < ny; y++)
+        for (int x = 0; ok && x < nx; x++) {
+            OGRFeatureH ft = OGR_F_Create(OGR_L_GetLayerDefn(lyr));
+            const double px = gt[0] + gt[1] * (x + 0.5) + gt[2] * (y + 0.5);
+            const double py = gt[3] + gt[4] * (x + 0.5) + gt[5] * (y + 0.5);
+            OGR_F_SetFieldDouble(ft, 0, px);
+            OGR_F_SetFieldDouble(ft, 1, py);
+            for (int b = 0; b < nb; b++) {
+                const float v = vals[(size_t)b * nx * ny + (size_t)y * nx + x];
+                if (isfinite(v))
+                    OGR_F_SetFieldDouble(ft, 2 + b, v);
+                else
+                    OGR_F_SetFieldNull(ft, 2 + b);
+            }
+            OGRGeometryH g = OGR_G_CreateGeometry(wkbPoint);
+            OGR_G_SetPoint_2D(g, 0, px, py);
+            OGR_F_SetGeometryDirectly(ft, g);
+            ok = OGR_L_CreateFeature(lyr, ft) == OGRERR_NONE;
+            OGR_F_Destroy(ft);
+        }
+    if (out)
+        GDALClose(out);
+    GDALClose(ds);
+    CPLFree(vals);
+    if (ok && VSIRename(tmp, path) != 0)
+        ok = 0;
+    if (!ok) {
+        VSIUnlink(tmp);
+        fprintf(stderr, "ERROR 1: gdal_xcorr: cannot write the table '%s'\n", path);
+    }
+    CPLFree(tmp);
+    return ok ? 0 : 1;
+}
+
+static const gg_app_flag flags[] = {
+    {"-table", "<offsets.csv>", "file", "also write the windows as points (CSV or any OGR format)"},
+    {"-mode", "gmtsar", "choice", "GMTSAR xcorr's interface (must be the first argument; "
+                                  "gdal_xcorr -mode gmtsar --help)"},
+    {NULL, NULL, NULL, NULL}};
+
+static const gg_app_spec spec = {
+    .name = "gdal_xcorr",
+    .operation = "xcorr",
+    .purpose = "Sub-pixel offsets of a secondary SLC against a primary on a grid of windows:\n"
+               "normalised cross-correlation of amplitudes, x2 oversampling of both axes,\n"
+               "a zoomed peak, SNR and covariance (PyCuAmpcor's estimator).  One output pixel\n"
+               "per window, 7 Float32 bands: offset_down offset_across snr cov_down cov_across\n"
+               "cov_down_across peak (secondary = primary + offset).  For GMTSAR's xcorr\n"
+               "interface: gdal_xcorr -mode gmtsar master.PRM aligned.PRM ... (see --help there).",
+    .synopsis = "[-table <offsets.csv>]",
+    .help = "  -table <file>      also write the windows as points (CSV or any OGR format)\n",
+    .operands = "<primary> <secondary> <dst_dataset>",
+    .required = NULL,
+    .flags = flags,
+    .parse_flag = parse_flag,
+    .register_drivers = NULL, /* the main sets GGRegisterDrivers (gg_xcorr_app.h) */
+};
+
+const gg_app_spec *gg_xcorr_app_spec(void)
+{
+    return &spec;
+}
+
+/* flags of gdal_xcorr and gg_app that take values, to find the
+ * destination (the last operand) for -table */
+static int flag_values(const char *a)
+{
+    static const char *const one[] = {"-table", "-mode", NULL};
+    int n = 0;
+    const gg_option *o = gg_op_options("xcorr", &n); /* the op's flags and their values */
+    for (int k = 0; k < n; k++)
+        if (o[k].flag && EQUAL(a, o[k].flag))
+            return gg_app_option_values(&o[k], NULL);
+    return gg_app_flag_values(a, one, NULL);
+}
+
+/* 0 when a file can be created beside path (tried with a temporary name,
+ * removed at once): an unwritable -table folder fails before the raster is
+ * made, so that no output at all is left. */
+static int table_writable(const char *path)
+{
+    const char *dir = CPLGetPath(path);
+    char *tmp = CPLStrdup(CPLFormFilename(*dir ? dir : ".",
+                                          CPLSPrintf(".%s.probe%d", CPLGetFilename(path), (int)getpid()),
+                                          NULL));
+    FILE *f = fopen(tmp, "w");
+    if (f) {
+        fclose(f);
+        unlink(tmp);
+    }
+    CPLFree(tmp);
+    if (f)
+        return 0;
+    fprintf(stderr, "ERROR 1: gdal_xcorr: cannot write the table '%s'\n", path);
+    return 1;
+}
+
+int gg_xcorr_app_table_check(int argc, char **argv)
+{
+    const char *table = NULL; /* the last -table, as parse_flag keeps */
+    int help = 0;
+    for (int i = 1; i < argc; i++) {
+        help |= EQUAL(argv[i], "--help") || EQUAL(argv[i], "-h") || EQUAL(argv[i], "--version") ||
+                EQUAL(argv[i], "--describe") ||
+                EQUAL(argv[i], "--utility_version") || EQUAL(argv[i], "-help");
+        if (EQUAL(argv[i], "-table") && i + 1 < argc)
+            table = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1])
+            i += flag_values(argv[i]);
+    }
+    return table && !help && !gg_app_parse_only && table_writable(table);
+}
+
+int gg_xcorr_app_table_write(int argc, char **argv)
+{
+    if (!table_path || gg_app_parse_only)
+        return 0;
+    /* the raster is complete: the destination is the last positional */
+    const char *dst = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1])
+            i += flag_values(argv[i]);
+        else
+            dst = argv[i];
+    }
+    GDALAllRegister();
+    return dst ? write_table(dst, table_path) : 1;
+}
+
+/* ----------------------------------------------------- -mode gmtsar */
+
+struct gg_xcorr_gmtsar_app_options {
+    gg_xcorr_gmtsar_options o;
+    char *prm[2];
+    char *device; /* NULL: GG_DEVICE, else auto */
+    char *outname;
+    int quiet;
+};
+
+static int gmtsar_usage(const char *msg)
+{
+    if (msg)
+        fprintf(stderr, "ERROR 1: gdal_xcorr: %s (see --help)\n", msg);
+    else
+        printf("Usage: gdal_xcorr -mode gmtsar <master.PRM> <aligned.PRM> [-nx <n>] [-ny <n>]\n"
+               "    [-xsearch <n>] [-ysearch <n>] [-range_interp <n> | -norange] [-interp <n> |\n"
+               "    -nointerp] [-noshift] [-device <dev>] [-o <freq_xcorr.dat>] [-q]\n\n"
+               "GMTSAR xcorr's algorithm and interface (defects fixed: docs/gdal_xcorr.md).\n"
+               "Writes freq_xcorr.dat: x xoff y yoff corr, one line per patch.\n");
+    return msg ? 1 : 0;
+}
+
+/* The caller's GDALProgressFunc as gg_xcorr_gmtsar's progress. */
+typedef struct gm_progress_data {
+    GDALProgressFunc fn;
+    void *data;
+} gm_progress_data;
+
+static int gm_progress(double f, const char *m, void *u)
+{
+    const gm_progress_data *p = u;
+    return p->fn(f, m, p->data);
+}
+
+/* Without a context from the caller, the device starts (on a GPU: driver,
+ * context, modules: most of the fixed cost of a process) on its own
+ * thread, first thing, while this thread reads the PRMs (the pattern of
+ * gdal_ortho's device start). */
+typedef struct gm_device_start {
+    const char *device;
+    pthread_t th;
+    int running;
+    gg_status st;
+    gg_context *ctx;
+    char err[1024];
+} gm_device_start;
+
+static void *gm_device_main(void *arg)
+{
+    gm_device_start *d = arg;
+    d->st = gg_context_create(d->device, &d->ctx, d->err, sizeof d->err);
+    return NULL;
+}
+
+/* The context (NULL when it could not start: d->err says why). */
+static gg_context *gm_device_wait(gm_device_start *d)
+{
+    if (d->running) {
+        pthread_join(d->th, NULL);
+        d->running = 0;
+    }
+    return d->st == GG_OK ? d->ctx : NULL;
+}
+
+static int gm_fail(gm_device_start *d, int rc)
+{
+    gm_device_wait(d);
+    gg_context_destroy(d->ctx);
+    return rc;
+}
+
+static gg_xcorr_gmtsar_app_options *gm_usage(gg_xcorr_gmtsar_app_options *o, int *usage_error,
+                                             const char *msg)
+{
+    *usage_error = gmtsar_usage(msg);
+    gg_xcorr_gmtsar_app_options_free(o);
+    return NULL;
+}
+
+gg_xcorr_gmtsar_app_options *gg_xcorr_gmtsar_app_options_new(int argc, char **argv,
+                                                             int *usage_error)
+{
+    gg_xcorr_gmtsar_app_options *r = CPLCalloc(1, sizeof *r);
+    gg_xcorr_gmtsar_options o = {.nx = 16, .ny = 32, .xsearch = 64, .ysearch = 64,
+                                 .range_interp = 2, .interp = 16, .noshift = 0};
+    const char *prm[2] = {NULL, NULL}, *device = NULL, *outname = "freq_xcorr.dat";
+    int np = 0, quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int *target = NULL;
+        if (EQUAL(a, "--help") || EQUAL(a, "-h"))
+            return gm_usage(r, usage_error, NULL);
+        if (EQUAL(a, "-nx")) target = &o.nx;
+        else if (EQUAL(a, "-ny")) target = &o.ny;
+        else if (EQUAL(a, "-xsearch")) target = &o.xsearch;
+        else if (EQUAL(a, "-ysearch")) target = &o.ysearch;
+        else if (EQUAL(a, "-range_interp")) target = &o.range_interp;
+        else if (EQUAL(a, "-interp")) target = &o.interp;
+        if (target) {
+            char *end;
+            if (i + 1 >= argc)
+                return gm_usage(r, usage_error, CPLSPrintf("%s needs a value", a));
+            const long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > 65536)
+                return gm_usage(r, usage_error, CPLSPrintf(
+                                    "%s must be a positive integer, not '%s'", a, argv[i]));
+            *target = (int)v;
+        } else if (EQUAL(a, "-norange")) {
+            o.range_interp = 1;
+        } else if (EQUAL(a, "-nointerp")) {
+            o.interp = 1;
+        } else if (EQUAL(a, "-noshift")) {
+            o.noshift = 1;
+        } else if (EQUAL(a, "-q")) {
+            quiet = 1;
+        } else if (EQUAL(a, "-device") || EQUAL(a, "-o")) {
+            if (i + 1 >= argc)
+                return gm_usage(r, usage_error, CPLSPrintf("%s needs a value", a));
+            *(EQUAL(a, "-o") ? &outname : &device) = argv[++i];
+        } else if (EQUAL(a, "-freq")) {
+            /* the default (and only) correlation mode */
+        } else if (a[0] == '-') {
+            return gm_usage(r, usage_error, CPLSPrintf("unknown option %s", a));
+        } else if (np < 2) {
+            prm[np++] = a;
+        } else {
+            return gm_usage(r, usage_error, CPLSPrintf("unexpected argument '%s'", a));
+        }
+    }
+    if (np < 2)
+        return gm_usage(r, usage_error, "needs <master.PRM> <aligned.PRM>");
+    if (o.xsearch & (o.xsearch - 1) || o.ysearch & (o.ysearch - 1))
+        return gm_usage(r, usage_error, CPLSPrintf(
+                            "-xsearch %d and -ysearch %d must be powers of 2", o.xsearch, o.ysearch));
+    r->o = o;
+    r->prm[0] = CPLStrdup(prm[0]);
+    r->prm[1] = CPLStrdup(prm[1]);
+    r->device = device ? CPLStrdup(device) : NULL;
+    r->outname = CPLStrdup(outname);
+    r->quiet = quiet;
+    *usage_error = 0;
+    return r;
+}
+
+void gg_xcorr_gmtsar_app_options_free(gg_xcorr_gmtsar_app_options *o)
+{
+    if (!o)
+        return;
+    CPLFree(o->prm[0]);
+    CPLFree(o->prm[1]);
+    CPLFree(o->device);
+    CPLFree(o->outname);
+    CPLFree(o);
+}
+
+int gg_xcorr_gmtsar_app(const gg_xcorr_gmtsar_app_options *opts, gg_context *ctx_in,
+                        GDALProgressFunc progress, void *progress_data)
+{
+    gm_device_start dev;
+    memset(&dev, 0, sizeof dev);
+    dev.st = GG_ERR_UNAVAILABLE;
+    if (!ctx_in) {
+        dev.device = opts->device; /* a bad value is reported at the join */
+        dev.running = pthread_create(&dev.th, NULL, gm_device_main, &dev) == 0;
+        if (!dev.running)
+            gm_device_main(&dev);
+    }
+    const int quiet = opts->quiet;
+    gg_xcorr_prm m, al;
+    char err[1024];
+    if (gg_xcorr_prm_read(opts->prm[0], &m, err, sizeof err) != GG_OK ||
+        gg_xcorr_prm_read(opts->prm[1], &al, err, sizeof err) != GG_OK) {
+        fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", err);
+        return gm_fail(&dev, 1);
+    }
+    if (!al.has_shift && !opts->o.noshift)
+        fprintf(stderr, "Warning 1: gdal_xcorr: %s has no rshift/ashift: using 0 (as -noshift)\n",
+                opts->prm[1]);
+    gg_context *ctx = ctx_in;
+    if (!ctx) {
+        ctx = gm_device_wait(&dev);
+        if (!ctx) {
+            fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", dev.err);
+            return gm_fail(&dev, 1);
+        }
+        const char *notice = gg_context_notice(ctx); /* auto fell back to the CPU */
+        if (!quiet && *notice)
+            fprintf(stderr, "gdal_xcorr: %s\n", strncmp(notice, "geogpu: ", 8) ? notice : notice + 8);
+    }
+    gg_xcorr_gmtsar_row *rows = NULL;
+    int n = 0;
+    gm_progress_data pd = {progress, progress_data};
+    gg_status st = gg_xcorr_gmtsar(ctx, &m, &al, &opts->o, &rows, &n,
+                                   quiet || !progress ? NULL : gm_progress, &pd);
+    if (st != GG_OK) {
+        fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", gg_context_last_error(ctx));
+        return gm_fail(&dev, 1);
+    }
+    /* temporary name in the destination folder, renamed when complete */
+    const char *outname = opts->outname;
+    const char *tmp = CPLSPrintf("%s.tmp%d", outname, (int)getpid());
+    char *tmpc = CPLStrdup(tmp);
+    FILE *f = fopen(tmpc, "w");
+    int ok = f != NULL;
+    for (int i = 0; ok && i < n; i++)
+        ok = fprintf(f, " %d %6.3f %d %6.3f %6.2f\n", (int)rows[i].x, rows[i].xoff, (int)rows[i].y,
+                     rows[i].yoff, rows[i].corr) > 0;
+    const int fault = ok && gg_fault_point("write"); /* GG_FAULT=write:N (tests) */
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (ok && (fault || rename(tmpc, outname) != 0))
+        ok = 0;
+    if (!ok) {
+        unlink(tmpc);
+        fprintf(stderr, "ERROR 1: gdal_xcorr: cannot write '%s'%s\n", outname,
+                fault ? ": injected fault (GG_FAULT)" : "");
+    }
+    CPLFree(tmpc);
+    gg_xcorr_free(rows);
+    if (!ctx_in)
+        gg_context_destroy(ctx);
+    return ok ? 0 : 1;
+}
+
