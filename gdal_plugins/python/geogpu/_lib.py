@@ -17,7 +17,8 @@ import os
 from pathlib import Path
 
 __all__ = ["lib", "library_path", "gdal_layer", "plugin_dirs", "utility_dirs", "GGTile", "GGWindow",
-           "GGRasterInfo", "GG_FLOAT32", "GG_CFLOAT32", "GG_BYTE", "STATUS_NAMES"]
+           "GGRasterInfo", "GG_FLOAT32", "GG_CFLOAT32", "GG_BYTE", "GG_UINT16", "GG_INT16",
+           "STATUS_NAMES"]
 
 SONAME = "libgeogpu.so.0"
 
@@ -26,7 +27,7 @@ STATUS_NAMES = ["GG_OK", "GG_ERR_ARGUMENT", "GG_ERR_NOMEM", "GG_ERR_DEVICE", "GG
                 "GG_ERR_UNSUPPORTED", "GG_ERR_IO", "GG_ERR_CANCELLED", "GG_ERR_INTERNAL"]
 
 # gg_type
-GG_FLOAT32, GG_CFLOAT32, GG_BYTE = 1, 2, 3
+GG_FLOAT32, GG_CFLOAT32, GG_BYTE, GG_UINT16, GG_INT16 = 1, 2, 3, 4, 5
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 

@@ -17,7 +17,8 @@ import math
 
 import numpy as np
 
-from ._lib import HAVE, GGOrthoDem, GGOrthoGrid, GGOrthoImage, GGOrthoOptions, GGOrthoRpc, lib
+from ._lib import (GG_BYTE, GG_FLOAT32, GG_INT16, GG_UINT16, HAVE, GGOrthoDem, GGOrthoGrid,
+                   GGOrthoImage, GGOrthoOptions, GGOrthoRpc, lib)
 from .device import context_for
 from .errors import ArgumentError, GeogpuError, raise_for_status
 
@@ -27,8 +28,8 @@ RPC_KEYS = ("LINE_OFF", "SAMP_OFF", "LAT_OFF", "LONG_OFF", "HEIGHT_OFF", "LINE_S
             "SAMP_SCALE", "LAT_SCALE", "LONG_SCALE", "HEIGHT_SCALE")
 RPC_COEFS = ("LINE_NUM_COEFF", "LINE_DEN_COEFF", "SAMP_NUM_COEFF", "SAMP_DEN_COEFF")
 _METHODS = {"near": 0, "nearest": 0, "bilinear": 1, "cubic": 2}
-_TYPES = {np.dtype(np.uint8): 1, np.dtype(np.uint16): 2, np.dtype(np.int16): 3,
-          np.dtype(np.float32): 4}
+_TYPES = {np.dtype(np.uint8): GG_BYTE, np.dtype(np.uint16): GG_UINT16,
+          np.dtype(np.int16): GG_INT16, np.dtype(np.float32): GG_FLOAT32}
 _PLANES = 5
 _F64P = ctypes.POINTER(ctypes.c_double)
 
