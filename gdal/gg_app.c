@@ -261,6 +261,38 @@ static const char *option_usage(const gg_option *o)
     }
 }
 
+/* Appends one flag to the synopsis ("[usage]" unless required) and its
+ * help line ("  usage   what def"). */
+static void add_usage(char **synopsis, char **lines, const char *u, int required,
+                      const char *what, const char *def)
+{
+    char *longer = CPLStrdup(CPLSPrintf("%s%s%s%s%s", *synopsis, **synopsis ? " " : "",
+                                        required ? "" : "[", u, required ? "" : "]"));
+    CPLFree(*synopsis);
+    *synopsis = longer;
+    /* "  usage" padded to column 21 (or alone on its line), then the text in
+     * lines of at most 88 characters, continued at column 21 */
+    const size_t w = strlen(u);
+    char *text = CPLStrdup(CPLSPrintf("%s%s", what, def));
+    char *out = CPLStrdup(CPLSPrintf("%s  %s%*s", *lines, u, w < 18 ? (int)(19 - w) : 0, ""));
+    size_t col = w < 18 ? 21 : 88;
+    char **words = CSLTokenizeString2(text, " ", 0);
+    for (char **wd = words; wd && *wd; wd++) {
+        const size_t len = strlen(*wd);
+        const int first = col == 21;
+        char *next = col + !first + len > 88 ? CPLStrdup(CPLSPrintf("%s\n%21s%s", out, "", *wd))
+                                            : CPLStrdup(CPLSPrintf("%s%s%s", out, first ? "" : " ", *wd));
+        col = col + !first + len > 88 ? 21 + len : col + !first + len;
+        CPLFree(out);
+        out = next;
+    }
+    CSLDestroy(words);
+    CPLFree(text);
+    CPLFree(*lines);
+    *lines = CPLStrdup(CPLSPrintf("%s\n", out));
+    CPLFree(out);
+}
+
 /* The synopsis and the help lines of the options of op that have a flag. */
 static void op_usage(const char *op, char **synopsis, char **lines)
 {
@@ -269,11 +301,6 @@ static void op_usage(const char *op, char **synopsis, char **lines)
     for (int k = 0; k < n; k++) {
         if (!o[k].flag || is_common_option(&o[k]))
             continue;
-        const char *u = option_usage(&o[k]);
-        char *longer = CPLStrdup(CPLSPrintf("%s%s%s%s%s", *synopsis, **synopsis ? " " : "",
-                                            o[k].required ? "" : "[", u, o[k].required ? "" : "]"));
-        CPLFree(*synopsis);
-        *synopsis = longer;
         const char *sw = NULL;
         gg_app_option_values(&o[k], &sw);
         const char *what = o[k].help;
@@ -282,11 +309,24 @@ static void op_usage(const char *op, char **synopsis, char **lines)
             what = CPLSPrintf("%s=no (default yes: %s)", o[k].key, o[k].help);
         else if (o[k].default_value && o[k].kind != GG_OPTION_BOOL)
             snprintf(def, sizeof def, " (default %s)", o[k].default_value);
-        const size_t w = strlen(u);
-        char *line = CPLStrdup(CPLSPrintf("%s  %s%*s%s%s\n", *lines, u, w < 18 ? (int)(19 - w) : 0,
-                                          "", w < 18 ? what : CPLSPrintf("\n%21s%s", "", what), def));
-        CPLFree(*lines);
-        *lines = line;
+        add_usage(synopsis, lines, option_usage(&o[k]), o[k].required, what, def);
+    }
+}
+
+static int is_required(const gg_app_spec *spec, const char *flag)
+{
+    for (const char *const *r = spec->required; r && *r; r++)
+        if (EQUAL(*r, flag))
+            return 1;
+    return 0;
+}
+
+/* The same for the utility's own flags (spec->flags). */
+static void flags_usage(const gg_app_spec *spec, char **synopsis, char **lines)
+{
+    for (const gg_app_flag *f = spec->flags; f && f->flag; f++) {
+        const char *u = f->values ? CPLSPrintf("%s %s", f->flag, f->values) : f->flag;
+        add_usage(synopsis, lines, u, is_required(spec, f->flag), f->help, "");
     }
 }
 
@@ -320,6 +360,7 @@ static void print_usage(const gg_app_spec *spec, FILE *out)
     char *synopsis = CPLStrdup(""), *lines = CPLStrdup("");
     op_usage(spec->operation, &synopsis, &lines);
     op_usage(spec->also_operation, &synopsis, &lines);
+    flags_usage(spec, &synopsis, &lines);
     char *all = CPLStrdup(CPLSPrintf("%s%s%s", synopsis, *synopsis && spec->synopsis ? " " : "",
                                      spec->synopsis ? spec->synopsis : ""));
     char *folded = fold_synopsis(all);
@@ -450,10 +491,7 @@ static void print_description(const gg_app_spec *spec, FILE *out)
         json_string(out, f->kind);
         fputs(", \"help\": ", out);
         json_string(out, f->help);
-        int req = 0;
-        for (const char *const *r = spec->required; r && *r; r++)
-            req |= EQUAL(*r, f->flag);
-        fprintf(out, ", \"required\": %s}", req ? "true" : "false");
+        fprintf(out, ", \"required\": %s}", is_required(spec, f->flag) ? "true" : "false");
     }
     fputs(first ? "]\n}\n" : "\n  ]\n}\n", out);
 }

@@ -21,7 +21,7 @@ extern "C" {
 typedef struct gg_app gg_app;
 
 /* A flag of a utility that is not an op option (those come from the op's
- * gg_option table): for --help's lines and --describe. */
+ * gg_option table): its --help synopsis and line, and --describe. */
 typedef struct gg_app_flag {
     const char *flag;   /* "-filter" */
     const char *values; /* "<outdir>", "<x> <y>"; NULL: a switch */
@@ -36,9 +36,9 @@ typedef struct gg_app_spec {
     /* The op's options with a flag (gg_op_options) are parsed, listed in
      * --help and described by --describe from the op's table; synopsis and
      * help hold only the utility's own flags, e.g. "[-filter <outdir>]". */
-    const char *synopsis;   /* the utility's own flags (NULL: none) */
+    const char *synopsis;   /* synopsis beyond its flags' (NULL: none) */
     const char *operands;   /* positional arguments (NULL: "<src_dataset> <dst_dataset>") */
-    const char *help;       /* description of those flags, one per line (NULL: none) */
+    const char *help;       /* notes after the flags' lines (NULL: none) */
     const char *const *required; /* own flags that must be given, NULL-terminated (op
                                   * options: the table's required) */
     /* The utility's own flags as data (for --describe), ended by {NULL}. */

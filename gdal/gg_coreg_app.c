@@ -56,10 +56,14 @@ static const gg_app_flag flags[] = {
     {"-kcut", "<k>", "float", "final outlier cut in robust sigmas (default 3)"},
     {"-fit", "<file>", "file", "write the fit as JSON (coefficients, counts, RMS)"},
     {"-prm", "<file>", "file", "write GMTSAR's 8 PRM lines (linear part of the fit)"},
-    {"-dense", NULL, "bool", "resample from the dense offsets instead of the polynomial"},
-    {"-offsets", "<file>", "dataset", "as -dense with the offsets of this raster (gdal_xcorr's output)"},
-    {"-carrier", "<c>", "string", "the secondary's carrier: auto (default), none, or "
-                                  "<azimuth>,<range> in cycles/pixel"},
+    {"-dense", NULL, "bool", "resample from the dense offsets (bilinear between window centres) "
+                             "instead of the polynomial; nodata windows take the fit"},
+    {"-offsets", "<file>", "dataset", "as -dense with the offsets of this raster (gdal_xcorr's "
+                                      "output: band 1 down, band 2 across, optional snr band 3, "
+                                      "peak band 7)"},
+    {"-carrier", "<c>", "string", "the secondary's carrier, demodulated before the interpolation "
+                                  "and restored at the sample point: auto (default: estimated from "
+                                  "the secondary), none, or <azimuth>,<range> in cycles/pixel"},
     {NULL, NULL, NULL, NULL}};
 
 static const gg_app_spec spec = {
@@ -70,23 +74,8 @@ static const gg_app_spec spec = {
                "onto the primary grid (CFloat32; pixels mapping outside the secondary are nodata).",
     /* the offsets' flags: the xcorr op's options (also_operation); -interp:
      * the resample op's */
-    .synopsis = "[-order <1-3>] [-snr <min>] [-minpeak <min>] [-kcut <k>] [-fit <out.json>]\n"
-                "    [-prm <out.prm>] [-dense] [-offsets <offsets_raster>] [-carrier <carrier>]\n"
-                "    [-ot CFloat32|CInt16]",
-    .help = "  -order <n>         polynomial order of the fit, 1 to 3 (default 1)\n"
-            "  -snr <min>         use only windows with SNR >= min (default 0)\n"
-            "  -minpeak <min>     use only windows with NCC peak >= min (default 0)\n"
-            "  -kcut <k>          final outlier cut in robust sigmas (default 3)\n"
-            "  -fit <file>        write the fit as JSON (coefficients, counts, RMS)\n"
-            "  -prm <file>        write GMTSAR's 8 PRM lines (linear part of the fit)\n"
-            "  -dense             resample from the dense offsets (bilinear between window\n"
-            "                     centres) instead of the polynomial; nodata windows take the fit\n"
-            "  -offsets <file>    as -dense with the offsets of this raster (gdal_xcorr's output:\n"
-            "                     band 1 down, band 2 across, optional snr band 3, peak band 7)\n"
-            "  -carrier <c>       the secondary's carrier, demodulated before the interpolation\n"
-            "                     and restored at the sample point: auto (default: estimated\n"
-            "                     from the secondary), none, or <azimuth>,<range> in cycles/pixel\n"
-            "  -ot CInt16         round and clamp the output to int16 I/Q (nodata 0 by default)\n",
+    .synopsis = "[-ot CFloat32|CInt16]",
+    .help = "  -ot CInt16         round and clamp the output to int16 I/Q (nodata 0 by default)\n",
     .operands = "<primary> <secondary> <dst_dataset>",
     .required = NULL,
     .flags = flags,

@@ -99,7 +99,8 @@ static void *open_source(gg_app *app, const char *src, const char *device)
 static const gg_app_flag flags[] = {
     {"-products", "<list>", "string", "comma-separated products, CfRadial short names (default all)"},
     {"-grid", "<res_m>", "float", "PPI grid of this cell size (m) instead of the polar raster"},
-    {"-max_range", "<m>", "float", "extent of the PPI grid (default: the last gate's ground range)"},
+    {"-max_range", "<m>", "float", "extent of the PPI grid (with -grid; default: the last gate's "
+                                   "ground range)"},
     {NULL, NULL, NULL, NULL}};
 
 static const gg_app_spec spec = {
@@ -111,10 +112,6 @@ static const gg_app_spec spec = {
                "-grid one PPI GeoTIFF per product, <dst stem>_<PRODUCT><ext>, in an azimuthal-\n"
                "equidistant CRS centred on the radar.  gdal_fmcw -simulate writes a simulated file\n"
                "(gdal_fmcw -simulate --help).",
-    .synopsis = "[-products <list>] [-grid <res_m> [-max_range <m>]]",
-    .help = "  -products <list>   comma-separated products, CfRadial short names (default all)\n"
-            "  -grid <res_m>      PPI grid of this cell size (m) instead of the polar raster\n"
-            "  -max_range <m>     extent of the PPI grid (default: the last gate's ground range)\n",
     .operands = "<src_fmcw_file> <dst_dataset>",
     .required = NULL,
     .flags = flags,

@@ -158,8 +158,6 @@ static const gg_app_spec spec = {
                "per window, 7 Float32 bands: offset_down offset_across snr cov_down cov_across\n"
                "cov_down_across peak (secondary = primary + offset).  For GMTSAR's xcorr\n"
                "interface: gdal_xcorr -mode gmtsar master.PRM aligned.PRM ... (see --help there).",
-    .synopsis = "[-table <offsets.csv>]",
-    .help = "  -table <file>      also write the windows as points (CSV or any OGR format)\n",
     .operands = "<primary> <secondary> <dst_dataset>",
     .required = NULL,
     .flags = flags,

@@ -51,11 +51,7 @@ static const gg_app_spec spec = {
                "<dst stem>_<product><ext>, unless the format is VRT or GGVRT.",
     /* -window, -looks: the coherence op's options (algorithms/insar/coherence.c);
      * the products are this utility's own flags (the op's products= key) */
-    .synopsis = "[-interferogram] [-coherence] [-amplitude]",
-    .help = "  -interferogram     write the interferogram (complex mean over the look block)\n"
-            "  -coherence         write the coherence, in [0, 1]\n"
-            "  -amplitude         write the amplitude (geometric mean of the RMS amplitudes)\n"
-            "                     (none of the three: all of them, in this order)\n",
+    .help = "  (none of -interferogram, -coherence, -amplitude: all three, in this order)\n",
     .operands = "<primary> <secondary> <dst_dataset>",
     .required = NULL,
     .flags = flags,

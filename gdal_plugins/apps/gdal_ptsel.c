@@ -42,9 +42,6 @@ static const gg_app_spec spec = {
                "(tau_max, best_dx, best_dy, ps_mask), unless the format is VRT or GGVRT.\n"
                "With -filter <outdir> the coherence-weighted filtered interferograms go to\n"
                "<outdir>/<dst stem>_filtered_<k><ext>, k the stack band.",
-    .synopsis = "[-filter <outdir>]",
-    .help = "  -filter <outdir>   also write each interferogram filtered: every phasor replaced\n"
-            "                     by the tau_max-weighted mean phasor of its r x r window\n",
     .operands = "<src_dataset> [<src_dataset>...] <dst_dataset>",
     .required = NULL,
     .flags = flags,
