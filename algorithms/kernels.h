@@ -15,6 +15,8 @@
 #include "insar/coherence_kernels.h"
 #include "radar/fmcw_params.h"
 #include "radar/fmcw_kernels.h"
+#include "radar/mrr2_params.h"
+#include "radar/mrr2_kernels.h"
 #include "ortho/ortho_params.h"
 #include "ortho/ortho_kernels.h"
 #include "coreg/coreg_params.h"

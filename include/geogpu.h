@@ -524,10 +524,12 @@ GG_API void gg_fmcw_beam(double range_m, double elevation_deg, double *ground_m,
 
 /* ---- Metek MRR-2 raw spectra (24 GHz FMCW, vertically pointing) ----
  * The text format of its .raw files (decompressed): per record an "MRR"
- * header line (time yymmddhhmmss, CC calibration constant), "H" gate
- * heights, "TF" transfer function per gate, "F00".."F63" spectral lines,
- * 32 fixed-width (9 character) fields after a 3-character tag; blank
- * fields are missing (NaN). */
+ * header line (time yymmddhhmmss UTC, CC calibration constant, "MDQ q n m":
+ * n is the number of spectra the record averages), "H" gate heights, "TF"
+ * transfer function per gate, "F00".."F63" spectral lines, 32 fixed-width
+ * (9 character) fields after a 3-character tag; blank fields are missing
+ * (NaN).  A header without a count is an error; a count of 0 is kept (0)
+ * and its record is left out of the products (flagged). */
 typedef struct gg_mrr2 {
     int n_records, n_gates, n_bins;
     double cc;              /* calibration constant of the first record */
@@ -535,18 +537,54 @@ typedef struct gg_mrr2 {
     double *tf;             /* [n_gates] */
     float *spectra;         /* [record][gate][bin] raw F values */
     char (*time)[16];       /* [record] "yymmddhhmmss" */
+    int *n_spectra;         /* [record] spectra averaged in the record (0: left out) */
+    long long *seconds;     /* [record] seconds since 1970-01-01 UTC (years 20yy) */
 } gg_mrr2;
 
 GG_API gg_status gg_mrr2_parse(const char *text, size_t len, gg_mrr2 **out, char *err,
                                size_t errlen);
 GG_API void gg_mrr2_free(gg_mrr2 *m);
-/* The spectral stage on ctx: eta = F i^2 dH / (CC TF(i)) per gate i (Metek's
- * range and transfer-function correction; gates with a missing value or
- * TF <= 0 are nodata), then gg_fmcw_spectral_moments with fall velocity
- * v_j = j * 0.1887 m/s (positive downward, the MRR convention).
- * out: [record][NOISE, POWER, SNR, VEL, WIDTH][gate]. */
-#define GG_MRR2_DV 0.1887
-GG_API gg_status gg_mrr2_moments(gg_context *ctx, const gg_mrr2 *m, int n_avg, float *out);
+
+#define GG_MRR2_DV 0.1887          /* fall velocity of one spectral line (m/s) */
+#define GG_MRR2_FREQUENCY 24.23e9  /* MRR-2 transmit frequency (Hz): lambda = c / f */
+#define GG_MRR2_K2 0.92            /* |K|^2 of water */
+#define GG_MRR2_NODATA (-9999.0f)
+
+typedef struct gg_mrr2_options {
+    double average_s;   /* records whose times fall in the same clock interval of
+                           this many seconds are averaged (60: the instrument's AVE);
+                           <= 0: none, one row per record */
+    int min_width;      /* spectral lines above the noise limit a peak needs (0: 3) */
+    double frequency_hz;/* 0: GG_MRR2_FREQUENCY */
+    double k2;          /* 0: GG_MRR2_K2 */
+} gg_mrr2_options;
+
+/* Output rows for an averaging interval (<= 0: one per record), and, when
+ * first is not NULL, the first record of each row in first[0..rows] (first
+ * [rows] = n_records).  Records are taken in file order; a new row starts
+ * when a record's interval differs from the previous record's. */
+GG_API int gg_mrr2_rows(const gg_mrr2 *m, double average_s, int *first);
+
+/* Products per output row and gate, planes GG_MRR2_ZE..GG_MRR2_FLAG:
+ *  ZE    equivalent reflectivity (dBZ): 10 log10(1e18 lambda^4 / (pi^5 |K|^2)
+ *        sum eta) over the peak's lines, eta = F CC i^2 dH / (1e20 TF(i))
+ *        less the noise (Metek's calibration; i the gate index, dH the gate
+ *        spacing, lambda in m);
+ *  W     mean fall velocity (m/s, positive down, line j is j * 0.1887 m/s,
+ *        not dealiased: in [0, 64 * 0.1887));
+ *  WIDTH spectral width (m/s); SNR (dB, peak power over the noise of all lines);
+ *  NOISE the noise of the gate as a reflectivity (dBZ);
+ *  FLAG  bits: 1 gate 1, 2 or the last (disturbed; gate 0 carries no eta),
+ *        2 a record of the row was left out (count 0 or a missing line),
+ *        4 no data (gate 0, TF <= 0 or no usable record).
+ * Noise: Hildebrand-Sekhon with the row's summed count of spectra; the
+ * peak: the lines above the largest noise line around the largest line, at
+ * least min_width of them.  Nodata GG_MRR2_NODATA.  out: [rows][GG_MRR2_NPROD]
+ * [n_gates] with rows from gg_mrr2_rows; o NULL: defaults. */
+enum { GG_MRR2_ZE, GG_MRR2_W, GG_MRR2_WIDTH, GG_MRR2_SNR, GG_MRR2_NOISE, GG_MRR2_FLAG,
+       GG_MRR2_NPROD };
+GG_API gg_status gg_mrr2_products(gg_context *ctx, const gg_mrr2 *m, const gg_mrr2_options *o,
+                                  float *out);
 
 /* ============================================================ ortho (gg_ortho_*)
  * RPC + DEM orthorectification (gdal_ortho), the indirect method of

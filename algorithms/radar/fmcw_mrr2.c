@@ -1,13 +1,16 @@
 /*
- * fmcw_mrr2.c -- Metek MRR-2 raw spectra: the text parser and the spectral
- * stage (range and transfer-function correction, then the chain's own
- * Hildebrand-Sekhon and moment kernel through gg_fmcw_spectral_moments).
- * Real FMCW spectra for the tests (../shared/data/mrr2_spectra).
+ * fmcw_mrr2.c -- Metek MRR-2 raw spectra: the text parser (with each
+ * record's count of averaged spectra) and the spectral stage on the device
+ * (mrr2_kernels.h): time averaging, Metek's calibration, Hildebrand-Sekhon
+ * noise with the count, the peak and its moments, Ze in dBZ.
+ * Real FMCW spectra for the tests (autotest_data/mrr2_spectra).
  *
  * MIT licence.
  */
 #define _GNU_SOURCE
 #include "../../gpu/runtime.h"
+#include "../kernel_ids.h"
+#include "mrr2_params.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -55,6 +58,29 @@ static double field(const char *line, size_t len, int i, int *bad)
     return v;
 }
 
+/* "yymmddhhmmss" (20yy, UTC) -> seconds since 1970; 0 when malformed. */
+static int record_time(const char *t, long long *sec)
+{
+    int v[6];
+    if (strlen(t) != 12)
+        return 0;
+    for (int i = 0; i < 12; i++)
+        if (t[i] < '0' || t[i] > '9')
+            return 0;
+    for (int i = 0; i < 6; i++)
+        v[i] = (t[2 * i] - '0') * 10 + (t[2 * i + 1] - '0');
+    if (v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > 31 || v[3] > 23 || v[4] > 59 || v[5] > 60)
+        return 0;
+    /* days from civil (proleptic Gregorian) */
+    long long y = 2000 + v[0] - (v[1] <= 2);
+    const long long era = y / 400, yoe = y - era * 400;
+    const long long doy = (153 * (v[1] + (v[1] > 2 ? -3 : 9)) + 2) / 5 + v[2] - 1;
+    const long long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    const long long days = era * 146097 + doe - 719468;
+    *sec = days * 86400 + v[3] * 3600 + v[4] * 60 + v[5];
+    return 1;
+}
+
 void gg_mrr2_free(gg_mrr2 *m)
 {
     if (!m)
@@ -63,6 +89,8 @@ void gg_mrr2_free(gg_mrr2 *m)
     free(m->tf);
     free(m->spectra);
     free(m->time);
+    free(m->n_spectra);
+    free(m->seconds);
     free(m);
 }
 
@@ -90,7 +118,9 @@ gg_status gg_mrr2_parse(const char *text, size_t len, gg_mrr2 **out, char *err, 
     m->tf = calloc(G, sizeof(double));
     m->spectra = malloc(sizeof(float) * (size_t)nrec * G * B);
     m->time = calloc((size_t)nrec, sizeof *m->time);
-    if (!m->height || !m->tf || !m->spectra || !m->time) {
+    m->n_spectra = calloc((size_t)nrec, sizeof *m->n_spectra);
+    m->seconds = calloc((size_t)nrec, sizeof *m->seconds);
+    if (!m->height || !m->tf || !m->spectra || !m->time || !m->n_spectra || !m->seconds) {
         gg_mrr2_free(m);
         return GG_ERR_NOMEM;
     }
@@ -124,9 +154,25 @@ gg_status gg_mrr2_parse(const char *text, size_t len, gg_mrr2 **out, char *err, 
                 return perr(err, errlen, "MRR-2: record count changed while parsing");
             }
             sscanf(line, "MRR %15s", m->time[r]);
+            if (!record_time(m->time[r], &m->seconds[r])) {
+                gg_mrr2_free(m);
+                return perr(err, errlen, "MRR-2: line %d: record time '%s' is not yymmddhhmmss",
+                            lineno, m->time[r]);
+            }
             const char *cc = strstr(line, " CC ");
             if (r == 0 && cc)
                 m->cc = strtod(cc + 4, NULL);
+            /* "MDQ q n m": n spectra averaged (as Metek's raw format and
+             * IMProToo read it) */
+            const char *mdq = strstr(line, " MDQ ");
+            long q = -1, nsp = -1;
+            if (!mdq || sscanf(mdq + 5, "%ld %ld", &q, &nsp) != 2 || nsp < 0 || nsp > 1000000) {
+                gg_mrr2_free(m);
+                return perr(err, errlen,
+                            "MRR-2: line %d: record header has no count of averaged spectra "
+                            "(\"MDQ q n m\")", lineno);
+            }
+            m->n_spectra[r] = (int)nsp;
         } else if (r < 0) {
             gg_mrr2_free(m);
             return perr(err, errlen, "MRR-2: line %d comes before the first record header", lineno);
@@ -164,30 +210,98 @@ gg_status gg_mrr2_parse(const char *text, size_t len, gg_mrr2 **out, char *err, 
     return GG_OK;
 }
 
-gg_status gg_mrr2_moments(gg_context *ctx, const gg_mrr2 *m, int n_avg, float *out)
+int gg_mrr2_rows(const gg_mrr2 *m, double average_s, int *first)
+{
+    if (!m || m->n_records < 1 || !m->seconds)
+        return 0;
+    int rows = 0;
+    long long prev = 0;
+    for (int r = 0; r < m->n_records; r++) {
+        long long k = r;
+        if (average_s > 0) {
+            const double q = floor((double)m->seconds[r] / average_s);
+            k = (long long)q;
+        }
+        if (r == 0 || k != prev) {
+            if (first)
+                first[rows] = r;
+            rows++;
+        }
+        prev = k;
+    }
+    if (first)
+        first[rows] = m->n_records;
+    return rows;
+}
+
+gg_status gg_mrr2_products(gg_context *ctx, const gg_mrr2 *m, const gg_mrr2_options *o,
+                           float *out)
 {
     if (!ctx || !m || !out)
         return GG_ERR_ARGUMENT;
     const int G = m->n_gates, B = m->n_bins, R = m->n_records;
+    if (R < 1 || G < 2 || B < 4 || B > GG_MRR2_MAX_BINS || !m->spectra || !m->height || !m->tf ||
+        !m->n_spectra || !m->seconds)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT,
+                          "MRR-2: products need records, >= 2 gates, 4..%d lines, counts and times",
+                          GG_MRR2_MAX_BINS);
+    gg_mrr2_options opt = {0, 3, GG_MRR2_FREQUENCY, GG_MRR2_K2};
+    if (o) {
+        opt.average_s = o->average_s;
+        if (o->min_width > 0)
+            opt.min_width = o->min_width;
+        if (o->frequency_hz > 0)
+            opt.frequency_hz = o->frequency_hz;
+        if (o->k2 > 0)
+            opt.k2 = o->k2;
+    }
+    if (!isfinite(opt.average_s) || !isfinite(opt.frequency_hz) || !isfinite(opt.k2))
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "MRR-2: options must be finite");
     const double dh = m->height[1] - m->height[0];
     if (!(dh > 0))
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "MRR-2: heights must increase");
-    float *eta = malloc(sizeof(float) * (size_t)R * G * B);
-    if (!eta)
+    if (!(m->cc > 0))
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "MRR-2: calibration constant CC must be > 0");
+    const int rows = gg_mrr2_rows(m, opt.average_s, NULL);
+    int *first = malloc(sizeof(int) * ((size_t)rows + 1));
+    float *cnt = malloc(sizeof(float) * (size_t)R), *k = malloc(sizeof(float) * (size_t)G);
+    if (!first || !cnt || !k) {
+        free(first), free(cnt), free(k);
         return gg_rt_fail(ctx, GG_ERR_NOMEM, "MRR-2: out of memory");
+    }
+    gg_mrr2_rows(m, opt.average_s, first);
     for (int r = 0; r < R; r++)
-        for (int g = 0; g < G; g++) {
-            const float *f = m->spectra + ((size_t)r * G + g) * B;
-            float *e = eta + ((size_t)r * G + g) * B;
-            int ok = m->tf[g] > 0;
-            for (int b = 0; b < B && ok; b++)
-                ok = isfinite(f[b]);
-            /* a gate without a usable spectrum: all zero, hence no signal */
-            const double k = ok ? (double)g * g * dh / (m->cc * m->tf[g]) : 0.0;
-            for (int b = 0; b < B; b++)
-                e[b] = ok ? (float)(f[b] * k) : 0.0f;
-        }
-    const gg_status s = gg_fmcw_spectral_moments(ctx, eta, R, G, B, 0.0, GG_MRR2_DV, n_avg, out);
-    free(eta);
+        cnt[r] = (float)m->n_spectra[r];
+    /* Metek: eta = F CC i^2 dH / (1e20 TF(i)) */
+    for (int g = 0; g < G; g++)
+        k[g] = m->tf[g] > 0 && isfinite(m->tf[g])
+                   ? (float)(m->cc * (double)g * g * dh / (1e20 * m->tf[g])) : 0.0f;
+    const double lambda = 299792458.0 / opt.frequency_hz;
+    gg_mrr2_params p;
+    memset(&p, 0, sizeof p);
+    p.n_bins = B;
+    p.n_gates = G;
+    p.n_rows = rows;
+    p.min_width = opt.min_width;
+    p.dv = (float)GG_MRR2_DV;
+    p.ze_db = (float)(10.0 * log10(1e18 * pow(lambda, 4) / (pow(M_PI, 5) * opt.k2)));
+    p.nodata = GG_MRR2_NODATA;
+    const size_t nin = (size_t)R * G * B, nout = (size_t)rows * GG_MRR2_NPROD * G;
+    gg_buffer *v[5] = {NULL, NULL, NULL, NULL, NULL};
+    gg_status s;
+    if ((s = gg_buffer_alloc(ctx, nin * 4, &v[0])) == GG_OK &&
+        (s = gg_buffer_alloc(ctx, (size_t)R * 4, &v[1])) == GG_OK &&
+        (s = gg_buffer_alloc(ctx, ((size_t)rows + 1) * 4, &v[2])) == GG_OK &&
+        (s = gg_buffer_alloc(ctx, (size_t)G * 4, &v[3])) == GG_OK &&
+        (s = gg_buffer_alloc(ctx, nout * 4, &v[4])) == GG_OK &&
+        (s = gg_buffer_write(ctx, v[0], 0, m->spectra, nin * 4)) == GG_OK &&
+        (s = gg_buffer_write(ctx, v[1], 0, cnt, (size_t)R * 4)) == GG_OK &&
+        (s = gg_buffer_write(ctx, v[2], 0, first, ((size_t)rows + 1) * 4)) == GG_OK &&
+        (s = gg_buffer_write(ctx, v[3], 0, k, (size_t)G * 4)) == GG_OK &&
+        (s = gg_rt_launch(ctx, GG_K_MRR2_MOMENTS, G, rows, &p, sizeof p, v, 5)) == GG_OK)
+        s = gg_buffer_read(ctx, v[4], 0, out, nout * 4);
+    for (int i = 0; i < 5; i++)
+        gg_buffer_free(ctx, v[i]);
+    free(first), free(cnt), free(k);
     return s;
 }

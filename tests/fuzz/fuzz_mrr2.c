@@ -17,12 +17,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
     gg_mrr2 *m = NULL;
     char err[512];
     if (gg_mrr2_parse((const char *)d, n, &m, err, sizeof err) == GG_OK && m) {
-        const size_t cells = (size_t)m->n_records * (size_t)m->n_gates * 5;
-        if (cells > 0 && cells < (1u << 20)) {
-            float *out = malloc(cells * sizeof *out);
-            if (out)
-                gg_mrr2_moments(ctx, m, 30, out);
-            free(out);
+        const gg_mrr2_options o[2] = {{0, 0, 0, 0}, {60, 4, 0, 0}};
+        for (int i = 0; i < 2; i++) {
+            const size_t cells =
+                (size_t)gg_mrr2_rows(m, o[i].average_s, NULL) * (size_t)m->n_gates * GG_MRR2_NPROD;
+            if (cells > 0 && cells < (1u << 20)) {
+                float *out = malloc(cells * sizeof *out);
+                if (out)
+                    gg_mrr2_products(ctx, m, &o[i], out);
+                free(out);
+            }
         }
         gg_mrr2_free(m);
     }

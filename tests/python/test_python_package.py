@@ -946,38 +946,7 @@ def test_fmcw_spectral_moments_against_reference(device):
     assert np.abs(mom["VEL"][:, 1:] - (-6.0 + 0.19 * (10 + 7 * np.arange(1, G)))).max() < 0.1
 
 
-MRR2 = Path(os.environ.get("GG_DATA", REPO.parent / "shared" / "data")) / "mrr2_spectra" / \
-    "0308.raw.gz"
-if not MRR2.exists():
-    MRR2 = Path("/work/shared/data/mrr2_spectra/0308.raw.gz")
-
-
-@pytest.mark.skipif(not MRR2.exists(), reason="MRR-2 spectra (../shared/data) absent")
-def test_mrr2_real_spectra(device):
-    """Real MRR-2 spectra: parsed (32 gates, 64 bins), moments against the
-    float64 reference of Metek's correction and Hildebrand-Sekhon."""
-    m = geogpu.mrr2_read(MRR2)
-    R, G, B = m["spectra"].shape
-    assert (G, B) == (32, 64) and R > 10 and len(m["time"]) == R and m["cc"] > 0
-    assert np.all(np.diff(m["height"]) > 0)
-    sub = dict(m, spectra=m["spectra"][:12])
-    mom = geogpu.mrr2_moments(sub, device=device)
-    dh = m["height"][1] - m["height"][0]
-    checked = 0
-    for r in range(12):
-        for g in range(1, G):
-            f = m["spectra"][r, g].astype(np.float64)
-            if not (m["tf"][g] > 0 and np.all(np.isfinite(f))):
-                assert mom["POWER"][r, g] == geogpu.fmcw.NODATA or mom["POWER"][r, g] == 0
-                continue
-            eta = (f * g * g * dh / (m["cc"] * m["tf"][g])).astype(np.float32)
-            noise, power, vel, width = ref_moments(eta, 1, 0.0, 0.1887)
-            assert mom["NOISE"][r, g] == pytest.approx(noise, rel=1e-4)
-            if power > 0 and mom["VEL"][r, g] != geogpu.fmcw.NODATA:
-                assert mom["POWER"][r, g] == pytest.approx(power, rel=1e-3, abs=1e-6 * noise * B)
-                assert mom["VEL"][r, g] == pytest.approx(vel, abs=1e-3)
-                checked += 1
-    assert checked > 50  # rain: most gates carry signal
+# MRR-2 (geogpu.mrr2_read / mrr2_products): tests/python/test_mrr2.py
 
 
 # ------------------------------------------------------------- GMTSAR xcorr

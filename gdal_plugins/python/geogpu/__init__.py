@@ -19,7 +19,7 @@ and the capabilities that are not ops (flat C APIs):
 
     geogpu.ortho(img, rpc, geotransform=gt, size=(w, h), dem=z, dem_geotransform=zgt)
     geogpu.fmcw_process(sectors, params, products="DBZ,VEL")   # int16 I/Q -> products
-    geogpu.mrr2_moments(geogpu.mrr2_read("0308.raw.gz"))
+    geogpu.mrr2_products(geogpu.mrr2_read("0308.raw.gz"), average=60)
     geogpu.xcorr_gmtsar(master, aligned, nx=8, ny=8)           # freq_xcorr.dat rows
     geogpu.coreg_fit(x, y, off_down, off_across, order=2)      # polynomial + PRM lines
 
@@ -36,7 +36,7 @@ from .ops import Op, OpInfo, OpOption, OutputInfo, Prepared, format_option, op_i
 from .coreg import (CoregFit, coreg_fit, offset_points, read_prm, xcorr_gmtsar,
                     xcorr_gmtsar_prm)
 from .fmcw import (fmcw_beam, fmcw_grid_ppi, fmcw_info, fmcw_params, fmcw_process,
-                   fmcw_sim_snr_db, fmcw_simulate, fmcw_spectral_moments, mrr2_moments, mrr2_read)
+                   fmcw_sim_snr_db, fmcw_simulate, fmcw_spectral_moments, mrr2_products, mrr2_read)
 from .ortho import ortho, rpc_forward, rpc_model
 
 __all__ = ["version", "library_path", "ops", "op_info", "Op", "OpInfo", "OpOption", "OutputInfo",
@@ -47,7 +47,7 @@ __all__ = ["version", "library_path", "ops", "op_info", "Op", "OpInfo", "OpOptio
            # flat APIs (not ops): orthorectification, FMCW/MRR-2, GMTSAR xcorr, coreg fit
            "ortho", "rpc_model", "rpc_forward", "fmcw_params", "fmcw_info", "fmcw_process",
            "fmcw_simulate", "fmcw_sim_snr_db", "fmcw_spectral_moments", "fmcw_grid_ppi",
-           "fmcw_beam", "mrr2_read", "mrr2_moments", "xcorr_gmtsar", "xcorr_gmtsar_prm",
+           "fmcw_beam", "mrr2_read", "mrr2_products", "xcorr_gmtsar", "xcorr_gmtsar_prm",
            "read_prm", "coreg_fit", "CoregFit", "offset_points"]
 
 __version__ = "0.1.0"

@@ -275,7 +275,12 @@ class GGFmcwSim(_c.Structure):
 class GGMrr2(_c.Structure):
     _fields_ = [("n_records", _int), ("n_gates", _int), ("n_bins", _int), ("cc", _dbl),
                 ("height", _f64p), ("tf", _f64p), ("spectra", _f32p),
-                ("time", _c.POINTER(_c.c_char * 16))]
+                ("time", _c.POINTER(_c.c_char * 16)), ("n_spectra", _c.POINTER(_int)),
+                ("seconds", _c.POINTER(_c.c_longlong))]
+
+
+class GGMrr2Options(_c.Structure):
+    _fields_ = [("average_s", _dbl), ("min_width", _int), ("frequency_hz", _dbl), ("k2", _dbl)]
 
 
 class GGOrthoRpc(_c.Structure):
@@ -364,7 +369,8 @@ _PROTOTYPES.update({
     "gg_fmcw_beam": (None, [_dbl, _dbl, _f64p, _f64p]),
     "gg_mrr2_parse": (_int, [_cp, _sz, _P(_P(GGMrr2)), _cp, _sz]),
     "gg_mrr2_free": (None, [_P(GGMrr2)]),
-    "gg_mrr2_moments": (_int, [_vp, _P(GGMrr2), _int, _f32p]),
+    "gg_mrr2_rows": (_int, [_P(GGMrr2), _dbl, _P(_int)]),
+    "gg_mrr2_products": (_int, [_vp, _P(GGMrr2), _P(GGMrr2Options), _f32p]),
     "gg_ortho_session_create": (_int, [_vp, _P(GGOrthoRpc), _P(GGOrthoDem), _P(GGOrthoOptions),
                                        _P(_vp)]),
     "gg_ortho_session_destroy": (None, [_vp]),

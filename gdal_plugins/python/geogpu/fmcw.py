@@ -7,7 +7,7 @@ PPI gridding.
     prod = geogpu.fmcw_process(sectors, p, products="DBZ,VEL", device="opencl")
     prod["DBZ"]                                   # (n_sectors, n_gates) float32
     m = geogpu.mrr2_read("0308.raw.gz")           # dict of numpy arrays
-    mom = geogpu.mrr2_moments(m, n_avg=1)         # NOISE POWER SNR VEL WIDTH
+    p = geogpu.mrr2_products(m, average=60)       # ZE W WIDTH SNR NOISE FLAG
 
 Sectors are int16 arrays laid out as the library's host layout
 [channel HH, VV, HV][I, Q][sweep][sample]: shape (3, 2, n_sweeps, n_samples)
@@ -20,16 +20,20 @@ import os
 
 import numpy as np
 
-from ._lib import GGFmcwField, GGFmcwParams, GGFmcwSim, GGMrr2, lib, text
+from ._lib import GGFmcwField, GGFmcwParams, GGFmcwSim, GGMrr2, GGMrr2Options, lib, text
 from .device import context_for
 from .errors import ArgumentError, raise_for_status
 
 __all__ = ["NODATA", "PRODUCTS", "MOMENTS", "fmcw_params", "fmcw_info", "fmcw_process",
            "fmcw_simulate", "fmcw_sim_snr_db", "fmcw_spectral_moments", "fmcw_grid_ppi",
-           "fmcw_beam", "mrr2_read", "mrr2_moments", "MRR2_DV"]
+           "fmcw_beam", "mrr2_read", "mrr2_products", "MRR2_DV", "MRR2_PRODUCTS",
+           "MRR2_FREQUENCY", "MRR2_K2"]
 
 NODATA = -9999.0
-MRR2_DV = 0.1887
+MRR2_DV = 0.1887          # m/s per spectral line
+MRR2_FREQUENCY = 24.23e9  # Hz (lambda = c / f)
+MRR2_K2 = 0.92            # |K|^2 of water
+MRR2_PRODUCTS = ("ZE", "W", "WIDTH", "SNR", "NOISE", "FLAG")
 PRODUCTS = tuple(text(lib.gg_fmcw_product_name(i)) for i in range(10))
 MOMENTS = ("NOISE", "POWER", "SNR", "VEL", "WIDTH")
 _WINDOWS = {"hamming": 0, "hann": 1, "rect": 2}
@@ -258,20 +262,28 @@ def fmcw_beam(range_m, elevation_deg):
 def mrr2_read(source):
     """Metek MRR-2 raw spectra: a path (.raw or .raw.gz) or the text itself
     (str/bytes) -> dict cc, height (gates,), tf (gates,), spectra (records,
-    gates, bins) float32 (NaN where missing), time (records,) strings."""
+    gates, bins) float32 (NaN where missing), n_spectra (records,) int32
+    (spectra each record averages, from its header; 0: left out of the
+    products), seconds (records,) int64 (UTC since 1970), time (records,)
+    strings yymmddhhmmss.  Bad input raises with one line naming the line."""
+    name = "MRR-2 text"
     if isinstance(source, (bytes, bytearray)):
         data = bytes(source)
     elif isinstance(source, str) and "\n" in source:
         data = source.encode()
     else:
         path = os.fspath(source)
-        opener = gzip.open if str(path).endswith(".gz") else open
-        with opener(path, "rb") as f:
-            data = f.read()
+        name = str(path)
+        opener = gzip.open if name.endswith(".gz") else open
+        try:
+            with opener(path, "rb") as f:
+                data = f.read()
+        except (OSError, EOFError) as e:
+            raise ArgumentError(f"{name}: {e}", 1) from None
     m = ctypes.POINTER(GGMrr2)()
     err = ctypes.create_string_buffer(1024)
     raise_for_status(lib.gg_mrr2_parse(data, len(data), ctypes.byref(m), err, len(err)),
-                     text(err.value) or "not MRR-2 spectra")
+                     f"{name}: " + (text(err.value) or "not MRR-2 spectra"))
     try:
         c = m.contents
         R, G, B = c.n_records, c.n_gates, c.n_bins
@@ -279,37 +291,57 @@ def mrr2_read(source):
                 "height": np.ctypeslib.as_array(c.height, (G,)).copy(),
                 "tf": np.ctypeslib.as_array(c.tf, (G,)).copy(),
                 "spectra": np.ctypeslib.as_array(c.spectra, (R, G, B)).copy(),
+                "n_spectra": np.ctypeslib.as_array(c.n_spectra, (R,)).astype(np.int32),
+                "seconds": np.ctypeslib.as_array(c.seconds, (R,)).astype(np.int64),
                 "time": [c.time[r].value.decode() for r in range(R)]}
     finally:
         lib.gg_mrr2_free(m)
 
 
-def mrr2_moments(mrr2, n_avg=1, device=None, context=None):
-    """MRR-2 moments: Metek's range and transfer-function correction
-    eta = F i^2 dH / (CC TF(i)), then the spectral stage with fall velocity
-    j * 0.1887 m/s (positive downward).  mrr2: mrr2_read's dict (its arrays
-    may be edited) or a path.  Returns dict NOISE, POWER, SNR, VEL, WIDTH of
-    (records, gates) float32."""
+def mrr2_products(mrr2, average=60.0, min_width=3, frequency=MRR2_FREQUENCY, k2=MRR2_K2,
+                  device=None, context=None):
+    """MRR-2 products on the device: records averaged over clock intervals
+    of `average` seconds (60: the instrument's AVE; 0: every record),
+    Metek's calibration eta = F CC i^2 dH / (1e20 TF(i)), Hildebrand-Sekhon
+    noise with the count of averaged spectra, the peak (lines above the
+    largest noise line, at least min_width), and Ze = 10 log10(1e18 lambda^4
+    / (pi^5 |K|^2) sum eta) with lambda = c / frequency.  mrr2: mrr2_read's
+    dict (its arrays may be edited) or a path.  Returns dict ZE (dBZ), W
+    (m/s, down), WIDTH (m/s), SNR (dB), NOISE (dBZ), FLAG (bits: 1 gate 1, 2
+    or the last; 2 a record left out; 4 no data) of (rows, gates) float32
+    (NODATA where nothing), and seconds (rows,) the first record's time of
+    each row, height (gates,)."""
     if not isinstance(mrr2, dict):
         mrr2 = mrr2_read(mrr2)
     try:
         sp = np.ascontiguousarray(mrr2["spectra"], np.float32)
         hgt = np.ascontiguousarray(mrr2["height"], np.float64)
         tf = np.ascontiguousarray(mrr2["tf"], np.float64)
+        cnt = np.ascontiguousarray(mrr2["n_spectra"], np.int32)
+        sec = np.ascontiguousarray(mrr2["seconds"], np.int64)
         cc = float(mrr2["cc"])
     except KeyError as e:
-        raise ArgumentError(f"mrr2_moments: missing {e} (pass mrr2_read's dict)", 1) from None
-    if sp.ndim != 3 or hgt.shape != (sp.shape[1],) or tf.shape != (sp.shape[1],) or sp.size == 0:
-        raise ArgumentError(f"mrr2_moments: spectra (records, gates, bins) {sp.shape} does not "
-                            f"match height {hgt.shape} and tf {tf.shape}", 1)
-    if sp.shape[1] < 2:
-        raise ArgumentError("mrr2_moments: at least two gates are needed", 1)
+        raise ArgumentError(f"mrr2_products: missing {e} (pass mrr2_read's dict)", 1) from None
+    if sp.ndim != 3 or hgt.shape != (sp.shape[1],) or tf.shape != (sp.shape[1],) or sp.size == 0 \
+            or cnt.shape != (sp.shape[0],) or sec.shape != (sp.shape[0],):
+        raise ArgumentError(f"mrr2_products: spectra (records, gates, bins) {sp.shape} does not "
+                            f"match height {hgt.shape}, tf {tf.shape}, n_spectra {cnt.shape} "
+                            f"and seconds {sec.shape}", 1)
     R, G, B = sp.shape
     n = GGMrr2(R, G, B, cc, hgt.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
-               tf.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), sp.ctypes.data_as(_F32P), None)
+               tf.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), sp.ctypes.data_as(_F32P), None,
+               cnt.ctypes.data_as(ctypes.POINTER(ctypes.c_int)),
+               sec.ctypes.data_as(ctypes.POINTER(ctypes.c_longlong)))
+    opt = GGMrr2Options(float(average or 0), int(min_width), float(frequency), float(k2))
+    rows = lib.gg_mrr2_rows(ctypes.byref(n), opt.average_s, None)
+    first = np.zeros(rows + 1, np.int32)
+    lib.gg_mrr2_rows(ctypes.byref(n), opt.average_s, first.ctypes.data_as(ctypes.POINTER(ctypes.c_int)))
     ctx = _context(device, context)
-    out = np.empty((R, 5, G), np.float32)
-    raise_for_status(lib.gg_mrr2_moments(ctx.handle, ctypes.byref(n), int(n_avg),
-                                         out.ctypes.data_as(_F32P)),
-                     ctx.last_error or "mrr2_moments failed")
-    return {k: np.ascontiguousarray(out[:, i, :]) for i, k in enumerate(MOMENTS)}
+    out = np.empty((rows, len(MRR2_PRODUCTS), G), np.float32)
+    raise_for_status(lib.gg_mrr2_products(ctx.handle, ctypes.byref(n), ctypes.byref(opt),
+                                          out.ctypes.data_as(_F32P)),
+                     ctx.last_error or "mrr2_products failed")
+    res = {k: np.ascontiguousarray(out[:, i, :]) for i, k in enumerate(MRR2_PRODUCTS)}
+    res["seconds"] = sec[first[:-1]].copy()
+    res["height"] = hgt.copy()
+    return res
