@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "geogpu.h"
+#include "algorithms/coreg/gmtsar_xcorr.h" /* gg_xcorr_gmtsar_run (private: -zero_is_data) */
 #include "gpu/fault.h" /* gg_fault_point (private, tests) */
 
 /* ---------------------------------------------------- quality mode */
@@ -240,6 +241,7 @@ int gg_xcorr_app_table_write(int argc, char **argv)
 
 struct gg_xcorr_gmtsar_app_options {
     gg_xcorr_gmtsar_options o;
+    gg_xcorr_gmtsar_switches sw;
     char *prm[2];
     char *device; /* NULL: GG_DEVICE, else auto */
     char *outname;
@@ -253,9 +255,12 @@ static int gmtsar_usage(const char *msg)
     else
         printf("Usage: gdal_xcorr -mode gmtsar <master.PRM> <aligned.PRM> [-nx <n>] [-ny <n>]\n"
                "    [-xsearch <n>] [-ysearch <n>] [-range_interp <n> | -norange] [-interp <n> |\n"
-               "    -nointerp] [-noshift] [-device <dev>] [-o <freq_xcorr.dat>] [-q]\n\n"
+               "    -nointerp] [-noshift] [-zero_is_data] [-device <dev>] [-o <freq_xcorr.dat>] [-q]\n\n"
                "GMTSAR xcorr's algorithm and interface (defects fixed: docs/gdal_xcorr.md).\n"
-               "Writes freq_xcorr.dat: x xoff y yoff corr, one line per patch.\n");
+               "Writes freq_xcorr.dat: x xoff y yoff corr, one line per patch.\n"
+               "The two SLCs may differ in size (each PRM's num_rng_bins, num_valid_az).\n\n"
+               "  -zero_is_data  0+0i samples are data, as in GMTSAR (default: zero fill is\n"
+               "                 invalid, so a patch with < 90 %% nonzero samples gets corr 0)\n");
     return msg ? 1 : 0;
 }
 
@@ -350,6 +355,8 @@ gg_xcorr_gmtsar_app_options *gg_xcorr_gmtsar_app_options_new(int argc, char **ar
             o.interp = 1;
         } else if (EQUAL(a, "-noshift")) {
             o.noshift = 1;
+        } else if (EQUAL(a, "-zero_is_data")) {
+            r->sw.zero_is_data = 1;
         } else if (EQUAL(a, "-q")) {
             quiet = 1;
         } else if (EQUAL(a, "-device") || EQUAL(a, "-o")) {
@@ -429,8 +436,8 @@ int gg_xcorr_gmtsar_app(const gg_xcorr_gmtsar_app_options *opts, gg_context *ctx
     gg_xcorr_gmtsar_row *rows = NULL;
     int n = 0;
     gm_progress_data pd = {progress, progress_data};
-    gg_status st = gg_xcorr_gmtsar(ctx, &m, &al, &opts->o, &rows, &n,
-                                   quiet || !progress ? NULL : gm_progress, &pd);
+    gg_status st = gg_xcorr_gmtsar_run(ctx, &m, &al, &opts->o, &opts->sw, 0, &rows, &n,
+                                       quiet || !progress ? NULL : gm_progress, &pd, NULL);
     if (st != GG_OK) {
         fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", gg_context_last_error(ctx));
         return gm_fail(&dev, 1);

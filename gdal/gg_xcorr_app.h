@@ -47,7 +47,8 @@ typedef struct gg_xcorr_gmtsar_app_options gg_xcorr_gmtsar_app_options;
 /* Parses the arguments of -mode gmtsar (argv[0] is skipped: the program,
  * or "gmtsar"): <master.PRM> <aligned.PRM> [-nx <n>] [-ny <n>] [-xsearch
  * <n>] [-ysearch <n>] [-range_interp <n> | -norange] [-interp <n> |
- * -nointerp] [-noshift] [-device <dev>] [-o <freq_xcorr.dat>] [-q].
+ * -nointerp] [-noshift] [-zero_is_data] [-device <dev>] [-o
+ * <freq_xcorr.dat>] [-q].
  * NULL with *usage_error 1 after reporting a usage error (one line), NULL
  * with *usage_error 0 after printing --help; else the options (free with
  * gg_xcorr_gmtsar_app_options_free). */

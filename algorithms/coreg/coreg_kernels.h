@@ -549,10 +549,12 @@ GG_DEVICE_FN float gg_xc_hi16(int v)
 
 /* Patch extraction straight from the raw int16 I/Q lines: each file's
  * lines live in a device ring of tile_h lines (file line y in slot
- * y % tile_h) of tile_w samples, so a chunk uploads only the lines the
- * previous chunks did not.  pos: template (aligned file) x, y, then chip
- * (master file) x, y, in file coordinates.  Samples outside the file
- * (columns or lines, GMTSAR's stale rows, B2) are NaN.  Grid (sw, sh*nwin);
+ * y % tile_h) of that file's samples (tile_w master, a_tile_w aligned), so
+ * a chunk uploads only the lines the previous chunks did not.  pos:
+ * template (aligned file) x, y, then chip (master file) x, y, in file
+ * coordinates.  Samples outside their file (columns or lines: src_h master,
+ * a_src_h aligned; GMTSAR's stale rows, B2) are NaN, and so are 0+0i
+ * samples when zero_nodata (zero fill).  Grid (sw, sh*nwin);
  * template and chip have the same size here (rw = sw, rh = sh). */
 GG_KERNEL5(gg_k_xc_extract16, gg_xc_params, p, const int, ring_m, const int, ring_a,
            const int, pos, float, ref, float, sec)
@@ -566,10 +568,12 @@ GG_KERNEL5(gg_k_xc_extract16, gg_xc_params, p, const int, ring_m, const int, rin
     {
         const int tx = pos[4 * w] + x, ty = pos[4 * w + 1] + y;
         float re = qnan, im = qnan;
-        if (tx >= 0 && ty >= 0 && tx < p.tile_w && ty < p.src_h) {
-            const int v = ring_a[(size_t)(ty % p.tile_h) * p.tile_w + tx];
-            re = gg_xc_lo16(v);
-            im = gg_xc_hi16(v);
+        if (tx >= 0 && ty >= 0 && tx < p.a_tile_w && ty < p.a_src_h) {
+            const int v = ring_a[(size_t)(ty % p.tile_h) * p.a_tile_w + tx];
+            if (!(p.zero_nodata && v == 0)) {
+                re = gg_xc_lo16(v);
+                im = gg_xc_hi16(v);
+            }
         }
         ref[2 * o] = re;
         ref[2 * o + 1] = im;
@@ -579,8 +583,10 @@ GG_KERNEL5(gg_k_xc_extract16, gg_xc_params, p, const int, ring_m, const int, rin
         float re = qnan, im = qnan;
         if (tx >= 0 && ty >= 0 && tx < p.tile_w && ty < p.src_h) {
             const int v = ring_m[(size_t)(ty % p.tile_h) * p.tile_w + tx];
-            re = gg_xc_lo16(v);
-            im = gg_xc_hi16(v);
+            if (!(p.zero_nodata && v == 0)) {
+                re = gg_xc_lo16(v);
+                im = gg_xc_hi16(v);
+            }
         }
         sec[2 * o] = re;
         sec[2 * o + 1] = im;

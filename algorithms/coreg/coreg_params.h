@@ -69,8 +69,12 @@ typedef struct gg_xc_params {
     float power;           /* dft: exponent applied to the surface (1 or 0.25) */
     int tw, th;            /* pack/tcorr: template inside ref at (tox, toy) (tw 0: whole ref) */
     int tox, toy;
-    int src_h;             /* extract16: lines of the SLC files (rows outside are invalid) */
+    int src_h;             /* extract16: lines of the master SLC (rows outside are invalid);
+                            * tile_w: its ring's line length (samples) */
     int zero_invalid;      /* colstats: 1 turns invalid samples into 0 in place (for FFTs) */
+    int a_tile_w, a_src_h; /* extract16: the aligned SLC's line length and lines (its own
+                            * num_rng_bins / num_valid_az, GMTSAR's s_nx / s_ny) */
+    int zero_nodata;       /* extract16: 1 makes 0+0i samples invalid (zero fill) */
 } gg_xc_params;
 
 /* Column partials of the two-level reductions (both modes' statistics,

@@ -23,9 +23,19 @@
  *   B3 NaN: invalid samples, the patch reported with corr 0 when fewer
  *      than 90 % are valid (never an abort);
  *   B4 the NCC uses float amplitudes (not int-truncated);
- *   B5 corr 0 patches keep their integer offset (no +4 shift);
+ *   B5 corr 0 patches keep their integer offset (no +4 shift), and a
+ *      patch whose NCC is exactly 0 (a flat master patch: its |c| surface
+ *      is all 0, so both argmaxes are arbitrary) is marked: corr 0, the
+ *      zero-lag offset;
  *   B6 the kept interpolated samples are centred for any ri;
- *   B7 nothing is printed.
+ *   B7 nothing is printed;
+ *   B8, B9 master and aligned may differ in size, as in GMTSAR (each PRM's
+ *      num_rng_bins, num_valid_az; the patch grid is the master's): each
+ *      file is read with its own line length, and the aligned's lines past
+ *      its end and columns past its width are invalid samples (GMTSAR
+ *      correlates stale lines / runs into the next line there);
+ *   B10 0+0i samples (zero fill) are invalid samples unless zero_is_data
+ *      (-zero_is_data, GMTSAR's behaviour).
  *
  * MIT licence.
  */
@@ -221,7 +231,7 @@ typedef struct {
     unsigned char **buf;
     int P;
     int fd[2];
-    int W;
+    int W[2];                 /* samples per line of each file (master, aligned) */
     double busy_s;            /* summed reading seconds of all threads */
 } gm_reader;
 
@@ -237,8 +247,8 @@ static void *reader_main(void *arg)
         const int i = r->next++;
         pthread_mutex_unlock(&r->mu);
         const gm_job *j = &r->jobs[i];
-        const size_t bytes = (size_t)j->n * r->W * 4;
-        const off_t off = (off_t)j->y0 * r->W * 4;
+        const size_t bytes = (size_t)j->n * r->W[j->file] * 4;
+        const off_t off = (off_t)j->y0 * r->W[j->file] * 4;
         unsigned char *dst = r->buf[i % r->P];
         const double t0 = now_s();
         size_t done = 0;
@@ -280,8 +290,11 @@ static void free_bufs(gg_context *ctx, gm_bufs *b)
 
 /* Sizes of one run. */
 typedef struct {
-    int W, H, nx, ny, xs, ys, ri, interp, npx, npy, nxc, nyc, pw, ph, lx, ly, zw, nreg;
+    int W, H;              /* master: samples per line, lines (the patch grid's image) */
+    int Wa, Ha;            /* aligned: its own samples per line and lines */
+    int nx, ny, xs, ys, ri, interp, npx, npy, nxc, nyc, pw, ph, lx, ly, zw, nreg;
     int x_inc, y_inc, rshift, ashift;
+    int zero_is_data;      /* 1: 0+0i samples are data (GMTSAR); 0: invalid (zero fill) */
     double astretch;
 } gm_geom;
 
@@ -296,7 +309,7 @@ static int gm_ya(const gm_geom *g, int j)
 static int gm_r0(const gm_geom *g, int f, int j) { return (f ? gm_ya(g, j) : gm_y(g, j)) - g->npy / 2; }
 
 /* Lines [lo, hi) of file f that location rows ja..jb need, clipped to
- * the file (empty: lo >= hi). */
+ * that file's own lines (empty: lo >= hi). */
 static void gm_span(const gm_geom *g, int f, int ja, int jb, int *lo, int *hi)
 {
     int a = gm_r0(g, f, ja), b = a + g->npy;
@@ -305,8 +318,9 @@ static void gm_span(const gm_geom *g, int f, int ja, int jb, int *lo, int *hi)
         a = r < a ? r : a;
         b = r + g->npy > b ? r + g->npy : b;
     }
+    const int H = f ? g->Ha : g->H;
     *lo = a < 0 ? 0 : a;
-    *hi = b > g->H ? g->H : b;
+    *hi = b > H ? H : b;
 }
 
 static double gm_patch_bytes(const gm_geom *g)
@@ -364,7 +378,7 @@ static int gm_chunk_rows(gg_context *ctx, const gm_geom *g, int forced)
         budget = budget < host ? budget : host;
     }
     const double per = gm_patch_bytes(g) * g->nx;
-    while (K > 1 && K * per + 4.0 * g->W * ((double)gm_cap(g, 0, K) + gm_cap(g, 1, K)) > budget)
+    while (K > 1 && K * per + 4.0 * ((double)g->W * gm_cap(g, 0, K) + (double)g->Wa * gm_cap(g, 1, K)) > budget)
         K--;
     /* even chunks: the same FFT batch (plan) for all but maybe the last */
     const int nc = (g->ny + K - 1) / K;
@@ -408,6 +422,9 @@ static gg_status gm_chunk(gg_context *ctx, gm_bufs *b, const gm_geom *g, int cap
     p.tile_w = g->W;
     p.tile_h = cap;
     p.src_h = g->H;
+    p.a_tile_w = g->Wa;
+    p.a_src_h = g->Ha;
+    p.zero_nodata = !g->zero_is_data;
     p.rw = p.sw = npx;
     p.rh = p.sh = npy;
     p.min_valid = 0.9f;
@@ -506,8 +523,8 @@ static gg_status gm_fail(char *err, size_t errlen, const char *fmt, ...)
 }
 
 static gg_status gm_geometry(const gg_xcorr_prm *m, const gg_xcorr_prm *a,
-                             const gg_xcorr_gmtsar_options *o, gm_geom *gp, char *err,
-                             size_t errlen)
+                             const gg_xcorr_gmtsar_options *o, int zero_is_data, gm_geom *gp,
+                             char *err, size_t errlen)
 {
     memset(gp, 0, sizeof *gp);
     gm_geom g = {0};
@@ -522,15 +539,19 @@ static gg_status gm_geometry(const gg_xcorr_prm *m, const gg_xcorr_prm *a,
     g.interp = o->interp < 1 ? 1 : o->interp;
     g.nx = o->nx;
     g.ny = o->ny;
+    /* each file keeps its own size (GMTSAR's m_nx/m_ny and s_nx/s_ny, each
+     * from its PRM): the patch grid comes from the master's, the aligned
+     * file is read with its own line length, and its samples outside it
+     * (columns or lines) are invalid */
     g.W = m->width;
     g.H = m->height;
+    g.Wa = a->width;
+    g.Ha = a->height;
+    g.zero_is_data = zero_is_data != 0;
     if (o->nx < 1 || o->ny < 1)
         return gm_fail(err, errlen, "-nx %d and -ny %d must be positive", o->nx, o->ny);
     if ((long long)o->nx * o->ny > 2147483647LL) /* the row count is an int */
         return gm_fail(err, errlen, "-nx %d x -ny %d locations are too many", o->nx, o->ny);
-    if (m->width != a->width || m->height != a->height)
-        return gm_fail(err, errlen, "master %dx%d and aligned %dx%d differ in size",
-                       m->width, m->height, a->width, a->height);
     if ((xs & (xs - 1)) || (ys & (ys - 1)) || xs < 4 || ys < 4)
         return gm_fail(err, errlen, "xsearch %d and ysearch %d must be powers of 2 >= 4",
                        xs, ys);
@@ -607,12 +628,21 @@ gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *m, const 
                                   gg_xcorr_gmtsar_row **rows_out, int *nrows_out,
                                   gg_progress_fn progress, void *user, gg_xcorr_timing *timing)
 {
+    return gg_xcorr_gmtsar_run(ctx, m, a, o, NULL, chunk_rows, rows_out, nrows_out, progress,
+                               user, timing);
+}
+
+gg_status gg_xcorr_gmtsar_run(gg_context *ctx, const gg_xcorr_prm *m, const gg_xcorr_prm *a,
+                              const gg_xcorr_gmtsar_options *o, const gg_xcorr_gmtsar_switches *sw,
+                              int chunk_rows, gg_xcorr_gmtsar_row **rows_out, int *nrows_out,
+                              gg_progress_fn progress, void *user, gg_xcorr_timing *timing)
+{
     const double t_start = now_s();
     *rows_out = NULL;
     *nrows_out = 0;
     gm_geom g;
     char gerr[512];
-    if (gm_geometry(m, a, o, &g, gerr, sizeof gerr) != GG_OK)
+    if (gm_geometry(m, a, o, sw ? sw->zero_is_data : 0, &g, gerr, sizeof gerr) != GG_OK)
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "%s", gerr);
     const int xs = g.xs, ys = g.ys;
 
@@ -620,9 +650,11 @@ gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *m, const 
     const int K = gm_chunk_rows(ctx, &g, chunk_rows), nchunks = (g.ny + K - 1) / K;
     int cap = gm_cap(&g, 0, K), cap1 = gm_cap(&g, 1, K);
     cap = cap1 > cap ? cap1 : cap;
-    const int W = g.W;
-    /* pieces of at most ~16 MB: a pool of P of them bounds host memory */
-    int piece = (int)(((size_t)16 << 20) / ((size_t)W * 4)); /* W * 4 may pass 2^32 */
+    const int Wf[2] = {g.W, g.Wa}; /* samples per line of each file */
+    const int Wmax = g.W > g.Wa ? g.W : g.Wa;
+    /* pieces of at most ~16 MB (of the wider file's lines): a pool of P of
+     * them bounds host memory */
+    int piece = (int)(((size_t)16 << 20) / ((size_t)Wmax * 4)); /* W * 4 may pass 2^32 */
     piece = piece < 1 ? 1 : piece;
     int *tag[2] = {malloc(sizeof(int) * (size_t)cap), malloc(sizeof(int) * (size_t)cap)};
     int njobs = 0, jcap = 64;
@@ -675,8 +707,8 @@ gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *m, const 
     struct {
         gg_buffer **p;
         size_t bytes;
-    } req[] = {{&b.ring[0], (size_t)cap * W * 4},
-               {&b.ring[1], (size_t)cap * W * 4},
+    } req[] = {{&b.ring[0], (size_t)cap * Wf[0] * 4},
+               {&b.ring[1], (size_t)cap * Wf[1] * 4},
                {&b.pos, (size_t)B * 4 * sizeof(int)},
                {&b.ws, (size_t)B * GG_XC_WS * F},
                {&b.ref, (size_t)B * np * C},
@@ -707,7 +739,8 @@ gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *m, const 
     rd.njobs = nr;
     rd.err_job = -1;
     rd.fault_job = -1;
-    rd.W = W;
+    rd.W[0] = Wf[0];
+    rd.W[1] = Wf[1];
     rd.fd[0] = open(m->slc_file, O_RDONLY);
     rd.fd[1] = open(a->slc_file, O_RDONLY);
     if (s == GG_OK && (rd.fd[0] < 0 || rd.fd[1] < 0))
@@ -723,7 +756,7 @@ gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *m, const 
         s = gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
     for (int i = 0; s == GG_OK && i < rd.P; i++) {
         rd.ready[i] = -1;
-        if (!(rd.buf[i] = gm_host_alloc((size_t)piece * W * 4)))
+        if (!(rd.buf[i] = gm_host_alloc((size_t)piece * Wmax * 4)))
             s = gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
     }
     pthread_t th[GM_READERS];
@@ -757,7 +790,7 @@ gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *m, const 
                 s = gg_rt_fail(ctx, GG_ERR_IO, "cannot read lines %d..%d of '%s'%s", j->y0,
                                j->y0 + j->n - 1, path, injected ? ": injected fault (GG_FAULT)" : "");
             else
-                s = gm_upload(ctx, b.ring[j->file], W, cap, j->y0, j->n, src);
+                s = gm_upload(ctx, b.ring[j->file], Wf[j->file], cap, j->y0, j->n, src);
             t_up += now_s() - t1;
             pthread_mutex_lock(&rd.mu);
             rd.ready[i % rd.P] = -1;
@@ -774,7 +807,12 @@ gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *m, const 
                 const float *q = ws + (size_t)w * GG_XC_WS;
                 const int j = 1 + pending * K + w / g.nx, i = w % g.nx;
                 gg_xcorr_gmtsar_row *r = &rows[(size_t)(j - 1) * g.nx + i];
-                const int valid = q[GG_XC_VALID] > 0.5f;
+                /* marked (corr 0, the zero-lag offset): too few valid
+                 * samples, a flat template, or a degenerate patch whose
+                 * NCC is exactly 0 (a flat master patch, e.g. all zero:
+                 * its |c| surface is all 0, so the integer argmax and the
+                 * sub-pixel argmax of it are arbitrary, B5) */
+                const int valid = q[GG_XC_VALID] > 0.5f && q[GG_XC_NCC] > 0.0f;
                 /* lags: master = aligned + (lag - search): offset = -(lag - search) */
                 const double ly_ = valid ? q[GG_XC_OUT_Y] : ys, lx_ = valid ? q[GG_XC_OUT_X] : xs;
                 const int y = gm_y(&g, j);
@@ -834,7 +872,7 @@ gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *m, const 
         timing->kernel_s = t_kern;
         timing->bytes_read = 0;
         for (int i = 0; i < njobs; i++)
-            timing->bytes_read += 4.0 * W * jobs[i].n;
+            timing->bytes_read += 4.0 * Wf[jobs[i].file] * jobs[i].n;
         timing->total_s = now_s() - t_start;
     }
     pthread_mutex_destroy(&rd.mu);

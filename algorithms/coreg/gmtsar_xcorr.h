@@ -2,7 +2,8 @@
  * gmtsar_xcorr.h -- internal entries of the GMTSAR-mode offsets
  * (gmtsar_xcorr.c), not part of the public API: the timed run of
  * bench_xcorr and the forced chunking of the tests (both reached through
- * the internal static library geogpu_internal).
+ * the internal static library geogpu_internal), and the run with the
+ * switches of gdal_xcorr -mode gmtsar (exported for the GDAL layer).
  *
  * MIT licence.
  */
@@ -39,5 +40,22 @@ gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *master,
                                   const gg_xcorr_gmtsar_options *options, int chunk_rows,
                                   gg_xcorr_gmtsar_row **rows_out, int *nrows_out,
                                   gg_progress_fn progress, void *user, gg_xcorr_timing *timing);
+
+/* Switches of the GMTSAR mode beyond the public gg_xcorr_gmtsar_options
+ * (gdal_xcorr -mode gmtsar's flags); all 0: the defaults. */
+typedef struct gg_xcorr_gmtsar_switches {
+    int zero_is_data;      /* -zero_is_data: 0+0i samples are data, as in GMTSAR; 0 (default):
+                            * they are invalid samples (zero fill) in the valid-fraction rule */
+} gg_xcorr_gmtsar_switches;
+
+/* gg_xcorr_gmtsar_chunked with switches (NULL: all 0).  Exported (the GDAL
+ * layer's gdal_xcorr -mode gmtsar calls it), but not public API. */
+GG_API gg_status gg_xcorr_gmtsar_run(gg_context *ctx, const gg_xcorr_prm *master,
+                                     const gg_xcorr_prm *aligned,
+                                     const gg_xcorr_gmtsar_options *options,
+                                     const gg_xcorr_gmtsar_switches *switches, int chunk_rows,
+                                     gg_xcorr_gmtsar_row **rows_out, int *nrows_out,
+                                     gg_progress_fn progress, void *user,
+                                     gg_xcorr_timing *timing);
 
 #endif

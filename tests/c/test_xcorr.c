@@ -19,7 +19,14 @@
  *      included) on every device, the planner's chunks vs one location row
  *      per chunk (wrapping line rings, through the internal
  *      gg_xcorr_gmtsar_chunked), devices against each other, patches off
- *      the file (corr 0, no abort).
+ *      the file (corr 0, no abort);
+ *   8. GMTSAR mode's edges, each against the float64 reference (which
+ *      takes each file's own size, invalid samples and the marking rules)
+ *      and across devices: pairs of different sizes (aligned shorter,
+ *      longer and wider, narrower; master shorter), zero-filled borders
+ *      (with and without -zero_is_data), correlation-0 patches (an
+ *      all-zero and a constant master patch: offsets exactly 0).
+ * One command runs one test: test_xcorr <name> (names at main).
  *
  * MIT licence. */
 #include "check.h"
@@ -709,14 +716,20 @@ static void test_bad(void)
 
 /* GMTSAR xcorr's algorithm with the documented fixes, float64, written from
  * the description in docs/gdal_xcorr.md with direct sums and naive DFTs:
- * range interpolation x ri by zero-padding each line's spectrum (Nyquist
- * bin split), detection, whole-patch means removed, the aligned patch's
- * central 2 xs x 2 ys correlated with the master patch over lags
- * [0, 2 search), argmax |c|, NCC x 100 there, 8 x 8 of |c|^(1/4) from
- * peak - 4 (0 outside) upsampled x interp (band-limited), argmax.  Out:
- * x xoff y yoff corr per patch, azimuth-major. */
-static void ref_gmtsar(const short *m, const short *a, int W, int H, int nx, int ny, int xs,
-                       int ys, int ri, int interp, double (*out)[5])
+ * the patch grid from the master's size (W x H), each file read with its
+ * own size (aligned Wa x Ha); samples outside their file, and 0+0i samples
+ * unless zero_is_data, are invalid and count as 0; a patch with fewer than
+ * 90 % valid samples in either file, a flat aligned patch or an NCC of
+ * exactly 0 is marked (offsets 0, corr 0).  Otherwise range interpolation
+ * x ri by zero-padding each line's spectrum (Nyquist bin split),
+ * detection, whole-patch means removed, the aligned patch's central
+ * 2 xs x 2 ys correlated with the master patch over lags [0, 2 search),
+ * argmax |c|, NCC x 100 there, 8 x 8 of |c|^(1/4) from peak - 4 (0
+ * outside) upsampled x interp (band-limited), argmax.  Out: x xoff y yoff
+ * corr per patch, azimuth-major. */
+static void ref_gmtsar_sizes(const short *m, int W, int H, const short *a, int Wa, int Ha,
+                             int nx, int ny, int xs, int ys, int ri, int interp,
+                             int zero_is_data, double (*out)[5])
 {
     const int npx = 4 * xs, npy = 4 * ys, nxc = 2 * xs, nyc = 2 * ys;
     const int x_inc = (W - 2 * (xs + nxc)) / (nx + 3), y_inc = (H - 2 * (ys + nyc)) / (ny + 1);
@@ -734,13 +747,26 @@ static void ref_gmtsar(const short *m, const short *a, int W, int H, int nx, int
     for (int j = 1; j <= ny; j++)
         for (int i = 2; i < nx + 2; i++, k++) {
             const int y = npy + j * y_inc, x = npx + i * x_inc;
+            int nvalid[2] = {0, 0};
+            double amin = INFINITY, amax = -INFINITY; /* aligned amplitudes (flatness) */
             for (int f = 0; f < 2; f++) {
                 const short *src = f ? a : m;
+                const int Wf = f ? Wa : W, Hf = f ? Ha : H;
                 double *dst = f ? aa : am, mean = 0;
                 for (int v = 0; v < npy; v++) {
-                    const short *s = src + 2 * ((size_t)(y - npy / 2 + v) * W + x - npx / 2);
-                    for (int u = 0; u < npx; u++)
-                        row[u] = s[2 * u] + I * s[2 * u + 1];
+                    const int yy = y - npy / 2 + v;
+                    for (int u = 0; u < npx; u++) {
+                        const int xx = x - npx / 2 + u;
+                        const int in = xx >= 0 && yy >= 0 && xx < Wf && yy < Hf;
+                        const short *s = in ? src + 2 * ((size_t)yy * Wf + xx) : NULL;
+                        const int ok = in && (zero_is_data || s[0] != 0 || s[1] != 0);
+                        row[u] = ok ? s[0] + I * s[1] : 0;
+                        nvalid[f] += ok;
+                        if (ok && f) {
+                            amin = fmin(amin, cabs(row[u]));
+                            amax = fmax(amax, cabs(row[u]));
+                        }
+                    }
                     dcx *F = Fr;
                     for (int kk = 0; ri > 1 && kk < npx; kk++) {
                         F[kk] = 0;
@@ -793,6 +819,17 @@ static void ref_gmtsar(const short *m, const short *a, int W, int H, int nx, int
                     tt += t * t;
                     bb += b * b;
                 }
+            const double ncc = tt > 0 && bb > 0 ? 100 * fabs(tb) / sqrt(tt * bb) : 0;
+            /* the valid fraction as the device compares it (in float) */
+            const float need = 0.9f * (float)(npx * npy);
+            if (nvalid[0] < need || nvalid[1] < need || !(amax > amin) || ncc == 0) {
+                out[k][0] = x;
+                out[k][1] = 0;
+                out[k][2] = y;
+                out[k][3] = 0;
+                out[k][4] = 0;
+                continue;
+            }
             double blk[8][8];
             for (int u = 0; u < 8; u++)
                 for (int v = 0; v < 8; v++) {
@@ -828,7 +865,7 @@ static void ref_gmtsar(const short *m, const short *a, int W, int H, int nx, int
             out[k][1] = -(lx - xs) / ri;
             out[k][2] = y;
             out[k][3] = -(ly - ys);
-            out[k][4] = 100 * fabs(tb) / sqrt(tt * bb);
+            out[k][4] = ncc;
         }
     free(am);
     free(aa);
@@ -837,6 +874,12 @@ static void ref_gmtsar(const short *m, const short *a, int W, int H, int nx, int
     free(row);
     free(Fr);
     free(E);
+}
+
+static void ref_gmtsar(const short *m, const short *a, int W, int H, int nx, int ny, int xs,
+                       int ys, int ri, int interp, double (*out)[5])
+{
+    ref_gmtsar_sizes(m, W, H, a, W, H, nx, ny, xs, ys, ri, interp, 0, out);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -861,9 +904,12 @@ static void write_gmtsar(const char *dir, const char *name, const short *iq, int
 }
 
 /* chunk_rows > 0: that many location rows per chunk (the internal
- * gg_xcorr_gmtsar_chunked); 0: the planner's (gg_xcorr_gmtsar). */
-static int run_gmtsar_chunked(const char *dev, const char *p1, const char *p2, int nx, int ny,
-                              int xs, int ri, int chunk_rows, gg_xcorr_gmtsar_row **rows)
+ * gg_xcorr_gmtsar_chunked); 0: the planner's (gg_xcorr_gmtsar).
+ * zero_is_data: gdal_xcorr -mode gmtsar's -zero_is_data (through the
+ * internal gg_xcorr_gmtsar_run). */
+static int run_gmtsar_full(const char *dev, const char *p1, const char *p2, int nx, int ny,
+                           int xs, int ri, int chunk_rows, int zero_is_data,
+                           gg_xcorr_gmtsar_row **rows)
 {
     gg_context *ctx = NULL;
     char err[512];
@@ -876,7 +922,10 @@ static int run_gmtsar_chunked(const char *dev, const char *p1, const char *p2, i
     if (gg_xcorr_prm_read(p1, &m, err, sizeof err) == GG_OK &&
         gg_xcorr_prm_read(p2, &a, err, sizeof err) == GG_OK) {
         gg_xcorr_gmtsar_options o = {nx, ny, xs, xs, ri, 16, 0};
-        if ((chunk_rows > 0
+        gg_xcorr_gmtsar_switches sw = {zero_is_data};
+        if ((zero_is_data ? gg_xcorr_gmtsar_run(ctx, &m, &a, &o, &sw, chunk_rows, rows, &n, NULL,
+                                                NULL, NULL)
+             : chunk_rows > 0
                  ? gg_xcorr_gmtsar_chunked(ctx, &m, &a, &o, chunk_rows, rows, &n, NULL, NULL, NULL)
                  : gg_xcorr_gmtsar(ctx, &m, &a, &o, rows, &n, NULL, NULL)) == GG_OK &&
             n == nx * ny)
@@ -888,6 +937,12 @@ static int run_gmtsar_chunked(const char *dev, const char *p1, const char *p2, i
     }
     gg_context_destroy(ctx);
     return rc;
+}
+
+static int run_gmtsar_chunked(const char *dev, const char *p1, const char *p2, int nx, int ny,
+                              int xs, int ri, int chunk_rows, gg_xcorr_gmtsar_row **rows)
+{
+    return run_gmtsar_full(dev, p1, p2, nx, ny, xs, ri, chunk_rows, 0, rows);
 }
 
 static int run_gmtsar(const char *dev, const char *p1, const char *p2, int nx, int ny, int xs,
@@ -1011,6 +1066,353 @@ static void test_gmtsar(char devs[][32], int nd)
     free(a);
 }
 
+/* ------------------------- 8. GMTSAR mode: sizes, zero fill, corr-0 patches */
+
+/* The int16 pair of the GMTSAR-mode tests: band-limited speckle, the
+ * aligned shifted by (dx, dy), scaled to an rms of 1500 counts. */
+static void gmtsar_pair16(int W, int H, double dx, double dy, short *m, short *a)
+{
+    float *s1 = malloc((size_t)W * H * 8), *s2 = malloc((size_t)W * H * 8);
+    make_pair(W, H, dx, dy, 0.8, 0.8, s1, s2);
+    double rms = 0;
+    for (size_t i = 0; i < (size_t)W * H * 2; i++)
+        rms += (double)s1[i] * s1[i];
+    rms = sqrt(rms / ((double)W * H * 2));
+    for (size_t i = 0; i < (size_t)W * H * 2; i++) {
+        m[i] = (short)lrint(fmax(-32768, fmin(32767, s1[i] * 1500 / rms)));
+        a[i] = (short)lrint(fmax(-32768, fmin(32767, s2[i] * 1500 / rms)));
+    }
+    free(s1);
+    free(s2);
+}
+
+/* The top-left w x h of a W-wide int16 I/Q image (w <= W). */
+static short *crop16(const short *src, int W, int w, int h)
+{
+    short *d = malloc((size_t)w * h * 4);
+    for (int y = 0; y < h; y++)
+        memcpy(d + (size_t)2 * y * w, src + (size_t)2 * y * W, (size_t)w * 4);
+    return d;
+}
+
+/* Rows against the float64 reference: positions exact; marked patches
+ * (reference corr 0) exactly marked (offsets 0, corr 0); the others within
+ * one interpolated grid step and corr within 0.02.  Returns the number of
+ * marked patches. */
+static int check_gmtsar_rows(const char *what, const char *dev, const gg_xcorr_gmtsar_row *r,
+                             double (*ref)[5], int n, int ri)
+{
+    double dx = 0, dy = 0, dc = 0;
+    int marked = 0, wrong = 0;
+    for (int i = 0; i < n; i++) {
+        CHECK(r[i].x == ref[i][0] && r[i].y == ref[i][2], "%s %s: patch %d at %g %g, ref %g %g",
+              what, dev, i, r[i].x, r[i].y, ref[i][0], ref[i][2]);
+        if (ref[i][4] == 0) {
+            marked++;
+            wrong += !(r[i].corr == 0 && r[i].xoff == 0 && r[i].yoff == 0);
+            continue;
+        }
+        dx = fmax(dx, fabs(r[i].xoff - ref[i][1]));
+        dy = fmax(dy, fabs(r[i].yoff - ref[i][3]));
+        dc = fmax(dc, fabs(r[i].corr - ref[i][4]));
+    }
+    CHECK(wrong == 0, "%s %s: %d of the %d patches the reference marks are not marked", what,
+          dev, wrong, marked);
+    CHECK(dx <= 1.0 / (16 * ri) + 1e-3 && dy <= 1.0 / 16 + 1e-3,
+          "%s %s: offsets differ from the float64 reference by %.4f %.4f", what, dev, dx, dy);
+    CHECK(dc <= 0.02, "%s %s: corr differs from the reference by %.4f", what, dev, dc);
+    return marked;
+}
+
+/* The same marks on two devices and offsets within one grid step. */
+static void check_gmtsar_agree(const char *what, const char *d0, const gg_xcorr_gmtsar_row *a,
+                               const char *d1, const gg_xcorr_gmtsar_row *b, int n)
+{
+    double md = 0;
+    int masks = 0;
+    for (int i = 0; i < n; i++) {
+        masks += (a[i].corr == 0) != (b[i].corr == 0);
+        md = fmax(md, fmax(fabs(a[i].xoff - b[i].xoff), fabs(a[i].yoff - b[i].yoff)));
+    }
+    CHECK(masks == 0 && md <= 1.0 / 16 + 1e-3, "%s: %s vs %s: %d marks differ, offsets by %.4f",
+          what, d1, d0, masks, md);
+}
+
+/* Pairs of different sizes (GMTSAR reads each PRM's own num_rng_bins and
+ * num_valid_az; the patch grid is the master's): the aligned shorter
+ * (patches past its end marked, not correlated with stale lines), longer
+ * and wider (the same rows as the equal-size pair), narrower (a patch with
+ * 3 of its 32 columns past the aligned's width: those are invalid samples,
+ * 90 % valid, so it is correlated) and the master shorter than the
+ * aligned.  Every device against the float64 reference and each other. */
+static void test_gmtsar_sizes(char devs[][32], int nd)
+{
+    const int W = 288, H = 384, Wb = 300, Hb = 448, nx = 3, ny = 5, xs = 8, ri = 2, n = nx * ny;
+    short *mb = malloc((size_t)Wb * Hb * 4), *ab = malloc((size_t)Wb * Hb * 4);
+    gmtsar_pair16(Wb, Hb, 1.7, -2.4, mb, ab);
+    char dir[] = "/tmp/gg_test_gmtsar_sizesXXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    /* case: master size, aligned size; the equal-size pair first */
+    const struct {
+        const char *name;
+        int mw, mh, aw, ah;
+    } cases[] = {{"equal", W, H, W, H},          {"aligned shorter", W, H, W, 310},
+                 {"aligned longer", W, H, Wb, Hb}, {"aligned narrower", W, H, 205, H},
+                 {"master shorter", W, 330, W, H}};
+    const int nc = (int)(sizeof cases / sizeof cases[0]);
+    gg_xcorr_gmtsar_row *rows[5][MAXDEV] = {{NULL}};
+    double (*ref)[5] = malloc(sizeof *ref * n);
+    for (int c = 0; c < nc; c++) {
+        char pm[600], pa[600], nm[64], na[64];
+        snprintf(nm, sizeof nm, "m%d", c);
+        snprintf(na, sizeof na, "a%d", c);
+        short *m = crop16(mb, Wb, cases[c].mw, cases[c].mh);
+        short *a = crop16(ab, Wb, cases[c].aw, cases[c].ah);
+        write_gmtsar(dir, nm, m, cases[c].mw, cases[c].mh, 0, pm, sizeof pm);
+        write_gmtsar(dir, na, a, cases[c].aw, cases[c].ah, 0, pa, sizeof pa);
+        ref_gmtsar_sizes(m, cases[c].mw, cases[c].mh, a, cases[c].aw, cases[c].ah, nx, ny, xs,
+                         xs, ri, 16, 0, ref);
+        int ref_marked = 0;
+        for (int i = 0; i < n; i++)
+            ref_marked += ref[i][4] == 0;
+        /* the shorter aligned leaves its last location row (lines 296..327
+         * of the master's grid, 14 inside) past its end: marked */
+        if (c == 1)
+            CHECK(ref_marked == nx, "aligned shorter: the reference marks %d patches, not %d",
+                  ref_marked, nx);
+        else
+            CHECK(ref_marked == 0, "%s: the reference marks %d patches", cases[c].name,
+                  ref_marked);
+        for (int d = 0; d < nd; d++) {
+            if (run_gmtsar(devs[d], pm, pa, nx, ny, xs, ri, &rows[c][d])) {
+                CHECK(0, "%s: %s: gmtsar run", cases[c].name, devs[d]);
+                continue;
+            }
+            check_gmtsar_rows(cases[c].name, devs[d], rows[c][d], ref, n, ri);
+            if (d > 0 && rows[c][0])
+                check_gmtsar_agree(cases[c].name, devs[0], rows[c][0], devs[d], rows[c][d], n);
+            /* the lines past the shorter file are never read: an aligned
+             * longer and wider than the master gives the equal-size rows */
+            if (c == 2 && rows[0][d])
+                CHECK(!memcmp(rows[c][d], rows[0][d], sizeof(gg_xcorr_gmtsar_row) * n),
+                      "%s: aligned longer and wider differs from the equal-size pair", devs[d]);
+            /* one location row per chunk (wrapping rings of two widths) */
+            gg_xcorr_gmtsar_row *rk = NULL;
+            if (run_gmtsar_chunked(devs[d], pm, pa, nx, ny, xs, ri, 1, &rk) == 0 && rows[c][d])
+                CHECK(!memcmp(rk, rows[c][d], sizeof(gg_xcorr_gmtsar_row) * n),
+                      "%s: %s: one row per chunk differs", cases[c].name, devs[d]);
+            gg_xcorr_free(rk);
+        }
+        free(m);
+        free(a);
+    }
+    for (int c = 0; c < nc; c++)
+        for (int d = 0; d < nd; d++)
+            gg_xcorr_free(rows[c][d]);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    free(ref);
+    free(mb);
+    free(ab);
+}
+
+/* Zero fill (0+0i) in both files, a 100-column left border and the lines
+ * from 318 on: the patches with more than 10 % fill are marked (offsets 0,
+ * corr 0), those clear of the fill give the rows of the pair without fill;
+ * with -zero_is_data (GMTSAR's behaviour) the fill is data and the patches
+ * over it are correlated.  Every device against the float64 reference of
+ * each rule and each other. */
+static void test_gmtsar_zero_fill(char devs[][32], int nd)
+{
+    const int W = 288, H = 384, nx = 3, ny = 5, xs = 8, ri = 2, n = nx * ny, fx = 100, fy = 318;
+    short *m = malloc((size_t)W * H * 4), *a = malloc((size_t)W * H * 4);
+    short *mz = malloc((size_t)W * H * 4), *az = malloc((size_t)W * H * 4);
+    gmtsar_pair16(W, H, 1.7, -2.4, m, a);
+    memcpy(mz, m, (size_t)W * H * 4);
+    memcpy(az, a, (size_t)W * H * 4);
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            if (x < fx || y >= fy) {
+                const size_t k = 2 * ((size_t)y * W + x);
+                mz[k] = mz[k + 1] = az[k] = az[k + 1] = 0;
+            }
+    char dir[] = "/tmp/gg_test_gmtsar_zeroXXXXXX", p1[600], p2[600], p3[600], p4[600];
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    write_gmtsar(dir, "m", m, W, H, 0, p1, sizeof p1);
+    write_gmtsar(dir, "a", a, W, H, 0, p2, sizeof p2);
+    write_gmtsar(dir, "mz", mz, W, H, 0, p3, sizeof p3);
+    write_gmtsar(dir, "az", az, W, H, 0, p4, sizeof p4);
+    double (*ref)[5] = malloc(sizeof *ref * n), (*refz)[5] = malloc(sizeof *refz * n);
+    ref_gmtsar_sizes(mz, W, H, az, W, H, nx, ny, xs, xs, ri, 16, 0, ref);
+    ref_gmtsar_sizes(mz, W, H, az, W, H, nx, ny, xs, xs, ri, 16, 1, refz);
+    /* the fill fraction of each patch (32 x 32, the master's grid) */
+    const int npx = 4 * xs, x_inc = (W - 6 * xs) / (nx + 3), y_inc = (H - 6 * xs) / (ny + 1);
+    double frac[64];
+    for (int j = 1, k = 0; j <= ny; j++)
+        for (int i = 2; i < nx + 2; i++, k++) {
+            const int x0 = npx + i * x_inc - npx / 2, y0 = npx + j * y_inc - npx / 2;
+            int nf = 0;
+            for (int y = y0; y < y0 + npx; y++)
+                for (int x = x0; x < x0 + npx; x++)
+                    nf += x < fx || y >= fy;
+            frac[k] = (double)nf / (npx * npx);
+        }
+    int over = 0, clear = 0;
+    for (int i = 0; i < n; i++) {
+        over += frac[i] > 0.1;
+        clear += frac[i] == 0;
+        CHECK((ref[i][4] == 0) == (frac[i] > 0.1), "reference: patch %d (fill %.2f) corr %.2f",
+              i, frac[i], ref[i][4]);
+    }
+    CHECK(over >= 4 && clear >= 4, "zero fill: %d patches over it, %d clear", over, clear);
+    gg_xcorr_gmtsar_row *first = NULL, *firstz = NULL;
+    for (int d = 0; d < nd; d++) {
+        gg_xcorr_gmtsar_row *r0 = NULL, *r = NULL, *rz = NULL;
+        if (run_gmtsar(devs[d], p1, p2, nx, ny, xs, ri, &r0) ||
+            run_gmtsar(devs[d], p3, p4, nx, ny, xs, ri, &r) ||
+            run_gmtsar_full(devs[d], p3, p4, nx, ny, xs, ri, 0, 1, &rz)) {
+            CHECK(0, "%s: zero fill runs", devs[d]);
+        } else {
+            check_gmtsar_rows("zero fill", devs[d], r, ref, n, ri);
+            check_gmtsar_rows("zero fill, -zero_is_data", devs[d], rz, refz, n, ri);
+            int corr_over = 0;
+            for (int i = 0; i < n; i++) {
+                if (frac[i] == 0) /* clear of the fill: unchanged */
+                    CHECK(!memcmp(&r[i], &r0[i], sizeof r[i]) && !memcmp(&rz[i], &r0[i], sizeof r[i]),
+                          "%s: patch %d clear of the fill changed", devs[d], i);
+                if (frac[i] > 0.1)
+                    CHECK(r[i].corr == 0 && r[i].xoff == 0 && r[i].yoff == 0,
+                          "%s: patch %d over the fill (%.2f) not marked: %g %g corr %g", devs[d],
+                          i, frac[i], r[i].xoff, r[i].yoff, r[i].corr);
+                corr_over += frac[i] > 0.1 && rz[i].corr > 0;
+            }
+            CHECK(corr_over > 0, "%s: -zero_is_data correlates no patch over the fill", devs[d]);
+        }
+        if (!first && r && rz) {
+            first = r;
+            firstz = rz;
+            r = rz = NULL;
+        } else if (r && rz) {
+            check_gmtsar_agree("zero fill", devs[0], first, devs[d], r, n);
+            check_gmtsar_agree("zero fill, -zero_is_data", devs[0], firstz, devs[d], rz, n);
+        }
+        gg_xcorr_free(r0);
+        gg_xcorr_free(r);
+        gg_xcorr_free(rz);
+    }
+    gg_xcorr_free(first);
+    gg_xcorr_free(firstz);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    free(ref);
+    free(refz);
+    free(m);
+    free(a);
+    free(mz);
+    free(az);
+}
+
+/* Correlation-0 patches keep the integer zero-lag offset (B5): an all-zero
+ * master patch (with -zero_is_data, where it is data: its |c| surface is
+ * all 0, whose argmaxes are arbitrary) gives offsets exactly 0 and corr 0,
+ * and so does a constant master patch under the default rule (a flat master
+ * patch has NCC 0; checked without range interpolation, where its demeaned
+ * amplitudes are exactly 0 in float and float64 alike), on every device;
+ * the default rule marks the all-zero patch as zero fill too.  Patches
+ * elsewhere are unchanged. */
+static void test_gmtsar_corr0(char devs[][32], int nd)
+{
+    const int W = 288, H = 384, nx = 3, ny = 5, xs = 8, n = nx * ny;
+    short *m = malloc((size_t)W * H * 4), *a = malloc((size_t)W * H * 4);
+    short *mz = malloc((size_t)W * H * 4), *mc = malloc((size_t)W * H * 4);
+    gmtsar_pair16(W, H, 1.7, -2.4, m, a);
+    memcpy(mz, m, (size_t)W * H * 4);
+    /* patch (x 152, y 200) spans 136..167 x 184..215: all zero */
+    for (int y = 178; y < 222; y++)
+        for (int x = 130; x < 175; x++)
+            mz[2 * ((size_t)y * W + x)] = mz[2 * ((size_t)y * W + x) + 1] = 0;
+    memcpy(mc, mz, (size_t)W * H * 4);
+    /* and patch (x 112, y 88), 96..127 x 72..103: constant 1000 + 0i */
+    for (int y = 66; y < 110; y++)
+        for (int x = 90; x < 130; x++) {
+            mc[2 * ((size_t)y * W + x)] = 1000;
+            mc[2 * ((size_t)y * W + x) + 1] = 0;
+        }
+    const int pz = 2 * nx + 1, pc = 0; /* the two patches (azimuth-major) */
+    char dir[] = "/tmp/gg_test_gmtsar_corr0XXXXXX", p1[600], p2[600], p3[600], p4[600];
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    write_gmtsar(dir, "m", m, W, H, 0, p1, sizeof p1);
+    write_gmtsar(dir, "a", a, W, H, 0, p2, sizeof p2);
+    write_gmtsar(dir, "mz", mz, W, H, 0, p3, sizeof p3);
+    write_gmtsar(dir, "mc", mc, W, H, 0, p4, sizeof p4);
+    double (*ref)[5] = malloc(sizeof *ref * n);
+    /* (zero_is_data, range interpolation): the constant patch with ri 1 */
+    const int runs[4][2] = {{1, 2}, {0, 2}, {1, 1}, {0, 1}};
+    for (int c = 0; c < 4; c++) {
+        const int z = runs[c][0], ri = runs[c][1];
+        const short *mm = ri == 1 ? mc : mz;
+        const char *pm = ri == 1 ? p4 : p3;
+        char what[64];
+        snprintf(what, sizeof what, "corr 0 (zero_is_data %d, ri %d)", z, ri);
+        ref_gmtsar_sizes(mm, W, H, a, W, H, nx, ny, xs, xs, ri, 16, z, ref);
+        CHECK(ref[pz][4] == 0 && (ri == 2 || ref[pc][4] == 0), "%s: reference corr %g %g", what,
+              ref[pz][4], ref[pc][4]);
+        gg_xcorr_gmtsar_row *first = NULL;
+        for (int d = 0; d < nd; d++) {
+            gg_xcorr_gmtsar_row *r0 = NULL, *r = NULL;
+            if (run_gmtsar_full(devs[d], p1, p2, nx, ny, xs, ri, 0, z, &r0) ||
+                run_gmtsar_full(devs[d], pm, p2, nx, ny, xs, ri, 0, z, &r)) {
+                CHECK(0, "%s: %s runs", devs[d], what);
+                gg_xcorr_free(r0);
+                gg_xcorr_free(r);
+                continue;
+            }
+            check_gmtsar_rows(what, devs[d], r, ref, n, ri);
+            for (int k = 0; k < (ri == 1 ? 2 : 1); k++) {
+                const int i = k ? pc : pz;
+                CHECK(r[i].corr == 0 && r[i].xoff == 0 && r[i].yoff == 0,
+                      "%s %s: %s master patch %d: %g %g corr %g, not 0 0 0", what, devs[d],
+                      k ? "constant" : "all-zero", i, r[i].xoff, r[i].yoff, r[i].corr);
+            }
+            for (int i = 0; i < n; i++)
+                if (i != pz && i != pc)
+                    CHECK(!memcmp(&r[i], &r0[i], sizeof r[i]), "%s %s: patch %d changed", what,
+                          devs[d], i);
+            if (!first) {
+                first = r;
+                r = NULL;
+            } else {
+                check_gmtsar_agree(what, devs[0], first, devs[d], r, n);
+            }
+            gg_xcorr_free(r0);
+            gg_xcorr_free(r);
+        }
+        gg_xcorr_free(first);
+    }
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    free(ref);
+    free(m);
+    free(a);
+    free(mz);
+    free(mc);
+}
+
 /* A crash prints its stack (addresses resolve with addr2line on the
  * RelWithDebInfo build): the device machine has no debugger. */
 static void on_fatal(int sig)
@@ -1022,24 +1424,55 @@ static void on_fatal(int sig)
     raise(sig);
 }
 
-int main(void)
+/* Runs every test, or only those named as arguments (one command, one
+ * test: test_xcorr gmtsar_sizes): golden reference agree bad gmtsar
+ * gmtsar_sizes gmtsar_zero_fill gmtsar_corr0 sweep. */
+static int wanted(int argc, char **argv, const char *name)
+{
+    if (argc < 2)
+        return 1;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], name))
+            return 1;
+    return 0;
+}
 
-
-
+int main(int argc, char **argv)
 {
     signal(SIGSEGV, on_fatal);
     signal(SIGBUS, on_fatal);
     signal(SIGFPE, on_fatal);
+    static const char *const names[] = {"golden", "reference", "agree", "bad", "gmtsar",
+                                        "gmtsar_sizes", "gmtsar_zero_fill", "gmtsar_corr0",
+                                        "sweep"};
+    for (int i = 1; i < argc; i++) {
+        int known = 0;
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+            known |= !strcmp(argv[i], names[k]);
+        if (!known) {
+            fprintf(stderr, "test_xcorr: unknown test '%s'\n", argv[i]);
+            return 2;
+        }
+    }
     char devs[MAXDEV][32];
     const int nd = test_devices(devs, MAXDEV);
-    for (int d = 0; d < nd; d++)
+    for (int d = 0; wanted(argc, argv, "golden") && d < nd; d++)
         test_golden(devs[d], NULL);
-    for (int d = 0; d < nd; d++)
+    for (int d = 0; wanted(argc, argv, "reference") && d < nd; d++)
         test_reference(devs[d]);
-    test_agree_and_invalid(devs, nd);
-    test_bad();
-    test_gmtsar(devs, nd);
-    if (nd > 0 && !getenv("XC_NO_SWEEP"))
+    if (wanted(argc, argv, "agree"))
+        test_agree_and_invalid(devs, nd);
+    if (wanted(argc, argv, "bad"))
+        test_bad();
+    if (wanted(argc, argv, "gmtsar"))
+        test_gmtsar(devs, nd);
+    if (wanted(argc, argv, "gmtsar_sizes"))
+        test_gmtsar_sizes(devs, nd);
+    if (wanted(argc, argv, "gmtsar_zero_fill"))
+        test_gmtsar_zero_fill(devs, nd);
+    if (wanted(argc, argv, "gmtsar_corr0"))
+        test_gmtsar_corr0(devs, nd);
+    if (nd > 0 && !getenv("XC_NO_SWEEP") && wanted(argc, argv, "sweep"))
         test_sweep(devs[0]);
     return check_summary("test_xcorr");
 }

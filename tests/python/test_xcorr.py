@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from osgeo import gdal
 
-from conftest import BIN, REPO
+from conftest import BIN, OPENCL_ABSENT, REPO
 
 AMPCOR = next((p for p in (REPO / "autotest_data" / "ampcor_whitenoise",
                            REPO.parent / "shared" / "data" / "ampcor_whitenoise")
@@ -117,9 +117,14 @@ def write_slc(folder, name, s, prf=1000.0, shift=True):
     return iq[..., 0] + 1j * iq[..., 1]
 
 
-def gmtsar_reference(m, a, nx, ny, xs, ys, ri=2, interp=16):
+def gmtsar_reference(m, a, nx, ny, xs, ys, ri=2, interp=16, zero_is_data=False):
     """GMTSAR xcorr's algorithm in float64 (numpy), with the documented fixes
-    (float NCC, zero outside the surface, centred interpolation window)."""
+    (float NCC, zero outside the surface, centred interpolation window).
+    The patch grid comes from the master's size; each file is read with its
+    own size.  Samples outside their file, and 0+0i samples unless
+    zero_is_data, are invalid and count as 0; a patch with fewer than 90 %
+    valid samples in either file, a flat aligned patch or an NCC of exactly
+    0 is marked (x 0 y 0 0)."""
     H, W = m.shape
     npx, npy, nxc, nyc = 4 * xs, 4 * ys, 2 * xs, 2 * ys
     x_inc = (W - 2 * (xs + nxc)) // (nx + 3)
@@ -141,12 +146,32 @@ def gmtsar_reference(m, a, nx, ny, xs, ys, ri=2, interp=16):
         s0 = (ri - 1) * npx // 2
         return q[:, s0:s0 + npx]
 
+    def patch(img, x, y):
+        """npy x npx patch centred at (x, y), invalid samples 0, and their mask"""
+        h, w = img.shape
+        p = np.zeros((npy, npx), complex)
+        ok = np.zeros((npy, npx), bool)
+        y0, x0 = y - npy // 2, x - npx // 2
+        ya, yb, xa, xb = max(y0, 0), min(y0 + npy, h), max(x0, 0), min(x0 + npx, w)
+        if ya < yb and xa < xb:
+            p[ya - y0:yb - y0, xa - x0:xb - x0] = img[ya:yb, xa:xb]
+            ok[ya - y0:yb - y0, xa - x0:xb - x0] = True
+        if not zero_is_data:
+            ok &= p != 0
+        return np.where(ok, p, 0), ok
+
+    need = np.float32(0.9) * np.float32(npx * npy)  # as the device compares
+
     for j in range(1, ny + 1):
         y = npy + j * y_inc
         for i in range(2, nx + 2):
             x = npx + i * x_inc
-            pm = m[y - npy // 2:y + npy // 2, x - npx // 2:x + npx // 2]
-            pa = a[y - npy // 2:y + npy // 2, x - npx // 2:x + npx // 2]
+            pm, okm = patch(m, x, y)
+            pa, oka = patch(a, x, y)
+            amp = np.abs(pa[oka])
+            if okm.sum() < need or oka.sum() < need or not amp.max() > amp.min():
+                out.append((x, 0.0, y, 0.0, 0.0))
+                continue
             am = np.abs(rinterp(pm))
             aa = np.abs(rinterp(pa))
             am -= am.mean()
@@ -160,7 +185,11 @@ def gmtsar_reference(m, a, nx, ny, xs, ys, ri=2, interp=16):
             ac = np.abs(c)
             py, px = np.unravel_index(np.argmax(ac), ac.shape)
             b = am[py:py + nyc, px:px + nxc]
-            ncc = 100 * abs(np.sum(t * b)) / math.sqrt(np.sum(t * t) * np.sum(b * b))
+            tt, bb = np.sum(t * t), np.sum(b * b)
+            ncc = 100 * abs(np.sum(t * b)) / math.sqrt(tt * bb) if tt > 0 and bb > 0 else 0.0
+            if ncc == 0:
+                out.append((x, 0.0, y, 0.0, 0.0))
+                continue
             # 8 x 8 of |c|^(1/4) from peak - 4, zero outside; band-limited x interp
             blk = np.zeros((8, 8))
             for u in range(8):
@@ -233,6 +262,166 @@ def test_gmtsar_nan_no_abort(tmp_path):
     got = read_dat(tmp_path / "f.dat")
     assert got.shape == (16, 5)
     assert (got[:, 4] == 0).sum() >= 4  # the last rows run off the file
+
+
+GM_OPTS = ["-nx", 4, "-ny", 4, "-xsearch", 16, "-ysearch", 16, "-q"]
+
+
+def run_gmtsar(folder, master, aligned, device, out, *extra):
+    run(["-mode", "gmtsar", folder / f"{master}.PRM", folder / f"{aligned}.PRM", *GM_OPTS,
+         "-device", device, "-o", out, *extra])
+    return read_dat(out)
+
+
+def assert_rows_match(got, ref, ri=2):
+    """positions exact; the reference's marked patches (corr 0) exactly
+    marked; the others within one interpolated grid step, corr within 0.02"""
+    assert got.shape == ref.shape
+    np.testing.assert_array_equal(got[:, 0], ref[:, 0])
+    np.testing.assert_array_equal(got[:, 2], ref[:, 2])
+    marked = ref[:, 4] == 0
+    np.testing.assert_array_equal(got[marked][:, [1, 3, 4]], 0)
+    ok = ~marked
+    assert np.abs(got[ok, 1] - ref[ok, 1]).max() <= 1 / (16 * ri) + 1e-3
+    assert np.abs(got[ok, 3] - ref[ok, 3]).max() <= 1 / 16 + 1e-3
+    assert np.abs(got[ok, 4] - ref[ok, 4]).max() <= 0.02
+    return marked
+
+
+@pytest.fixture(scope="module")
+def sized_pair(tmp_path_factory):
+    """a 600 x 700 speckle pair (shift 3.3, -2.6) to cut pairs of different sizes from"""
+    d = tmp_path_factory.mktemp("gmtsar_sizes")
+    s1, s2 = speckle_pair(600, 700, 3.3, -2.6, 0.8, seed=7)
+    return d, s1, s2
+
+
+# master (w, h), aligned (w, h), patches past the shorter file (marked).
+# The 512 x 640 master's grid (-nx 4 -ny 4, search 16: 64 x 64 patches):
+# centres x 182 241 300 359, y 172 280 388 496.
+SIZE_CASES = {
+    "aligned_shorter": ((512, 640), (512, 500), 4),  # last row (lines 464..527): 36 inside
+    "aligned_longer": ((512, 640), (512, 700), 0),
+    "master_shorter": ((512, 560), (512, 640), 0),
+    "aligned_narrower": ((512, 640), (360, 640), 4),  # last column (327..390): 33 inside
+    "aligned_wider": ((512, 640), (600, 640), 0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SIZE_CASES))
+def test_gmtsar_different_sizes(sized_pair, case, device):
+    """GMTSAR reads each PRM's own num_rng_bins / num_valid_az: pairs of
+    different sizes run, the patch grid is the master's, patches past the
+    shorter (narrower) file are marked, the rest match the float64 reference."""
+    d, s1, s2 = sized_pair
+    (mw, mh), (aw, ah), n_marked = SIZE_CASES[case]
+    m = write_slc(d, f"m_{case}", s1[:mh, :mw])
+    a = write_slc(d, f"a_{case}", s2[:ah, :aw])
+    got = run_gmtsar(d, f"m_{case}", f"a_{case}", device, d / f"{case}_{device}.dat")
+    ref = gmtsar_reference(m, a, 4, 4, 16, 16)
+    marked = assert_rows_match(got, ref)
+    assert marked.sum() == n_marked
+    if case in ("aligned_longer", "aligned_wider"):
+        # lines and columns past the master's size are never read: the
+        # equal-size pair's rows exactly
+        write_slc(d, f"a_eq_{case}", s2[:mh, :mw])
+        eq = run_gmtsar(d, f"m_{case}", f"a_eq_{case}", device, d / f"{case}_eq_{device}.dat")
+        np.testing.assert_array_equal(got, eq)
+
+
+def zero_filled(s, cols=170, lines=520):
+    z = s.copy()
+    z[:, :cols] = 0
+    z[lines:] = 0
+    return z
+
+
+def fill_fraction(shape, xs, nx, ny, cols=170, lines=520):
+    """fraction of each patch (the master's grid, azimuth-major) in the fill"""
+    H, W = shape
+    npx = 4 * xs
+    x_inc = (W - 6 * xs) // (nx + 3)
+    y_inc = (H - 6 * xs) // (ny + 1)
+    fill = np.zeros(shape, bool)
+    fill[:, :cols] = True
+    fill[lines:] = True
+    out = []
+    for j in range(1, ny + 1):
+        for i in range(2, nx + 2):
+            x, y = npx + i * x_inc, npx + j * y_inc
+            out.append(fill[y - npx // 2:y + npx // 2, x - npx // 2:x + npx // 2].mean())
+    return np.array(out)
+
+
+def test_gmtsar_zero_fill(gmtsar_pair, device, tmp_path):
+    """zero-filled borders: patches more than 10 % fill are marked (corr 0,
+    offsets 0), patches clear of it unchanged; -zero_is_data gives GMTSAR's
+    behaviour (fill is data, those patches correlated)"""
+    d, m, a = gmtsar_pair
+    mz = write_slc(tmp_path, "mz", zero_filled(m))
+    az = write_slc(tmp_path, "az", zero_filled(a))
+    frac = fill_fraction(m.shape, 16, 4, 4)
+    over, clear = frac > 0.1, frac == 0
+    assert over.sum() >= 7 and clear.sum() >= 4  # the last row and first column
+    got = run_gmtsar(tmp_path, "mz", "az", device, tmp_path / "z.dat")
+    marked = assert_rows_match(got, gmtsar_reference(mz, az, 4, 4, 16, 16))
+    np.testing.assert_array_equal(marked, over)
+    plain = run_gmtsar(d, "master", "aligned", device, tmp_path / "plain.dat")
+    np.testing.assert_array_equal(got[clear], plain[clear])
+    gz = run_gmtsar(tmp_path, "mz", "az", device, tmp_path / "zd.dat", "-zero_is_data")
+    assert_rows_match(gz, gmtsar_reference(mz, az, 4, 4, 16, 16, zero_is_data=True))
+    assert (gz[over, 4] > 0).any()  # GMTSAR's way: the fill is correlated
+    np.testing.assert_array_equal(gz[clear], plain[clear])
+
+
+def test_gmtsar_all_zero_master_patch(gmtsar_pair, device, tmp_path):
+    """an all-zero master patch gives corr 0 and the integer zero-lag offset
+    (0 0 here: no rshift/ashift), also with -zero_is_data where the zeros are
+    data and its correlation surface is all 0"""
+    d, m, a = gmtsar_pair
+    # the patch at (x 300, y 280) spans 268..331 x 248..311 (neighbours
+    # overlap it by 5 samples)
+    mz = m.copy()
+    y0, y1, x0, x1 = 244, 316, 264, 336
+    mz[y0:y1, x0:x1] = 0
+    mz = write_slc(tmp_path, "mz", mz)
+    write_slc(tmp_path, "a", a)
+    plain = run_gmtsar(d, "master", "aligned", device, tmp_path / "plain.dat")
+    for extra in ((), ("-zero_is_data",)):
+        got = run_gmtsar(tmp_path, "mz", "a", device, tmp_path / "z.dat", *extra)
+        k = np.flatnonzero((got[:, 0] == 300) & (got[:, 2] == 280))
+        assert len(k) == 1
+        np.testing.assert_array_equal(got[k[0], [1, 3, 4]], 0)
+        assert_rows_match(got, gmtsar_reference(mz, a, 4, 4, 16, 16, zero_is_data=bool(extra)))
+        # patches that do not reach the block: unchanged
+        clear = ((got[:, 0] + 32 <= x0) | (got[:, 0] - 32 >= x1) |
+                 (got[:, 2] + 32 <= y0) | (got[:, 2] - 32 >= y1))
+        assert clear.sum() >= 8
+        np.testing.assert_array_equal(got[clear], plain[clear])
+
+
+def test_gmtsar_cpu_opencl_agree(sized_pair, gmtsar_pair, tmp_path):
+    """the CPU and OpenCL backends give the same marks and offsets within one
+    interpolation step on pairs of different sizes and zero-filled ones"""
+    if OPENCL_ABSENT is not None:
+        pytest.skip(OPENCL_ABSENT)
+    d, s1, s2 = sized_pair
+    write_slc(tmp_path, "m", s1[:640, :512])
+    write_slc(tmp_path, "a", s2[:500, :360])  # shorter and narrower
+    _, m, a = gmtsar_pair
+    write_slc(tmp_path, "mz", zero_filled(m))
+    write_slc(tmp_path, "az", zero_filled(a))
+    for mm, aa, extra in (("m", "a", ()), ("mz", "az", ()), ("mz", "az", ("-zero_is_data",))):
+        c = run_gmtsar(tmp_path, mm, aa, "cpu", tmp_path / "c.dat", *extra)
+        o = run_gmtsar(tmp_path, mm, aa, "opencl", tmp_path / "o.dat", *extra)
+        np.testing.assert_array_equal(c[:, [0, 2]], o[:, [0, 2]])
+        np.testing.assert_array_equal(c[:, 4] == 0, o[:, 4] == 0)
+        assert np.abs(c[:, [1, 3]] - o[:, [1, 3]]).max() <= 1 / 16 + 1e-3
+
+
+def test_gmtsar_help_lists_zero_is_data():
+    p = run(["-mode", "gmtsar", "--help"])
+    assert "-zero_is_data" in p.stdout
 
 
 # -------------------------------------------------------------- bad input
