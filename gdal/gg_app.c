@@ -10,6 +10,7 @@
 #include "gpu/fault.h"
 
 #include "gg_output.h"
+#include "gg_product_write.h"
 #include "gg_processed.h"
 
 #include "cpl_conv.h"
@@ -679,88 +680,6 @@ static int bands_mix_types(GDALDatasetH ds)
     return 0;
 }
 
-/* The strip writer: products whose bands differ in type (a complex
- * interferogram beside a real coherence) go one band per file,
- * <stem>_<band name><ext>, since GTiff and most formats hold one type; and
- * with several devices, worker threads take strips of rows in turn, each
- * computing on its own device (its own processed dataset, inputs and
- * context), while one lock serialises the writes.  Every file goes to a
- * temporary first and all are renamed at the end.  Reading the bands of a
- * strip computes its blocks once (a processed dataset caches the other
- * bands of a block). */
-typedef struct strip_job {
-    gg_app *app;
-    GDALDatasetH *outs;     /* per band, or one dataset holding every band */
-    int per_band, nb, W, H, rows, nstrips;
-    GDALDataType *types;    /* read/write type of each band */
-    GDALProgressFunc progress;
-    void *progress_arg;
-    pthread_mutex_t lock;   /* next, done, failed, writes, progress */
-    int next, done, failed;
-} strip_job;
-
-typedef struct strip_worker_arg {
-    strip_job *job;
-    GDALDatasetH ds;
-} strip_worker_arg;
-
-static void *strip_worker(void *p)
-{
-    strip_worker_arg *w = p;
-    strip_job *j = w->job;
-    CPLPushErrorHandlerEx(collect_errors, j->app); /* handlers are per thread */
-    void **bufs = CPLCalloc((size_t)j->nb, sizeof *bufs);
-    int have_bufs = 1;
-    for (int b = 0; b < j->nb; b++) {
-        bufs[b] = VSIMalloc3((size_t)j->W, (size_t)j->rows,
-                             (size_t)GDALGetDataTypeSizeBytes(j->types[b]));
-        have_bufs &= bufs[b] != NULL;
-    }
-    if (!have_bufs) {
-        pthread_mutex_lock(&j->lock);
-        j->failed = 1;
-        pthread_mutex_unlock(&j->lock);
-        CPLError(CE_Failure, CPLE_OutOfMemory, "out of memory for a %dx%d strip", j->W, j->rows);
-    }
-    for (;;) {
-        pthread_mutex_lock(&j->lock);
-        const int s = j->failed ? j->nstrips : j->next++;
-        pthread_mutex_unlock(&j->lock);
-        if (s >= j->nstrips)
-            break;
-        const int y = s * j->rows, h = y + j->rows > j->H ? j->H - y : j->rows;
-        int ok = 1;
-        for (int b = 0; b < j->nb && ok; b++) /* computing happens here, unlocked */
-            ok = GDALRasterIO(GDALGetRasterBand(w->ds, b + 1), GF_Read, 0, y, j->W, h, bufs[b],
-                              j->W, h, j->types[b], 0, 0) == CE_None;
-        pthread_mutex_lock(&j->lock);
-        for (int b = 0; b < j->nb && ok; b++) {
-            GDALRasterBandH ob = j->per_band ? GDALGetRasterBand(j->outs[b], 1)
-                                             : GDALGetRasterBand(j->outs[0], b + 1);
-            if (gg_fault_point("write")) { /* GG_FAULT=write:N (tests) */
-                CPLError(CE_Failure, CPLE_FileIO, "writing the output failed: injected fault "
-                                                  "(GG_FAULT)");
-                ok = 0;
-                break;
-            }
-            ok = GDALRasterIO(ob, GF_Write, 0, y, j->W, h, bufs[b], j->W, h, j->types[b], 0, 0) ==
-                 CE_None;
-        }
-        if (!ok) {
-            j->failed = 1;
-        } else if (!j->progress((double)++j->done / j->nstrips, "", j->progress_arg)) {
-            j->failed = 1;
-            CPLError(CE_Failure, CPLE_UserInterrupt, "interrupted");
-        }
-        pthread_mutex_unlock(&j->lock);
-    }
-    for (int b = 0; b < j->nb; b++)
-        VSIFree(bufs[b]);
-    CPLFree(bufs);
-    CPLPopErrorHandler();
-    return NULL;
-}
-
 /* Progress of the GDALTranslate copy, called as each chunk has been
  * written: GG_FAULT=write:N (tests) fails the N-th as a write error would. */
 static int CPL_STDCALL copy_progress(double complete, const char *msg, void *scaled)
@@ -770,110 +689,6 @@ static int CPL_STDCALL copy_progress(double complete, const char *msg, void *sca
         return FALSE;
     }
     return GDALScaledProgress(complete, msg, scaled);
-}
-
-/* Writes the product of dss[0..ndev) (the same product on ndev devices). */
-static int write_strips(gg_app *app, GDALDatasetH *dss, int ndev, GDALDriverH drv, int per_band,
-                        GDALDataType out_type, GDALProgressFunc progress, void *progress_arg)
-{
-    GDALDatasetH ds = dss[0];
-    if (!GDALGetMetadataItem(drv, GDAL_DCAP_CREATE, NULL))
-        return fail(app, "format %s cannot create files %s; use GTiff or -of GGVRT",
-                    GDALGetDriverShortName(drv),
-                    per_band ? "band by band (the bands differ in type)" : "for several devices");
-    const int nb = GDALGetRasterCount(ds), W = GDALGetRasterXSize(ds), H = GDALGetRasterYSize(ds);
-    const int nfiles = per_band ? nb : 1;
-    GDALDatasetH *outs = CPLCalloc((size_t)nfiles, sizeof *outs);
-    GDALDataType *types = CPLCalloc((size_t)nb, sizeof *types);
-    char **finals = NULL, **tmps = NULL;
-    int rc = 0;
-    double gt[6];
-    const int has_gt = GDALGetGeoTransform(ds, gt) == CE_None;
-    const char *wkt = GDALGetProjectionRef(ds);
-    char *path = CPLStrdup(CPLGetPath(app->dst)), *stem = CPLStrdup(CPLGetBasename(app->dst));
-    char *ext = CPLStrdup(CPLGetExtension(app->dst));
-    for (int b = 0; b < nb; b++)
-        types[b] = out_type != GDT_Unknown ? out_type
-                                           : GDALGetRasterDataType(GDALGetRasterBand(ds, b + 1));
-    for (int f = 0; f < nfiles && !rc; f++) {
-        if (per_band) {
-            const char *name = GDALGetDescription(GDALGetRasterBand(ds, f + 1));
-            const char *leaf = CPLSPrintf("%s_%s", stem, *name ? name : CPLSPrintf("band%d", f + 1));
-            const int elsewhere = app->band_prefix &&
-                                  !strncmp(name, app->band_prefix, strlen(app->band_prefix));
-            finals = CSLAddString(finals, CPLFormFilename(elsewhere ? app->band_folder : path, leaf,
-                                                          *ext ? ext : NULL));
-        } else {
-            finals = CSLAddString(finals, app->dst);
-        }
-        char *tmp = gg_output_temporary_name(finals[f]);
-        tmps = CSLAddString(tmps, tmp);
-        CPLFree(tmp);
-        outs[f] = GDALCreate(drv, tmps[f], W, H, per_band ? 1 : nb, types[per_band ? f : 0],
-                             app->creation_options);
-        if (!outs[f]) {
-            rc = fail(app, "cannot create '%s'", finals[f]);
-            break;
-        }
-        if (has_gt)
-            GDALSetGeoTransform(outs[f], gt);
-        if (wkt && *wkt)
-            GDALSetProjection(outs[f], wkt);
-        for (int b = per_band ? f : 0; b < (per_band ? f + 1 : nb); b++) {
-            GDALRasterBandH band = GDALGetRasterBand(ds, b + 1);
-            GDALRasterBandH ob = GDALGetRasterBand(outs[f], per_band ? 1 : b + 1);
-            int has_nd = 0;
-            const double nd = GDALGetRasterNoDataValue(band, &has_nd);
-            if (has_nd)
-                GDALSetRasterNoDataValue(ob, nd);
-            GDALSetDescription(ob, GDALGetDescription(band));
-        }
-    }
-    if (!rc) {
-        int bx = 0, by = 0;
-        GDALGetBlockSize(GDALGetRasterBand(ds, 1), &bx, &by);
-        strip_job job = {.app = app, .outs = outs, .per_band = per_band, .nb = nb, .W = W, .H = H,
-                         .rows = by > 0 ? by : 1, .types = types, .progress = progress,
-                         .progress_arg = progress_arg};
-        job.nstrips = (H + job.rows - 1) / job.rows;
-        pthread_mutex_init(&job.lock, NULL);
-        app->failures = 0;
-        strip_worker_arg *args = CPLCalloc((size_t)ndev, sizeof *args);
-        pthread_t *threads = CPLCalloc((size_t)ndev, sizeof *threads);
-        int started = 0;
-        for (int k = 0; k < ndev; k++)
-            args[k] = (strip_worker_arg){&job, dss[k]};
-        /* devices 1..ndev-1 on their own threads, device 0 on this one */
-        for (int k = 1; k < ndev; k++)
-            if (pthread_create(&threads[started], NULL, strip_worker, &args[k]) == 0)
-                started++;
-        strip_worker(&args[0]);
-        for (int k = 0; k < started; k++)
-            pthread_join(threads[k], NULL);
-        pthread_mutex_destroy(&job.lock);
-        CPLFree(args);
-        CPLFree(threads);
-        if (job.failed || app->failures > 0)
-            rc = fail(app, "writing '%s' failed", app->dst);
-    }
-    for (int f = 0; f < nfiles; f++)
-        if (outs[f])
-            GDALClose(outs[f]); /* flushes: errors while writing show up here */
-    if (!rc && app->failures > 0)
-        rc = fail(app, "writing '%s' failed", app->dst);
-    for (int f = 0; !rc && f < nfiles; f++)
-        rc = replace_output(app, drv, tmps[f], finals[f], 0);
-    if (rc)
-        for (int f = 0; f < CSLCount(tmps); f++)
-            gg_output_discard(drv, tmps[f]);
-    CPLFree(outs);
-    CPLFree(types);
-    CPLFree(path);
-    CPLFree(stem);
-    CPLFree(ext);
-    CSLDestroy(finals);
-    CSLDestroy(tmps);
-    return rc;
 }
 
 /* -device as a list: "cuda:0,cuda:1", "cuda:all" (every CUDA device),
@@ -947,49 +762,6 @@ static gg_op *copy_op(const gg_op *op)
         }
     }
     return c;
-}
-
-/* On a GPU, more workers per device: reading the input of one strip then
- * overlaps the device work of another (H100, the PtSel paper's workload
- * end to end: 7.9 s with one worker, 5.5 s with two, 4.7 s with three;
- * H200, the stack read as it lies: 2.48 / 1.91 / 1.97 / 2.11 s with 1 / 2 /
- * 3 / 4; bench/RESULTS.md, 2026-11-21 and session 20).  CUDA devices only: the
- * CPU backend already uses every core with OpenMP, and an OpenCL device
- * may be a CPU (PoCL).  Not for ops with a statistics pass
- * (every worker would redo it), not for formats the strip writer cannot
- * create.  Appends to *dss; returns 1 after reporting a failure. */
-static int add_gpu_workers(gg_app *app, GDALDriverH drv, GDALDatasetH **dss, int *ndev)
-{
-    const int per_gpu = 3;
-    if (gg_op_needs_stats(GGDatasetOperation((*dss)[0])) ||
-        !GDALGetMetadataItem(drv, GDAL_DCAP_CREATE, NULL) ||
-        EQUAL(GDALGetDriverShortName(drv), "VRT"))
-        return 0;
-    const int nbase = *ndev;
-    for (int k = 0; k < nbase; k++) {
-        const char *name = GGDatasetDeviceName((*dss)[k]);
-        if (!name || strncmp(name, "cuda:", 5)) /* CUDA only: an OpenCL device may be a CPU */
-            continue;
-        char spec[64]; /* the device resolved, e.g. "cuda:0" for auto */
-        snprintf(spec, sizeof spec, "%.*s", (int)strcspn(name, " "), name);
-        for (int e = 1; e < per_gpu; e++) {
-            gg_op *op = copy_op(GGDatasetOperation((*dss)[k]));
-            if (!op)
-                return fail(app, "out of memory");
-            GDALDatasetH w = open_product(app, op, spec);
-            if (!w)
-                return 1;
-            if (GGDatasetStart(w) != CE_None) {
-                GDALClose(w);
-                return fail(app, "cannot start the device");
-            }
-            *dss = CPLRealloc(*dss, (size_t)(*ndev + 1) * sizeof **dss);
-            (*dss)[(*ndev)++] = w;
-        }
-        if (app->verbose)
-            fprintf(stderr, "%s: %d workers on %s\n", app->spec->name, per_gpu, spec);
-    }
-    return 0;
 }
 
 /* Computes the product of src into a temporary, then moves it to dst. */
@@ -1106,8 +878,6 @@ static int run(gg_app *app)
         if (report_device(app, dss[k]))
             goto done;
     }
-    if (!app->spec->open_source && add_gpu_workers(app, drv, &dss, &ndev))
-        goto done;
 
     /* Statistics pass (radnorm) and writing share the one progress line;
      * with several devices each computes the statistics itself. */
@@ -1125,15 +895,30 @@ static int run(gg_app *app)
     }
 
     const int per_band = (mixed || app->per_band_files) && !EQUAL(GDALGetDriverShortName(drv), "VRT");
-    if (per_band || ndev > 1) {
-        /* the strip writer: one file per band (no format but VRT keeps
-         * mixed band types) and/or several devices at once */
-        void *bands_progress = GDALCreateScaledProgress(two_passes ? 0.5 : 0.0, 1.0, progress, NULL);
-        const int rc = write_strips(app, dss, ndev, drv, per_band, out_type, GDALScaledProgress,
-                                    bands_progress);
-        GDALDestroyScaledProgress(bands_progress);
-        if (rc)
+    if (!gg_product_write_supported(drv) && (per_band || ndev > 1)) {
+        fail(app, "format %s cannot create files %s; use GTiff or -of GGVRT",
+             GDALGetDriverShortName(drv),
+             per_band ? "band by band (the bands differ in type)" : "for several devices");
+        goto done;
+    }
+    if (gg_product_write_supported(drv)) {
+        /* the pipeline: strips read, computed and written at once; one file
+         * per band where the bands differ in type (no format but VRT keeps
+         * mixed band types) */
+        void *write_progress = GDALCreateScaledProgress(two_passes ? 0.5 : 0.0, 1.0, progress, NULL);
+        const gg_product_write_options wo = {
+            .driver = drv, .creation_options = app->creation_options, .type = out_type,
+            .per_band = per_band, .band_prefix = app->band_prefix,
+            .band_folder = app->band_folder, .progress = GDALScaledProgress,
+            .progress_arg = write_progress, .error_handler = collect_errors,
+            .error_handler_data = app};
+        app->failures = 0;
+        const int rc = gg_product_write(dss, ndev, app->dst, &wo);
+        GDALDestroyScaledProgress(write_progress);
+        if (rc || app->failures > 0) {
+            fail(app, "writing '%s' failed", app->dst);
             goto done;
+        }
         status = 0;
         if (app->verbose)
             fprintf(stderr, "%s: done in %.3f s\n", app->spec->name, now_seconds() - t0);

@@ -29,6 +29,7 @@
 #include "gg_ortho_scene.h"
 #include "gg_app.h" /* gg_app_parse_only (tests/fuzz), gg_app_notice */
 #include "gg_output.h"
+#include "gg_pipeline.h"
 #include "gpu/fault.h"
 
 #include "cpl_conv.h"
@@ -173,12 +174,8 @@ typedef ggo_block block;
 
 /* ------------------------------------------------- the 3-stage pipeline */
 
-/* Used when the source does not fit on the device: one reader thread reads
- * each block's source window (windows of successive blocks overlap) and
- * computes the block's grid, the device thread runs the block, a writer
- * thread writes it.  The resident-source pipeline below replaces it
- * whenever the image fits. */
-
+/* Blocks in flight in the windowed pipeline (run_windowed); the
+ * resident-source pipeline below replaces it whenever the image fits. */
 #define QDEPTH 3
 
 /* Scenes of a batch whose device part is over and whose writer still
@@ -214,7 +211,7 @@ typedef struct pipe {
     int nblocks, rows;
     int qdepth;              /* blocks run and not yet written, at most */
     block *blocks;
-    int read_done, run_done, write_done; /* counts */
+    int run_done, write_done; /* counts (resident pipeline) */
     int error;
     char msg[1024];
     double lon_ref;
@@ -292,99 +289,78 @@ static int wait_for(pipe_t *p, int role, const int *done, int need)
     return ok;
 }
 
-static void *reader_loop(pipe_t *p, scene *sc);
 static void scene_progress(struct scene_job *j, double frac);
 
-static void *reader(void *arg)
+/* Block k's source window read, with its coordinate grid (windowed
+ * pipeline, reader thread); 1 after pipe_fail. */
+static int read_block(pipe_t *p, int k)
 {
-    ggo_name_thread("gg-read");
-    pipe_t *p = arg;
     scene *sc = p->sc;
-    CPLPushErrorHandlerEx(keep_error, p->run);
-    CPLSetThreadLocalConfigOption("GTIFF_DIRECT_IO", "YES");
-    reader_loop(p, sc);
-    CPLSetThreadLocalConfigOption("GTIFF_DIRECT_IO", NULL);
-    CPLPopErrorHandler();
-    return NULL;
-}
-
-static void *reader_loop(pipe_t *p, scene *sc)
-{
-    for (int k = 0; k < p->nblocks; k++) {
-        if (!wait_for(p, WAKE_READ, &p->write_done, k - p->qdepth + 1))
-            return NULL;
-        block *b = &p->blocks[k];
-        if (!ggo_block_grid(sc, b, p->lon_ref)) {
-            pipe_fail(p, "out of memory");
-            return NULL;
-        }
-        ggo_block_window(sc, b, ggo_first_margin(sc));
-        if (!ggo_read_window(sc, p->rds, b)) {
-            pipe_fail(p, "reading %s failed: %s", sc->src_name, last_error_of(p->run));
-            return NULL;
-        }
-        pthread_mutex_lock(&p->mu);
-        p->read_done = k + 1;
-        wake(p, WAKES(WAKE_DEV));
-        pthread_mutex_unlock(&p->mu);
+    block *b = &p->blocks[k];
+    if (!ggo_block_grid(sc, b, p->lon_ref)) {
+        pipe_fail(p, "out of memory");
+        return 1;
     }
-    return NULL;
+    ggo_block_window(sc, b, ggo_first_margin(sc));
+    if (!ggo_read_window(sc, p->rds, b)) {
+        pipe_fail(p, "reading %s failed: %s", sc->src_name, last_error_of(p->run));
+        return 1;
+    }
+    return 0;
 }
 
-static void *writer_loop(pipe_t *p);
-
-static void *writer(void *arg)
-{
-    ggo_name_thread("gg-write");
-    CPLPushErrorHandlerEx(keep_error, ((pipe_t *)arg)->run);
-    writer_loop(arg);
-    CPLPopErrorHandler();
-    return NULL;
-}
-
-static void *writer_loop(pipe_t *p)
+/* Block k's output written and its buffers freed (the writer thread of
+ * either pipeline); 1 after pipe_fail. */
+static int write_block(pipe_t *p, int k)
 {
     scene *sc = p->sc;
     const size_t ds = gg_type_size(sc->dst_t);
-    for (int k = 0; k < p->nblocks; k++) {
-        if (!wait_for(p, WAKE_WRITE, &p->run_done, k + 1))
-            return NULL;
-        block *b = &p->blocks[k];
-        const size_t plane = (size_t)sc->out_w * b->rows;
-        ggo_fill_outside(sc, b->y0, b->rows, b->dst);
-        if (gg_fault_point("write")) { /* GG_FAULT=write:N (tests) */
-            pipe_fail(p, "writing %s failed: injected fault (GG_FAULT)", sc->dst_name);
-            return NULL;
+    block *b = &p->blocks[k];
+    const size_t plane = (size_t)sc->out_w * b->rows;
+    ggo_fill_outside(sc, b->y0, b->rows, b->dst);
+    if (gg_fault_point("write")) { /* GG_FAULT=write:N (tests) */
+        pipe_fail(p, "writing %s failed: injected fault (GG_FAULT)", sc->dst_name);
+        return 1;
+    }
+    if (p->direct) {
+        char err[256];
+        if (ggo_direct_write(p->direct, b->y0, b->rows, b->dst, err, sizeof err)) {
+            pipe_fail(p, "writing %s failed: %s", sc->dst_name, err);
+            return 1;
         }
-        if (p->direct) {
-            char err[256];
-            if (ggo_direct_write(p->direct, b->y0, b->rows, b->dst, err, sizeof err)) {
-                pipe_fail(p, "writing %s failed: %s", sc->dst_name, err);
-                return NULL;
+    } else {
+        for (int i = 0; i < sc->nbands; i++)
+            if (GDALRasterIO(GDALGetRasterBand(p->wds, i + 1), GF_Write, 0, b->y0, sc->out_w,
+                             b->rows, (char *)b->dst + i * plane * ds, sc->out_w, b->rows,
+                             ggo_to_gdal_type(sc->dst_t), 0, 0) != CE_None) {
+                pipe_fail(p, "writing %s failed: %s", sc->dst_name, last_error_of(p->run));
+                return 1;
             }
-        } else {
-            for (int i = 0; i < sc->nbands; i++)
-                if (GDALRasterIO(GDALGetRasterBand(p->wds, i + 1), GF_Write, 0, b->y0, sc->out_w,
-                                 b->rows, (char *)b->dst + i * plane * ds, sc->out_w, b->rows,
-                                 ggo_to_gdal_type(sc->dst_t), 0, 0) != CE_None) {
-                    pipe_fail(p, "writing %s failed: %s", sc->dst_name, last_error_of(p->run));
-                    return NULL;
-                }
-        }
-        ggo_buffer_put(b->dst);
-        free(b->src);
-        free(b->nodes);
-        b->dst = b->src = NULL;
-        b->nodes = NULL;
+    }
+    ggo_buffer_put(b->dst);
+    free(b->src);
+    free(b->nodes);
+    b->dst = b->src = NULL;
+    b->nodes = NULL;
+    return 0;
+}
+
+/* The resident pipeline's writer thread: blocks in order as the device
+ * completes them. */
+static void *writer(void *arg)
+{
+    ggo_name_thread("gg-write");
+    pipe_t *p = arg;
+    CPLPushErrorHandlerEx(keep_error, p->run);
+    for (int k = 0; k < p->nblocks; k++) {
+        if (!wait_for(p, WAKE_WRITE, &p->run_done, k + 1) || write_block(p, k))
+            break;
         pthread_mutex_lock(&p->mu);
-        p->write_done = k + 1; /* queue room; the windowed reader's next window */
+        p->write_done = k + 1; /* queue room */
         wake(p, WAKES(WAKE_DEV) | WAKES(WAKE_READ));
         pthread_mutex_unlock(&p->mu);
-        /* the resident pipeline counts device blocks instead: its device
-         * goes to the next scene of a batch before this writer is done */
-        if (!p->resident)
-            scene_progress(p->job, (double)(k + 1) / p->nblocks);
     }
+    CPLPopErrorHandler();
     return NULL;
 }
 
@@ -402,28 +378,63 @@ static int run_block(pipe_t *p, block *b)
     return 1;
 }
 
+/* The windowed pipeline (gg_pipeline.h), used when the source does not fit
+ * on the device: a reader thread reads each block's source window (windows
+ * of successive blocks overlap) and computes the block's grid, the device
+ * runs the block on this thread, a writer thread writes it; up to QDEPTH
+ * blocks in flight. */
+static int windowed_read(void *user, int reader, int item, int slot)
+{
+    (void)reader;
+    (void)slot;
+    return read_block(user, item);
+}
+
+static int windowed_compute(void *user, int worker, int item, int slot)
+{
+    (void)worker;
+    (void)slot;
+    pipe_t *p = user;
+    return !run_block(p, &p->blocks[item]);
+}
+
+static int windowed_write(void *user, int item, int slot)
+{
+    (void)slot;
+    return write_block(user, item);
+}
+
+static int windowed_progress(void *user, int written, int items)
+{
+    pipe_t *p = user;
+    scene_progress(p->job, (double)written / items);
+    return 1;
+}
+
+static void windowed_thread_begin(void *user)
+{
+    pipe_t *p = user;
+    CPLPushErrorHandlerEx(keep_error, p->run);
+    CPLSetThreadLocalConfigOption("GTIFF_DIRECT_IO", "YES"); /* the source windows' reads */
+}
+
+static void windowed_thread_end(void *user)
+{
+    (void)user;
+    CPLSetThreadLocalConfigOption("GTIFF_DIRECT_IO", NULL);
+    CPLPopErrorHandler();
+}
+
 /* Runs every block through the windowed pipeline.  0 on error. */
 static int run_windowed(pipe_t *p)
 {
-    pthread_t tr, tw;
-    const int have_tr = pthread_create(&tr, NULL, reader, p) == 0;
-    const int have_tw = pthread_create(&tw, NULL, writer, p) == 0;
-    if (!have_tr || !have_tw)
-        pipe_fail(p, "cannot start the pipeline threads");
-    for (int k = 0; k < p->nblocks; k++) {
-        if (!wait_for(p, WAKE_DEV, &p->read_done, k + 1))
-            break;
-        if (!run_block(p, &p->blocks[k]))
-            break;
-        pthread_mutex_lock(&p->mu);
-        p->run_done = k + 1;
-        wake(p, WAKES(WAKE_WRITE));
-        pthread_mutex_unlock(&p->mu);
-    }
-    if (have_tr)
-        pthread_join(tr, NULL);
-    if (have_tw)
-        pthread_join(tw, NULL);
+    const gg_pipeline_job job = {.user = p, .items = p->nblocks, .slots = QDEPTH, .readers = 1,
+                                 .workers = 1, .read = windowed_read, .compute = windowed_compute,
+                                 .write = windowed_write, .progress = windowed_progress,
+                                 .thread_begin = windowed_thread_begin,
+                                 .thread_end = windowed_thread_end};
+    if (gg_pipeline_run(&job) < 0)
+        pipe_fail(p, "cannot start the pipeline's threads");
     return !p->error;
 }
 

@@ -115,6 +115,36 @@ bool GGInputCountOK(const char *pszOperation, int nGiven, const char *pszWhere)
 /*                              GGDataset                               */
 /************************************************************************/
 
+/* Number of threads reading a stack window of nRows rows: half the
+ * processors this process may use, 1 to 8; each thread at least 16 rows
+ * (gdal_ptsel, the paper's stack on an H200: 2.8-3.1 s with 8 against 3.8 s
+ * with one; bench/RESULTS.md, session 14). */
+static int StackReaders(int nRows)
+{
+    const int nThreads = std::clamp(CPLGetNumCPUs() / 2, 1, 8);
+    return std::max(1, std::min(nThreads, nRows / 16));
+}
+
+/* A block's output window and source window, and the source read on the
+ * host: the bands' planes (nPlane bytes each), or a stack's rows as they
+ * lie in the file (bRaw: one pixel-interleaved tile). */
+struct GGBlockSource
+{
+    gg_window sDst{}, sSrc{};
+    std::vector<GByte> aby{};
+    size_t nPlane = 0;
+    bool bRaw = false;
+};
+
+/* One strip of a product (geogpu_gdal's pipeline unit): a row of blocks,
+ * its blocks' sources, then its output bands (nWidth x nRows each). */
+struct GGStrip
+{
+    int nY0 = 0, nRows = 0, nWidth = 0;
+    std::vector<GGBlockSource> aoBlocks{};
+    std::vector<std::vector<GByte>> aabyBand{};
+};
+
 class GGRasterBand;
 
 class GGDataset final : public GDALPamDataset
@@ -139,8 +169,14 @@ class GGDataset final : public GDALPamDataset
     std::string m_osContextError{};
     std::vector<bool> m_abStatsDone{};
     std::vector<std::string> m_aosStatsError{};
-    std::vector<GByte> m_abySource{};
+    std::vector<GByte> m_abySource{};  // a statistics pass's strip
+    GGBlockSource m_oBlock{};          // the block GDAL asked for
     std::vector<GByte> m_abyOutput{};  // stack ops: the other bands of a block
+    // The inputs' handles (and the stack readers') are one thread's at a
+    // time: a pipeline reads one strip while the device computes another.
+    // Taken before m_oMutex when both are needed.
+    std::mutex m_oReadMutex{};
+    int m_nBlockXSize = 0, m_nBlockYSize = 0;
     // Stack reads: handles of each reader thread (slot) on each input,
     // opened on first use; a null entry: the input cannot be reopened.
     std::vector<std::vector<GDALDataset *>> m_aapoReaders{};
@@ -150,10 +186,12 @@ class GGDataset final : public GDALPamDataset
     GGStackRows m_sRows{};
 
     bool StartContextLocked();
-    CPLErr ReadStackWindow(const gg_window &sSrc, size_t nPlane);
+    CPLErr ReadStackWindow(const gg_window &sSrc, size_t nPlane, GByte *pabyDst);
     GDALDataset *ReaderHandle(size_t nSlot, size_t iInput);
-    CPLErr ReadStackBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBlockXSize,
-                          int nBlockYSize, void *pImage);
+    bool SourceWindow(const gg_window &sDst, gg_window &sSrc);
+    CPLErr ReadSourceLocked(GGBlockSource &s, int iBand);
+    CPLErr ComputeLocked(const GGBlockSource &s, int iBand, GByte *const *papabyOut,
+                         size_t nStride);
     CPLErr RunFailure(gg_status eStatus);
     bool ComputeStatisticsLocked(int iBand, GDALProgressFunc pfnProgress, void *pProgressData);
     CPLErr ReadBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBlockXSize,
@@ -168,6 +206,12 @@ class GGDataset final : public GDALPamDataset
 
     CPLErr Start();
     CPLErr ComputeStatistics(GDALProgressFunc pfnProgress, void *pProgressData);
+    int StripRows() const
+    {
+        return m_nBlockYSize;
+    }
+    CPLErr ReadStrip(GGStrip &s, int iStrip);
+    CPLErr ComputeStrip(GGStrip &s);
     const gg_op *Operation() const
     {
         return m_poOp;
@@ -386,6 +430,8 @@ GGDataset *GGDataset::Create(gg_op *op, std::vector<GDALDataset *> apoInputs, bo
         if (gg_op_is_stack(op))
             nBlockY = StackStripRows(op, sIn, sOut, nBlockY);
     }
+    poDS->m_nBlockXSize = nBlockX;
+    poDS->m_nBlockYSize = nBlockY;
     for (int i = 1; i <= sOut.bands; ++i)
     {
         auto poBand = new GGRasterBand(poDS.get(), i, GDALTypeOf(gg_op_band_type(op, i - 1)),
@@ -527,79 +573,205 @@ bool GGDataset::ComputeStatisticsLocked(int iBand, GDALProgressFunc pfnProgress,
     return true;
 }
 
-CPLErr GGDataset::ReadBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBlockXSize,
-                            int nBlockYSize, void *pImage)
+/* The source window of output window sDst; false after a CPLError. */
+bool GGDataset::SourceWindow(const gg_window &sDst, gg_window &sSrc)
 {
-    std::lock_guard<std::mutex> oLock(m_oMutex);
-    if (!StartContextLocked())
-        return CE_Failure;
-    if (gg_op_is_stack(m_poOp))
-        return ReadStackBlock(iBand, nBlockXOff, nBlockYOff, nBlockXSize, nBlockYSize, pImage);
-    if (gg_op_needs_stats(m_poOp) && !ComputeStatisticsLocked(iBand, nullptr, nullptr))
-        return CE_Failure;
+    if (gg_op_source_window(m_poOp, &sDst, &sSrc) == GG_OK)
+        return true;
+    CPLError(CE_Failure, CPLE_AppDefined, "GG: %s: no source window for block %d,%d",
+             gg_op_name(m_poOp), sDst.x0 / std::max(1, m_nBlockXSize),
+             sDst.y0 / std::max(1, m_nBlockYSize));
+    return false;
+}
 
-    const GDALDataType eOutType = GDALTypeOf(m_sOut.type);
-    gg_window sDst;
-    sDst.x0 = nBlockXOff * nBlockXSize;
-    sDst.y0 = nBlockYOff * nBlockYSize;
-    sDst.width = std::min(nBlockXSize, m_sOut.width - sDst.x0);
-    sDst.height = std::min(nBlockYSize, m_sOut.height - sDst.y0);
-
-    // Edge blocks: only the part inside the raster is computed, the rest is
-    // nodata (GDAL never shows it, but blocks must not hold garbage).
-    if (sDst.width < nBlockXSize || sDst.height < nBlockYSize)
-        FillNodata(pImage, eOutType, static_cast<size_t>(nBlockXSize) * nBlockYSize,
-                   m_sOut.nodata);
-
-    gg_window sSrc{};
-    if (gg_op_source_window(m_poOp, &sDst, &sSrc) != GG_OK)
+/* The host part of a block: reads s.sSrc of input band iBand (single-band
+ * ops; -1: every band) or of every band (stack ops) into s.aby.  Holds
+ * m_oReadMutex: the inputs' handles are one thread's at a time. */
+CPLErr GGDataset::ReadSourceLocked(GGBlockSource &s, int iBand)
+{
+    const gg_window &sSrc = s.sSrc;
+    const bool bStack = gg_op_is_stack(m_poOp);
+    const int nBands = m_sIn.bands;
+    s.nPlane = GDALGetDataTypeSizeBytes(m_eSourceType) * static_cast<size_t>(sSrc.width) *
+               std::max(0, sSrc.height);
+    if (bStack && m_nRawRows == 0)
     {
-        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s: no source window for block %d,%d",
-                 gg_op_name(m_poOp), nBlockXOff, nBlockYOff);
+        m_nRawRows = m_apoInputs.size() == 1 &&
+                             GGStackRowsFind(m_apoInputs[0], m_eSourceType, &m_sRows)
+                         ? 1
+                         : -1;
+        CPLDebug(DRIVER_NAME, "%s: stack read %s", gg_op_name(m_poOp),
+                 m_nRawRows > 0 ? "as it lies in its file" : "through RasterIO");
+    }
+    // a stack read as it lies: whole rows, as a stack op's strips are
+    s.bRaw = bStack && m_nRawRows > 0 && sSrc.x0 == 0 && sSrc.width == m_sIn.width;
+    const int nPlanes = bStack || iBand < 0 ? nBands : 1;
+    try
+    {
+        s.aby.resize(s.nPlane * static_cast<size_t>(nPlanes));
+    }
+    catch (const std::bad_alloc &)
+    {
+        CPLError(CE_Failure, CPLE_OutOfMemory, "GG: out of memory for a %d-band %dx%d window",
+                 nPlanes, sSrc.width, sSrc.height);
         return CE_Failure;
     }
-    gg_tile sSrcTile{nullptr, m_sIn.type, sSrc.width, sSrc.height,
-                     static_cast<size_t>(sSrc.width), sSrc.x0, sSrc.y0};
-    if (sSrc.width > 0 && sSrc.height > 0)
-    {
-        const size_t nBytes = GDALGetDataTypeSizeBytes(m_eSourceType) *
-                              static_cast<size_t>(sSrc.width) * sSrc.height;
-        try
-        {
-            m_abySource.resize(nBytes);
-        }
-        catch (const std::bad_alloc &)
-        {
-            CPLError(CE_Failure, CPLE_OutOfMemory,
-                     "GG: out of memory for a %dx%d source window", sSrc.width, sSrc.height);
+    if (sSrc.width <= 0 || sSrc.height <= 0)
+        return CE_None;
+    if (InjectedReadFault())
+        return CE_Failure;
+    if (bStack)
+        return s.bRaw ? GGStackRowsRead(m_sRows, sSrc, s.aby.data(), StackReaders(sSrc.height))
+                      : ReadStackWindow(sSrc, s.nPlane, s.aby.data());
+    for (int b = iBand < 0 ? 0 : iBand, k = 0; b < (iBand < 0 ? nBands : iBand + 1); ++b, ++k)
+        if (m_apoStack[b]->RasterIO(GF_Read, sSrc.x0, sSrc.y0, sSrc.width, sSrc.height,
+                                    s.aby.data() + s.nPlane * k, sSrc.width, sSrc.height,
+                                    m_eSourceType, 0, 0, nullptr) != CE_None)
             return CE_Failure;
-        }
-        GDALRasterBand *poInputBand = m_apoStack[iBand];
-        if (InjectedReadFault() ||
-            poInputBand->RasterIO(GF_Read, sSrc.x0, sSrc.y0, sSrc.width, sSrc.height,
-                                  m_abySource.data(), sSrc.width, sSrc.height, m_eSourceType, 0, 0,
-                                  nullptr) != CE_None)
-            return CE_Failure;
-        sSrcTile.data = m_abySource.data();
-    }
-    // The GDAL block is the host's unit; the device works through it in
-    // passes of rows sized by the block planner from free device memory
-    // (GG_DEVICE_MEMORY caps it), so a small GPU never runs out.
+    return CE_None;
+}
+
+/* The device part of a block: its output bands from the source s read for
+ * band iBand (single-band ops; -1: every band), written to papabyOut[b]
+ * (rows of nStride samples) for every output band b computed.  The device
+ * works through the block in passes of rows sized by the block planner
+ * from free device memory (GG_DEVICE_MEMORY caps it), so a small GPU never
+ * runs out.  Holds m_oMutex, the context started. */
+CPLErr GGDataset::ComputeLocked(const GGBlockSource &s, int iBand, GByte *const *papabyOut,
+                                size_t nStride)
+{
+    const gg_window &sDst = s.sDst, &sSrc = s.sSrc;
+    const bool bStack = gg_op_is_stack(m_poOp);
     int nPassRows = sDst.height;
     gg_status eStatus = gg_plan_rows(m_psContext, sDst.width, sDst.height,
                                      gg_op_bytes_per_pixel(m_poOp), 0, &nPassRows);
-    const size_t nOutPixelBytes = GDALGetDataTypeSizeBytes(eOutType);
-    for (int nRow = 0; eStatus == GG_OK && nRow < sDst.height; nRow += nPassRows)
+    auto srcTile = [&](size_t k)
     {
-        gg_tile sDstTile{static_cast<GByte *>(pImage) +
-                             static_cast<size_t>(nRow) * nBlockXSize * nOutPixelBytes,
-                         m_sOut.type, sDst.width, std::min(nPassRows, sDst.height - nRow),
-                         static_cast<size_t>(nBlockXSize), sDst.x0, sDst.y0 + nRow};
-        // the block's source window covers every pass's
-        eStatus = gg_op_run(m_psContext, m_poOp, iBand, &sSrcTile, &sDstTile);
+        return gg_tile{sSrc.width > 0 && sSrc.height > 0
+                           ? const_cast<GByte *>(s.aby.data()) + s.nPlane * k
+                           : nullptr,
+                       m_sIn.type, sSrc.width, sSrc.height, static_cast<size_t>(sSrc.width),
+                       sSrc.x0, sSrc.y0};
+    };
+    auto dstTile = [&](int b, int nRow)
+    {
+        const gg_type eType = gg_op_band_type(m_poOp, b);
+        return gg_tile{papabyOut[b] + static_cast<size_t>(nRow) * nStride * gg_type_size(eType),
+                       eType, sDst.width, std::min(nPassRows, sDst.height - nRow), nStride,
+                       sDst.x0, sDst.y0 + nRow};
+    };
+    if (bStack)
+    {
+        const int nInBands = m_sIn.bands, nOutBands = m_sOut.bands;
+        std::vector<gg_tile> asSrc(s.bRaw ? 1 : nInBands), asDst(nOutBands);
+        for (size_t k = 0; k < asSrc.size(); ++k)
+            asSrc[k] = srcTile(k);
+        for (int nRow = 0; eStatus == GG_OK && nRow < sDst.height; nRow += nPassRows)
+        {
+            for (int b = 0; b < nOutBands; ++b)
+                asDst[b] = dstTile(b, nRow);
+            eStatus = s.bRaw ? gg_op_run_stack_interleaved(m_psContext, m_poOp, asSrc.data(),
+                                                           nInBands, asDst.data(), nOutBands)
+                             : gg_op_run_stack(m_psContext, m_poOp, asSrc.data(), nInBands,
+                                               asDst.data(), nOutBands);
+        }
     }
-    if (eStatus != GG_OK)
-        return RunFailure(eStatus);
+    else
+    {
+        const int nFirst = iBand < 0 ? 0 : iBand, nLast = iBand < 0 ? m_sIn.bands : iBand + 1;
+        for (int b = nFirst; eStatus == GG_OK && b < nLast; ++b)
+        {
+            const gg_tile sSrcTile = srcTile(static_cast<size_t>(b - nFirst));
+            // the block's source window covers every pass's
+            for (int nRow = 0; eStatus == GG_OK && nRow < sDst.height; nRow += nPassRows)
+            {
+                gg_tile sDstTile = dstTile(b, nRow);
+                eStatus = gg_op_run(m_psContext, m_poOp, b, &sSrcTile, &sDstTile);
+            }
+        }
+    }
+    return eStatus == GG_OK ? CE_None : RunFailure(eStatus);
+}
+
+CPLErr GGDataset::ReadBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBlockXSize,
+                            int nBlockYSize, void *pImage)
+{
+    std::lock_guard<std::mutex> oReadLock(m_oReadMutex);
+    std::lock_guard<std::mutex> oLock(m_oMutex);
+    if (!StartContextLocked())
+        return CE_Failure;
+    const bool bStack = gg_op_is_stack(m_poOp);
+    if (!bStack && gg_op_needs_stats(m_poOp) && !ComputeStatisticsLocked(iBand, nullptr, nullptr))
+        return CE_Failure;
+
+    GGBlockSource &s = m_oBlock;
+    s.sDst.x0 = nBlockXOff * nBlockXSize;
+    s.sDst.y0 = nBlockYOff * nBlockYSize;
+    s.sDst.width = std::min(nBlockXSize, m_sOut.width - s.sDst.x0);
+    s.sDst.height = std::min(nBlockYSize, m_sOut.height - s.sDst.y0);
+    if (!SourceWindow(s.sDst, s.sSrc))
+        return CE_Failure;
+
+    // Output planes: band iBand is pImage; a stack op computes every band
+    // of the block at once, the others staged here.
+    const int nOutBands = m_sOut.bands;
+    const size_t nBlockPixels = static_cast<size_t>(nBlockXSize) * nBlockYSize;
+    std::vector<size_t> anOffset(nOutBands, 0);
+    size_t nStaged = 0;
+    for (int b = 0; bStack && b < nOutBands; ++b)
+    {
+        if (b == iBand)
+            continue;
+        anOffset[b] = nStaged;
+        nStaged += nBlockPixels * gg_type_size(gg_op_band_type(m_poOp, b));
+    }
+    try
+    {
+        m_abyOutput.resize(nStaged);
+    }
+    catch (const std::bad_alloc &)
+    {
+        CPLError(CE_Failure, CPLE_OutOfMemory, "GG: out of memory for a %d-band %dx%d block",
+                 nOutBands, nBlockXSize, nBlockYSize);
+        return CE_Failure;
+    }
+    std::vector<GByte *> apabyOut(nOutBands, nullptr);
+    for (int b = 0; b < nOutBands; ++b)
+    {
+        if (b != iBand && !bStack)
+            continue;
+        apabyOut[b] = b == iBand ? static_cast<GByte *>(pImage) : m_abyOutput.data() + anOffset[b];
+        // edge blocks: only the part inside the raster is computed, the
+        // rest is nodata (GDAL never shows it, but blocks must not hold
+        // garbage)
+        if (s.sDst.width < nBlockXSize || s.sDst.height < nBlockYSize)
+            FillNodata(apabyOut[b], GDALTypeOf(gg_op_band_type(m_poOp, b)), nBlockPixels,
+                       gg_op_band_nodata(m_poOp, b));
+    }
+    if (ReadSourceLocked(s, bStack ? -1 : iBand) != CE_None ||
+        ComputeLocked(s, bStack ? -1 : iBand, apabyOut.data(),
+                      static_cast<size_t>(nBlockXSize)) != CE_None)
+        return CE_Failure;
+
+    // a stack op's other bands' blocks into the cache, unless already there
+    for (int b = 0; bStack && b < nOutBands; ++b)
+    {
+        if (b == iBand)
+            continue;
+        GDALRasterBand *poBand = GetRasterBand(b + 1);
+        GDALRasterBlock *poBlock = poBand->TryGetLockedBlockRef(nBlockXOff, nBlockYOff);
+        if (poBlock)
+        {
+            poBlock->DropLock();
+            continue;
+        }
+        poBlock = poBand->GetLockedBlockRef(nBlockXOff, nBlockYOff, TRUE);
+        if (!poBlock)
+            continue;  // no cache room: that band will compute it itself
+        memcpy(poBlock->GetDataRef(), apabyOut[b],
+               nBlockPixels * GDALGetDataTypeSizeBytes(poBand->GetRasterDataType()));
+        poBlock->DropLock();
+    }
     return CE_None;
 }
 
@@ -614,18 +786,6 @@ CPLErr GGDataset::RunFailure(gg_status eStatus)
     return CE_Failure;
 }
 
-/* Stack ops compute every output band of a block at once: the block asked
- * for goes to pImage, the others straight into their bands' block cache,
- * so reading a multi-band product computes each block once. */
-/* Number of threads reading a stack window of nRows rows: half the
- * processors this process may use, 1 to 8; each thread at least 16 rows
- * (gdal_ptsel, the paper's stack on an H200: 2.8-3.1 s with 8 against 3.8 s
- * with one; bench/RESULTS.md, session 14). */
-static int StackReaders(int nRows)
-{
-    const int nThreads = std::clamp(CPLGetNumCPUs() / 2, 1, 8);
-    return std::max(1, std::min(nThreads, nRows / 16));
-}
 
 /* A second handle on input iInput for reader slot nSlot (slot 0 is the
  * input itself), or null when the input is not a plain file that opens
@@ -681,7 +841,7 @@ GDALDataset *GGDataset::ReaderHandle(size_t nSlot, size_t iInput)
     return poReader;
 }
 
-/* Every band of the source window sSrc into m_abySource (plane k of stack
+/* Every band of the source window sSrc into pabyDst (plane k of stack
  * band k, nPlane bytes each).  Each input is read with one dataset-level
  * RasterIO over all its bands: a pixel-interleaved file (GTiff's default
  * for several bands) is then decoded once per block, where a read per band
@@ -690,7 +850,7 @@ GDALDataset *GGDataset::ReaderHandle(size_t nSlot, size_t iInput)
  * thread-safe): de-interleaving is CPU work that one thread does at 1-2
  * GB/s, the bound of a PtSel strip (bench/RESULTS.md).  Inputs that cannot
  * be reopened are read by the calling thread alone. */
-CPLErr GGDataset::ReadStackWindow(const gg_window &sSrc, size_t nPlane)
+CPLErr GGDataset::ReadStackWindow(const gg_window &sSrc, size_t nPlane, GByte *pabyDst)
 {
     const int nType = GDALGetDataTypeSizeBytes(m_eSourceType);
     const int nSlices = StackReaders(sSrc.height);
@@ -698,7 +858,7 @@ CPLErr GGDataset::ReadStackWindow(const gg_window &sSrc, size_t nPlane)
     for (size_t i = 0; i < m_apoInputs.size(); ++i)
     {
         const int nCount = m_apoInputs[i]->GetRasterCount();
-        GByte *pabyFirst = m_abySource.data() + nPlane * nFirstBand;
+        GByte *pabyFirst = pabyDst + nPlane * nFirstBand;
         nFirstBand += nCount;
         std::vector<int> anBands(nCount);
         for (int b = 0; b < nCount; ++b)
@@ -743,125 +903,6 @@ CPLErr GGDataset::ReadStackWindow(const gg_window &sSrc, size_t nPlane)
     return CE_None;
 }
 
-CPLErr GGDataset::ReadStackBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBlockXSize,
-                                 int nBlockYSize, void *pImage)
-{
-    const int nOutBands = m_sOut.bands, nInBands = m_sIn.bands;
-    gg_window sDst;
-    sDst.x0 = nBlockXOff * nBlockXSize;
-    sDst.y0 = nBlockYOff * nBlockYSize;
-    sDst.width = std::min(nBlockXSize, m_sOut.width - sDst.x0);
-    sDst.height = std::min(nBlockYSize, m_sOut.height - sDst.y0);
-    gg_window sSrc{};
-    if (gg_op_source_window(m_poOp, &sDst, &sSrc) != GG_OK)
-    {
-        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s: no source window for block %d,%d",
-                 gg_op_name(m_poOp), nBlockXOff, nBlockYOff);
-        return CE_Failure;
-    }
-
-    // Output planes: band iBand is pImage, the others are staged here.
-    const size_t nBlockPixels = static_cast<size_t>(nBlockXSize) * nBlockYSize;
-    std::vector<size_t> anOffset(nOutBands, 0);
-    size_t nStaged = 0;
-    for (int b = 0; b < nOutBands; ++b)
-    {
-        if (b == iBand)
-            continue;
-        anOffset[b] = nStaged;
-        nStaged += nBlockPixels * GDALGetDataTypeSizeBytes(
-                                      GetRasterBand(b + 1)->GetRasterDataType());
-    }
-    const size_t nPlane =
-        GDALGetDataTypeSizeBytes(m_eSourceType) * static_cast<size_t>(sSrc.width) * sSrc.height;
-    try
-    {
-        m_abyOutput.resize(nStaged);
-        m_abySource.resize(nPlane * static_cast<size_t>(nInBands));
-    }
-    catch (const std::bad_alloc &)
-    {
-        CPLError(CE_Failure, CPLE_OutOfMemory, "GG: out of memory for a %d-band %dx%d window",
-                 nInBands, sSrc.width, sSrc.height);
-        return CE_Failure;
-    }
-    std::vector<GByte *> apabyOut(nOutBands);
-    for (int b = 0; b < nOutBands; ++b)
-    {
-        apabyOut[b] = b == iBand ? static_cast<GByte *>(pImage) : m_abyOutput.data() + anOffset[b];
-        // edge blocks: the part outside the raster is nodata, never garbage
-        if (sDst.width < nBlockXSize || sDst.height < nBlockYSize)
-            FillNodata(apabyOut[b], GetRasterBand(b + 1)->GetRasterDataType(), nBlockPixels,
-                       gg_op_band_nodata(m_poOp, b));
-    }
-
-    if (m_nRawRows == 0)
-    {
-        m_nRawRows = m_apoInputs.size() == 1 &&
-                             GGStackRowsFind(m_apoInputs[0], m_eSourceType, &m_sRows)
-                         ? 1
-                         : -1;
-        CPLDebug(DRIVER_NAME, "%s: stack read %s", gg_op_name(m_poOp),
-                 m_nRawRows > 0 ? "as it lies in its file" : "through RasterIO");
-    }
-    // the window as band planes, or (read as it lies: whole rows, as a
-    // stack op's strips are) as one pixel-interleaved tile
-    const bool bRaw = m_nRawRows > 0 && sSrc.x0 == 0 && sSrc.width == m_sIn.width;
-    std::vector<gg_tile> asSrc(bRaw ? 1 : nInBands);
-    for (size_t k = 0; k < asSrc.size(); ++k)
-        asSrc[k] = gg_tile{m_abySource.data() + nPlane * k, m_sIn.type, sSrc.width, sSrc.height,
-                           static_cast<size_t>(sSrc.width), sSrc.x0, sSrc.y0};
-    if (sSrc.width > 0 && sSrc.height > 0 &&
-        (InjectedReadFault() ||
-         (bRaw ? GGStackRowsRead(m_sRows, sSrc, m_abySource.data(), StackReaders(sSrc.height))
-               : ReadStackWindow(sSrc, nPlane)) != CE_None))
-        return CE_Failure;
-
-    // device passes of rows, as for single-band ops
-    int nPassRows = sDst.height;
-    gg_status eStatus = gg_plan_rows(m_psContext, sDst.width, sDst.height,
-                                     gg_op_bytes_per_pixel(m_poOp), 0, &nPassRows);
-    std::vector<gg_tile> asDst(nOutBands);
-    for (int nRow = 0; eStatus == GG_OK && nRow < sDst.height; nRow += nPassRows)
-    {
-        for (int b = 0; b < nOutBands; ++b)
-        {
-            const gg_type eType = gg_op_band_type(m_poOp, b);
-            asDst[b] = gg_tile{apabyOut[b] + static_cast<size_t>(nRow) * nBlockXSize *
-                                                 gg_type_size(eType),
-                               eType, sDst.width, std::min(nPassRows, sDst.height - nRow),
-                               static_cast<size_t>(nBlockXSize), sDst.x0, sDst.y0 + nRow};
-        }
-        eStatus = bRaw ? gg_op_run_stack_interleaved(m_psContext, m_poOp, asSrc.data(),
-                                                     nInBands, asDst.data(), nOutBands)
-                       : gg_op_run_stack(m_psContext, m_poOp, asSrc.data(), nInBands,
-                                         asDst.data(), nOutBands);
-    }
-    if (eStatus != GG_OK)
-        return RunFailure(eStatus);
-
-    // the other bands' blocks into the cache, unless already there
-    for (int b = 0; b < nOutBands; ++b)
-    {
-        if (b == iBand)
-            continue;
-        GDALRasterBand *poBand = GetRasterBand(b + 1);
-        GDALRasterBlock *poBlock = poBand->TryGetLockedBlockRef(nBlockXOff, nBlockYOff);
-        if (poBlock)
-        {
-            poBlock->DropLock();
-            continue;
-        }
-        poBlock = poBand->GetLockedBlockRef(nBlockXOff, nBlockYOff, TRUE);
-        if (!poBlock)
-            continue;  // no cache room: that band will compute it itself
-        memcpy(poBlock->GetDataRef(), apabyOut[b],
-               nBlockPixels * GDALGetDataTypeSizeBytes(poBand->GetRasterDataType()));
-        poBlock->DropLock();
-    }
-    return CE_None;
-}
-
 CPLErr GGDataset::Start()
 {
     std::lock_guard<std::mutex> oLock(m_oMutex);
@@ -870,6 +911,7 @@ CPLErr GGDataset::Start()
 
 CPLErr GGDataset::ComputeStatistics(GDALProgressFunc pfnProgress, void *pProgressData)
 {
+    std::lock_guard<std::mutex> oReadLock(m_oReadMutex);
     std::lock_guard<std::mutex> oLock(m_oMutex);
     if (!StartContextLocked())
         return CE_Failure;
@@ -894,6 +936,72 @@ CPLErr GGDataset::ComputeStatistics(GDALProgressFunc pfnProgress, void *pProgres
     {
         CPLError(CE_Failure, CPLE_UserInterrupt, "GG: interrupted by the user");
         return CE_Failure;
+    }
+    return CE_None;
+}
+
+/* The host part of strip iStrip: every block's source, every band. */
+CPLErr GGDataset::ReadStrip(GGStrip &s, int iStrip)
+{
+    std::lock_guard<std::mutex> oReadLock(m_oReadMutex);
+    const int nBlockX = std::max(1, m_nBlockXSize);
+    const int nBlocks = (m_sOut.width + nBlockX - 1) / nBlockX;
+    s.nWidth = m_sOut.width;
+    s.nY0 = iStrip * m_nBlockYSize;
+    s.nRows = std::min(m_nBlockYSize, m_sOut.height - s.nY0);
+    s.aoBlocks.resize(nBlocks);
+    for (int i = 0; i < nBlocks; ++i)
+    {
+        GGBlockSource &b = s.aoBlocks[i];
+        b.sDst = gg_window{i * nBlockX, s.nY0, std::min(nBlockX, m_sOut.width - i * nBlockX),
+                           s.nRows};
+        if (!SourceWindow(b.sDst, b.sSrc) || ReadSourceLocked(b, -1) != CE_None)
+            return CE_Failure;
+    }
+    return CE_None;
+}
+
+/* The device part of a strip read by ReadStrip (on this dataset or on
+ * another of the same product): every output band. */
+CPLErr GGDataset::ComputeStrip(GGStrip &s)
+{
+    // a statistics pass still to run reads the inputs
+    std::unique_lock<std::mutex> oReadLock(m_oReadMutex, std::defer_lock);
+    const bool bStats = gg_op_needs_stats(m_poOp) && !gg_op_is_stack(m_poOp);
+    if (bStats)
+        oReadLock.lock();
+    std::lock_guard<std::mutex> oLock(m_oMutex);
+    if (!StartContextLocked())
+        return CE_Failure;
+    for (int b = 0; bStats && b < m_sIn.bands; ++b)
+        if (!ComputeStatisticsLocked(b, nullptr, nullptr))
+            return CE_Failure;
+    const int nOutBands = m_sOut.bands;
+    std::vector<GByte *> apabyOut(nOutBands);
+    try
+    {
+        s.aabyBand.resize(nOutBands);
+        for (int b = 0; b < nOutBands; ++b)
+        {
+            s.aabyBand[b].resize(static_cast<size_t>(s.nWidth) * s.nRows *
+                                 gg_type_size(gg_op_band_type(m_poOp, b)));
+            apabyOut[b] = s.aabyBand[b].data();
+        }
+    }
+    catch (const std::bad_alloc &)
+    {
+        CPLError(CE_Failure, CPLE_OutOfMemory, "GG: out of memory for a %d-band %dx%d strip",
+                 nOutBands, s.nWidth, s.nRows);
+        return CE_Failure;
+    }
+    for (const GGBlockSource &b : s.aoBlocks)
+    {
+        std::vector<GByte *> apabyBlock(nOutBands);
+        for (int k = 0; k < nOutBands; ++k)
+            apabyBlock[k] = apabyOut[k] + static_cast<size_t>(b.sDst.x0) *
+                                              gg_type_size(gg_op_band_type(m_poOp, k));
+        if (ComputeLocked(b, -1, apabyBlock.data(), static_cast<size_t>(s.nWidth)) != CE_None)
+            return CE_Failure;
     }
     return CE_None;
 }
@@ -1033,4 +1141,56 @@ const char *GGDatasetDeviceNotice(GDALDatasetH hDS)
 {
     GGDataset *poDS = AsGGDataset(hDS);
     return poDS ? CPLSPrintf("%s", poDS->DeviceNotice().c_str()) : "";
+}
+
+int GGDatasetStripCount(GDALDatasetH hDS)
+{
+    GGDataset *poDS = AsGGDataset(hDS);
+    if (!poDS)
+        return 0;
+    const int nRows = poDS->StripRows();
+    return (poDS->GetRasterYSize() + nRows - 1) / nRows;
+}
+
+GGStrip *GGStripCreate(void)
+{
+    return new (std::nothrow) GGStrip();
+}
+
+void GGStripFree(GGStrip *psStrip)
+{
+    delete psStrip;
+}
+
+CPLErr GGStripRead(GDALDatasetH hDS, GGStrip *psStrip, int iStrip)
+{
+    GGDataset *poDS = AsGGDataset(hDS);
+    if (!poDS || !psStrip || iStrip < 0 || iStrip >= GGDatasetStripCount(hDS))
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: GGStripRead: bad arguments");
+        return CE_Failure;
+    }
+    return poDS->ReadStrip(*psStrip, iStrip);
+}
+
+CPLErr GGStripCompute(GDALDatasetH hDS, GGStrip *psStrip)
+{
+    GGDataset *poDS = AsGGDataset(hDS);
+    if (!poDS || !psStrip || psStrip->aoBlocks.empty())
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: GGStripCompute: bad arguments");
+        return CE_Failure;
+    }
+    return poDS->ComputeStrip(*psStrip);
+}
+
+const void *GGStripBand(const GGStrip *psStrip, int iBand, int *pnY0, int *pnRows)
+{
+    if (!psStrip || iBand < 0 || iBand >= static_cast<int>(psStrip->aabyBand.size()))
+        return nullptr;
+    if (pnY0)
+        *pnY0 = psStrip->nY0;
+    if (pnRows)
+        *pnRows = psStrip->nRows;
+    return psStrip->aabyBand[iBand].data();
 }

@@ -40,6 +40,29 @@ CPLErr GGDatasetStart(GDALDatasetH hDS);
 CPLErr GGDatasetComputeStatistics(GDALDatasetH hDS, GDALProgressFunc pfnProgress,
                                   void *pProgressData);
 
+/* A processed dataset's product strip by strip, for the pipeline
+ * (gg_pipeline.h): a strip is a row of the dataset's blocks, full width.
+ * Reading its inputs (host) and computing it (device) are separate calls,
+ * so one strip's read overlaps another's device work; the pixels are the
+ * ones reading the dataset's blocks gives.  A strip read on one dataset
+ * may be computed on another of the same product (the same op and
+ * inputs, on another device).  Reads are serialised per dataset, device
+ * work too; a read and a computation may run at once. */
+typedef struct GGStrip GGStrip;
+
+/* Number of strips of a processed dataset (0 for another dataset). */
+int GGDatasetStripCount(GDALDatasetH hDS);
+/* Buffers of one strip, empty until read (NULL: out of memory). */
+GGStrip *GGStripCreate(void);
+void GGStripFree(GGStrip *psStrip);
+/* Reads the inputs of strip iStrip into psStrip. */
+CPLErr GGStripRead(GDALDatasetH hDS, GGStrip *psStrip, int iStrip);
+/* Computes every output band of a read strip on hDS's device. */
+CPLErr GGStripCompute(GDALDatasetH hDS, GGStrip *psStrip);
+/* Output band iBand of a computed strip: rows [*pnY0, *pnY0 + *pnRows) of
+ * the product, full width, in the band's data type; NULL if not computed. */
+const void *GGStripBand(const GGStrip *psStrip, int iBand, int *pnY0, int *pnRows);
+
 /* The op of a processed dataset (owned by it), or NULL for another dataset. */
 const gg_op *GGDatasetOperation(GDALDatasetH hDS);
 

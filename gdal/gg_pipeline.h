@@ -1,0 +1,60 @@
+/*
+ * gg_pipeline.h -- the one read -> device -> write pipeline of the GDAL
+ * layer.  A job is a sequence of items (strips of output rows, blocks of
+ * an orthoimage); each item is read on the host, computed on a device and
+ * written, and the three stages of different items overlap: while the
+ * device computes item k, reader threads fill item k+1.. and the writer
+ * writes item k-1.  Items take turns in a ring of `slots` host buffers
+ * (item k uses slot k % slots), which bounds memory: item k is read only
+ * once item k - slots is written.
+ *
+ * The pipeline owns the threads and the ordering, nothing else: the caller
+ * owns the buffers (one set per slot) and does the work in its callbacks.
+ * Writes happen in item order on one thread (files grow front to back);
+ * with several devices (workers), item k is computed by worker
+ * k % workers (the same bits run after run on devices of different
+ * kinds).
+ *
+ * A callback returns 0 on success; nonzero stops the pipeline (the
+ * callback has reported why).  MIT licence.
+ */
+#ifndef GG_PIPELINE_H
+#define GG_PIPELINE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gg_pipeline_job {
+    void *user;   /* handed to every callback */
+    int items;    /* how many items */
+    int slots;    /* host buffer sets (>= 1); 2-3 give full overlap */
+    int readers;  /* reader threads (>= 1) */
+    int workers;  /* devices (>= 1): worker 0 runs on the calling thread */
+    /* Fills slot with item's input (reader threads; several items are read
+     * at once when readers > 1). */
+    int (*read)(void *user, int reader, int item, int slot);
+    /* The device part of item (NULL: none, the read produced the output). */
+    int (*compute)(void *user, int worker, int item, int slot);
+    /* Writes item's output from slot (one thread, items in order). */
+    int (*write)(void *user, int item, int slot);
+    /* After each write: items written so far; 0 stops the job (the
+     * callback has reported why).  NULL: none. */
+    int (*progress)(void *user, int written, int items);
+    /* Called at the start and end of each thread the pipeline starts (to
+     * push and pop a thread's error handler); NULL: none. */
+    void (*thread_begin)(void *user);
+    void (*thread_end)(void *user);
+} gg_pipeline_job;
+
+/* Runs the job to its end: 0 when every item was written, 1 when a
+ * callback failed or progress stopped it (nothing more is read, computed
+ * or written after that; the threads are joined before the return), -1
+ * when the pipeline could not start (memory, threads: the caller reports
+ * it).  Plain C and POSIX threads: no GDAL here. */
+int gg_pipeline_run(const gg_pipeline_job *job);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GG_PIPELINE_H */
