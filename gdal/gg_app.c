@@ -239,10 +239,41 @@ static int parse_op_flag(gg_app *app, int argc, char **argv, int *pi)
     return 0;
 }
 
-/* "-looks <x> <y>", "-levels <levels>", "-interp nearest|bilinear|..." */
-static const char *option_usage(const gg_option *o)
+/* "<x> <y>", "<levels>", "nearest|bilinear|...": the values of an option's
+ * flag as --help and --describe write them; NULL for a switch.  values(o)
+ * (may be NULL) gives them where the kind does not. */
+static const char *option_values(const gg_option *o, gg_app_placeholders values)
 {
     static char buf[256];
+    const char *given = values ? values(o) : NULL;
+    if (given)
+        return given;
+    switch (o->kind) {
+    case GG_OPTION_BOOL:
+        return NULL;
+    case GG_OPTION_SIZE:
+        return "<x> <y>";
+    case GG_OPTION_CHOICE:
+        snprintf(buf, sizeof buf, "%s", o->choices ? o->choices : "");
+        for (char *c = buf; *c; c++)
+            if (*c == ',')
+                *c = '|';
+        return buf;
+    default:
+        snprintf(buf, sizeof buf, "<%s>", o->key);
+        return buf;
+    }
+}
+
+/* "-looks <x> <y>", "-levels <levels>", "-interp nearest|bilinear|..." */
+static const char *option_usage(const gg_option *o, gg_app_placeholders values)
+{
+    static char buf[256];
+    const char *given = values ? values(o) : NULL;
+    if (given) {
+        snprintf(buf, sizeof buf, "%s %s", o->flag, given);
+        return buf;
+    }
     switch (o->kind) {
     case GG_OPTION_BOOL:
         return o->flag;
@@ -294,11 +325,10 @@ static void add_usage(char **synopsis, char **lines, const char *u, int required
     CPLFree(out);
 }
 
-/* The synopsis and the help lines of the options of op that have a flag. */
-static void op_usage(const char *op, char **synopsis, char **lines)
+/* The synopsis and the help lines of the options of a table that have a flag. */
+static void table_usage(const gg_option *o, int n, gg_app_placeholders values, char **synopsis,
+                        char **lines)
 {
-    int n = 0;
-    const gg_option *o = op ? gg_op_options(op, &n) : NULL;
     for (int k = 0; k < n; k++) {
         if (!o[k].flag || is_common_option(&o[k]))
             continue;
@@ -310,8 +340,16 @@ static void op_usage(const char *op, char **synopsis, char **lines)
             what = CPLSPrintf("%s=no (default yes: %s)", o[k].key, o[k].help);
         else if (o[k].default_value && o[k].kind != GG_OPTION_BOOL)
             snprintf(def, sizeof def, " (default %s)", o[k].default_value);
-        add_usage(synopsis, lines, option_usage(&o[k]), o[k].required, what, def);
+        add_usage(synopsis, lines, option_usage(&o[k], values), o[k].required, what, def);
     }
+}
+
+/* The same for the options of op. */
+static void op_usage(const char *op, char **synopsis, char **lines)
+{
+    int n = 0;
+    const gg_option *o = op ? gg_op_options(op, &n) : NULL;
+    table_usage(o, n, NULL, synopsis, lines);
 }
 
 static int is_required(const gg_app_spec *spec, const char *flag)
@@ -428,10 +466,10 @@ static void json_number(FILE *out, const gg_option *o, double v)
 
 static const char *const option_kind_names[] = {"int", "float", "bool", "size", "choice", "string"};
 
-static void describe_options(FILE *out, const char *op, int *first)
+/* The entries of a table's options; op: the name each entry gives. */
+static void describe_table(FILE *out, const char *op, const gg_option *o, int n,
+                           gg_app_placeholders values, int *first)
 {
-    int n = 0;
-    const gg_option *o = op ? gg_op_options(op, &n) : NULL;
     for (int k = 0; k < n; k++) {
         fputs(*first ? "\n    {" : ",\n    {", out);
         *first = 0;
@@ -441,6 +479,8 @@ static void describe_options(FILE *out, const char *op, int *first)
         json_string(out, o[k].key);
         fputs(", \"flag\": ", out);
         json_string(out, o[k].flag);
+        fputs(", \"values\": ", out);
+        json_string(out, o[k].flag ? option_values(&o[k], values) : NULL);
         fprintf(out, ", \"kind\": \"%s\", \"min\": ", option_kind_names[o[k].kind]);
         json_number(out, &o[k], o[k].min);
         fputs(", \"max\": ", out);
@@ -460,8 +500,17 @@ static void describe_options(FILE *out, const char *op, int *first)
     }
 }
 
-/* --describe: the utility's parameters as JSON (what QGIS reads). */
-static void print_description(const gg_app_spec *spec, FILE *out)
+static void describe_options(FILE *out, const char *op, int *first)
+{
+    int n = 0;
+    const gg_option *o = op ? gg_op_options(op, &n) : NULL;
+    describe_table(out, op, o, n, NULL, first);
+}
+
+/* --describe: the utility's parameters as JSON (what QGIS reads): the
+ * options of its op(s), or of table (n entries) when it has one. */
+static void describe_utility(const gg_app_spec *spec, const gg_option *table, int n,
+                             gg_app_placeholders values, FILE *out)
 {
     fputs("{\n  \"program\": ", out);
     json_string(out, spec->name);
@@ -473,11 +522,16 @@ static void print_description(const gg_app_spec *spec, FILE *out)
     json_string(out, spec->also_operation);
     fputs(",\n  \"operands\": ", out);
     json_string(out, spec->operands ? spec->operands : "<src_dataset> <dst_dataset>");
-    fprintf(out, ",\n  \"inputs\": %d", spec->operation ? gg_op_input_count(spec->operation) : 1);
+    fprintf(out, ",\n  \"inputs\": %d",
+            spec->operation && !table ? gg_op_input_count(spec->operation) : 1);
     fputs(",\n  \"options\": [", out);
     int first = 1;
-    describe_options(out, spec->operation, &first);
-    describe_options(out, spec->also_operation, &first);
+    if (table) {
+        describe_table(out, spec->operation, table, n, values, &first);
+    } else {
+        describe_options(out, spec->operation, &first);
+        describe_options(out, spec->also_operation, &first);
+    }
     fputs(first ? "]" : "\n  ]", out);
     fputs(",\n  \"flags\": [", out);
     first = 1;
@@ -495,6 +549,45 @@ static void print_description(const gg_app_spec *spec, FILE *out)
         fprintf(out, ", \"required\": %s}", is_required(spec, f->flag) ? "true" : "false");
     }
     fputs(first ? "]\n}\n" : "\n  ]\n}\n", out);
+}
+
+static void print_description(const gg_app_spec *spec, FILE *out)
+{
+    describe_utility(spec, NULL, 0, NULL, out);
+}
+
+void gg_app_print_table_description(const gg_app_spec *spec, const gg_option *options, int n,
+                                    gg_app_placeholders values, FILE *out)
+{
+    describe_utility(spec, options, n, values, out);
+}
+
+void gg_app_print_table_usage(const gg_app_spec *spec, const gg_option *options, int n,
+                              gg_app_placeholders values, const char *general_synopsis,
+                              const char *general_lines, FILE *out)
+{
+    char *synopsis = CPLStrdup(""), *lines = CPLStrdup("");
+    table_usage(options, n, values, &synopsis, &lines);
+    flags_usage(spec, &synopsis, &lines);
+    char *all = CPLStrdup(CPLSPrintf("%s%s%s%s%s", synopsis,
+                                     *synopsis && spec->synopsis ? " " : "",
+                                     spec->synopsis ? spec->synopsis : "",
+                                     general_synopsis ? " " : "",
+                                     general_synopsis ? general_synopsis : ""));
+    char *folded = fold_synopsis(all);
+    fprintf(out,
+            "Usage: %s [--help] [--help-general] [--version] [--describe]\n"
+            "       %s\n"
+            "       %s\n\n"
+            "%s\n\n"
+            "%s%s%s",
+            spec->name, folded,
+            spec->operands ? spec->operands : "<src_dataset> <dst_dataset>", spec->purpose,
+            lines, general_lines ? general_lines : "", spec->help ? spec->help : "");
+    CPLFree(synopsis);
+    CPLFree(lines);
+    CPLFree(all);
+    CPLFree(folded);
 }
 
 int gg_app_flag_values(const char *a, const char *const *own1, const char *const *own2)

@@ -13,6 +13,8 @@
 
 #include "geogpu.h"
 
+#include <stdio.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -98,6 +100,21 @@ int gg_app_flag_values(const char *a, const char *const *own1, const char *const
 /* Reports a usage error: "ERROR 1: <utility>: <message> (see --help)". */
 int gg_app_usage_error(gg_app *app, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* For a utility that parses its command line itself from a gg_option table
+ * of its own (gdal_ortho: ortho is not an op): --help and --describe as
+ * every utility prints them.  spec gives the name, purpose, operands,
+ * help, own flags (and operation, named in --describe); values(o) (may be
+ * NULL) gives the placeholders of a flag whose values its kind does not
+ * tell ("<xmin> <ymin> <xmax> <ymax>"), NULL for the kind's ("<key>",
+ * "<x> <y>", "a|b|c").  --help's generic options are the caller's:
+ * general_synopsis ("[-of <format>] ...") and general_lines. */
+typedef const char *(*gg_app_placeholders)(const gg_option *o);
+void gg_app_print_table_usage(const gg_app_spec *spec, const gg_option *options, int n,
+                              gg_app_placeholders values, const char *general_synopsis,
+                              const char *general_lines, FILE *out);
+void gg_app_print_table_description(const gg_app_spec *spec, const gg_option *options, int n,
+                                    gg_app_placeholders values, FILE *out);
 
 /* The fallback notice under auto (gg_context_notice: "no GPU device found,
  * using the CPU (...)") as every utility prints it: one line

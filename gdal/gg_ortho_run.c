@@ -27,6 +27,7 @@
 #include "gg_ortho_direct.h"
 #include "geogpu_gdal.h"
 #include "gg_ortho_scene.h"
+#include "gg_ortho_options.h"
 #include "gg_app.h" /* gg_app_parse_only (tests/fuzz), gg_app_notice */
 #include "gg_output.h"
 #include "gg_pipeline.h"
@@ -128,42 +129,6 @@ static int fail(orun *run, const char *scene, const char *fmt, ...)
         fflush(stderr);
     }
     pthread_mutex_unlock(&fail_mu);
-    return 1;
-}
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "Usage: %s [--help] [--version] [-dem <file>] [-dem_interp near|bilinear|cubic]\n"
-            "       [-dem_missing <h>] [-dem_srs <srs>] [-rpc_height <h>] [-t_srs <srs>]\n"
-            "       [-tr <xres> <yres>] [-te <xmin> <ymin> <xmax> <ymax>] [-ts <width> <height>]\n"
-            "       [-r near|bilinear|cubic] [-srcnodata \"<v>[ <v>]...\"]\n"
-            "       [-dstnodata \"<v>[ <v>]...\"] [-ot <type>]\n"
-            "       [-of <format>] [-co <NAME>=<VALUE>]... [-device <dev>] [-q] [-v]\n"
-            "       <src> <dst>  |  -outdir <dir> <src> [<src>...]\n"
-            "\n"
-            "Orthorectifies images with RPCs over a DEM on the GPU, with the geometry of\n"
-            "gdalwarp -rpc -to RPC_DEM=<dem> -et 0 (see docs/gdal_ortho.md).\n",
-            PROG);
-}
-
-static int need(orun *run, int argc, char **argv, int i, int n)
-{
-    if (i + n >= argc) {
-        fail(run, NULL, "%s needs %d value%s (see --help)", argv[i], n, n > 1 ? "s" : "");
-        return 0;
-    }
-    return 1;
-}
-
-static int number(orun *run, const char *flag, const char *s, double *v)
-{
-    char *end = NULL;
-    *v = CPLStrtod(s, &end);
-    if (!end || *end || end == s || !isfinite(*v)) { /* nan/inf: as GG:ortho:'s numbers() */
-        fail(run, NULL, "%s: '%s' is not a number", flag, s);
-        return 0;
-    }
     return 1;
 }
 
@@ -1606,8 +1571,8 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     for (int i = 1; i < argc; i++) {
         if (EQUAL(argv[i], "-device") && i + 1 < argc)
             early_device = argv[i + 1];
-        else if (EQUAL(argv[i], "--help") || EQUAL(argv[i], "-h") ||
-                 EQUAL(argv[i], "--version"))
+        else if (EQUAL(argv[i], "--help") || EQUAL(argv[i], "-h") || EQUAL(argv[i], "-help") ||
+                 EQUAL(argv[i], "--version") || EQUAL(argv[i], "--describe"))
             want_device = 0;
     }
     device_start dev;
@@ -1632,126 +1597,33 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     }
     options o;
     memset(&o, 0, sizeof o);
-    ggo_options_default(&o.g);
     char **pos = NULL;
     int rc = 1;
     GIntBig cache_before = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        double v;
-        if (EQUAL(a, "--help") || EQUAL(a, "-h")) {
-            usage(stdout);
-            rc = 0;
+    {
+        /* the one parser of ortho's options (gg_ortho_options.c), the
+         * GG:ortho: keys' */
+        ggo_command_line c;
+        char msg[1024] = "";
+        const int parsed = ggo_parse_command_line(&c, argc, argv, msg, sizeof msg);
+        o.g = c.g;
+        o.format = c.format;
+        o.outdir = c.outdir;
+        o.device = c.device;
+        o.co = c.co;
+        pos = c.positional;
+        if (parsed == GGO_CMD_ERROR)
+            fail(run, NULL, "%s", msg);
+        if (parsed != GGO_CMD_RUN) {
+            rc = parsed == GGO_CMD_DONE ? 0 : 1;
             goto end;
-        } else if (EQUAL(a, "--version")) {
-            printf("%s (geogpu %s, %s)\n", PROG, gg_version(), GDALVersionInfo("--version"));
-            rc = 0;
-            goto end;
-        } else if (EQUAL(a, "-dem") && need(run, argc, argv, i, 1))
-            o.g.dem = argv[++i];
-        else if (EQUAL(a, "-dem_srs") && need(run, argc, argv, i, 1))
-            o.g.dem_srs = argv[++i];
-        else if (EQUAL(a, "-t_srs") && need(run, argc, argv, i, 1))
-            o.g.t_srs = argv[++i];
-        else if (EQUAL(a, "-of") && need(run, argc, argv, i, 1))
-            o.format = argv[++i];
-        else if (EQUAL(a, "-ot") && need(run, argc, argv, i, 1))
-            o.g.ot = argv[++i];
-        else if (EQUAL(a, "-outdir") && need(run, argc, argv, i, 1))
-            o.outdir = argv[++i];
-        else if (EQUAL(a, "-device") && need(run, argc, argv, i, 1))
-            o.device = argv[++i];
-        else if (EQUAL(a, "-co") && need(run, argc, argv, i, 1))
-            o.co = CSLAddString(o.co, argv[++i]);
-        else if ((EQUAL(a, "-dem_interp") || EQUAL(a, "-r")) && need(run, argc, argv, i, 1)) {
-            if (!ggo_parse_method(argv[++i], EQUAL(a, "-r") ? &o.g.resampling : &o.g.dem_interp)) {
-                fail(run, NULL, "%s %s: use near, bilinear or cubic", a, argv[i]);
-                goto end;
-            }
-        } else if (EQUAL(a, "-dem_missing") && need(run, argc, argv, i, 1)) {
-            if (!number(run, a, argv[++i], &o.g.dem_missing))
-                goto end;
-            o.g.has_dem_missing = 1;
-        } else if (EQUAL(a, "-rpc_height") && need(run, argc, argv, i, 1)) {
-            if (!number(run, a, argv[++i], &o.g.rpc_height))
-                goto end;
-        } else if ((EQUAL(a, "-srcnodata") || EQUAL(a, "-dstnodata")) &&
-                   need(run, argc, argv, i, 1)) {
-            /* one value, or one per band in one argument ("1 2 3"), as
-             * gdalwarp */
-            char msg[512];
-            if (ggo_set_nodata(&o.g, EQUAL(a, "-srcnodata"), argv[++i], msg, sizeof msg)) {
-                fail(run, NULL, "%s", msg);
-                goto end;
-            }
-        } else if (EQUAL(a, "-grid_step") && need(run, argc, argv, i, 1)) {
-            if (!number(run, a, argv[++i], &v) || v < 1 || v > 1024) {
-                fail(run, NULL, "-grid_step: 1 to 1024");
-                goto end;
-            }
-            o.g.step = (int)v;
-        } else if (EQUAL(a, "-tr") && need(run, argc, argv, i, 2)) {
-            if (!number(run, a, argv[i + 1], &o.g.tr[0]) ||
-                !number(run, a, argv[i + 2], &o.g.tr[1]))
-                goto end;
-            i += 2;
-            if (!(o.g.tr[0] > 0) || o.g.tr[1] == 0) {
-                fail(run, NULL, "-tr: resolutions must be positive");
-                goto end;
-            }
-            o.g.has_tr = 1;
-        } else if (EQUAL(a, "-ts") && need(run, argc, argv, i, 2)) {
-            double tw, th;
-            if (!number(run, "-ts", argv[i + 1], &tw) || !number(run, "-ts", argv[i + 2], &th))
-                goto end;
-            i += 2;
-            if (!(tw >= 1 && th >= 1 && tw <= INT_MAX && th <= INT_MAX && tw == floor(tw) &&
-                  th == floor(th))) {
-                fail(run, NULL, "-ts: width and height must be positive whole numbers");
-                goto end;
-            }
-            o.g.ts[0] = (int)tw;
-            o.g.ts[1] = (int)th;
-            o.g.has_ts = 1;
-        } else if (EQUAL(a, "-te") && need(run, argc, argv, i, 4)) {
-            for (int k = 0; k < 4; k++)
-                if (!number(run, a, argv[i + 1 + k], &o.g.te[k]))
-                    goto end;
-            i += 4;
-            if (!(o.g.te[2] > o.g.te[0] && o.g.te[3] > o.g.te[1])) {
-                fail(run, NULL, "-te: xmin < xmax and ymin < ymax are needed");
-                goto end;
-            }
-            o.g.has_te = 1;
-        } else if (EQUAL(a, "-q") || EQUAL(a, "-quiet"))
-            o.g.quiet = 1;
-        else if (EQUAL(a, "-v"))
-            o.g.verbose = 1;
-        else if (a[0] == '-' && a[1] && i + 1 <= argc && !strchr("0123456789.", a[1])) {
-            if (i < argc && (EQUAL(a, "-dem") || EQUAL(a, "-t_srs") || EQUAL(a, "-tr") ||
-                             EQUAL(a, "-te") || EQUAL(a, "-ts") || EQUAL(a, "-r") ||
-                             EQUAL(a, "-of") || EQUAL(a, "-ot") || EQUAL(a, "-co") ||
-                             EQUAL(a, "-outdir") || EQUAL(a, "-device") ||
-                             EQUAL(a, "-dem_srs") || EQUAL(a, "-dem_interp") ||
-                             EQUAL(a, "-dem_missing") || EQUAL(a, "-rpc_height") ||
-                             EQUAL(a, "-srcnodata") || EQUAL(a, "-dstnodata") ||
-                             EQUAL(a, "-grid_step")))
-                goto end; /* need() reported it */
-            fail(run, NULL, "unknown option %s (see --help)", a);
-            goto end;
-        } else
-            pos = CSLAddString(pos, a);
-    }
-    if (o.g.has_tr && o.g.has_ts) {
-        fail(run, NULL, "-tr and -ts cannot be used together");
-        goto end;
+        }
     }
     const int npos = CSLCount(pos);
     if (o.outdir ? npos < 1 : npos != 2) {
-        if (!run->err) /* a caller with its own error buffer gets the one line */
-            usage(stderr);
-        fail(run, NULL, o.outdir ? "no source given" : "a source and a destination are needed "
-                                                  "(several sources: -outdir)");
+        fail(run, NULL, o.outdir ? "no source given (see --help)"
+                                 : "a source and a destination are needed (several sources: "
+                                   "-outdir; see --help)");
         goto end;
     }
     if (o.outdir) {

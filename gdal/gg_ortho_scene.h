@@ -94,23 +94,22 @@ typedef struct ggo_block {
 
 extern const char *const ggo_method_names[3];
 
+/* "near" (or "nearest"), "bilinear", "cubic" -> gg_ortho_method; 0 if unknown. */
+int ggo_parse_method(const char *s, int *out);
+
+/* The options, from their one description (gg_ortho_options.c, whose
+ * table also makes gdal_ortho's flags): */
 /* gdal_ortho's defaults: -r near, -dem_interp bilinear (GDAL's). */
 void ggo_options_default(ggo_options *o);
-
-/* A nodata list ("1 2 3" or "1,2,3") into o's srcnodata (is_src) or
- * dstnodata; 0, or 1 with a message in err. */
-int ggo_set_nodata(ggo_options *o, int is_src, const char *value, char *err, size_t errlen);
-
-/* "near", "bilinear", "cubic" -> gg_ortho_method; 0 if unknown. */
-int ggo_parse_method(const char *s, int *out);
 /* Sets option key (GG:ortho: / .ggvrt form: tr=xres,yres, te=xmin,ymin,
- * xmax,ymax, ts=w,h, r=cubic, ...) from value; strings are kept by
+ * xmax,ymax, ts=w,h, r=cubic, srcnodata=1,2,3 ...) from value, checked
+ * against the table as gdal_ortho's flags are; strings are kept by
  * pointer (value must outlive o).  0, or 1 with a message in err. */
 int ggo_set_option(ggo_options *o, const char *key, const char *value, char *err,
                    size_t errlen);
 /* Whether key is a GG:ortho: option. */
 int ggo_is_option(const char *key);
-/* "dem, dem_interp, ..." for error messages. */
+/* "dem, dem_interp, ..." (the table's keys) for error messages. */
 const char *ggo_option_names(void);
 
 /* Opens src_name and sets everything up without a device: RPCs, types,

@@ -1,4 +1,5 @@
-"""One option description per op (gg_op_options, include/geogpu.h) drives
+"""One option description per op (gg_op_options, include/geogpu.h) -- and
+one for orthorectification, which is no op (gg_ortho_options.c) -- drives
 every front end to the same parameters: the utility's command line (its
 --describe JSON, and a run with the flags it lists), the GG: connection
 string, the Python package's keyword arguments (geogpu.op_info / Op) and
@@ -7,6 +8,7 @@ defines them, and qgis_process runs giving the same op options and pixels).
 """
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -393,3 +395,215 @@ def test_qgis_same_pixels_as_cli(qgis, gg, op, inputs, tmp_path):
             assert gg.same_bits(got, ref), (op, band)
             compared += 1
     assert compared >= 3
+
+
+# ------------------------------------------------------------------ ortho
+
+# Ortho is no op of the registry, but its options are described once too
+# (gdal/gg_ortho_options.c): gdal_ortho's flags and --describe, the
+# GG:ortho: keys, geogpu.ortho_options / ortho_arguments / ortho_string and
+# the QGIS parameters all come from that table.
+
+def ortho_cli_args(described, values):
+    """gdal_ortho's flags for values, from its --describe entries alone: a
+    number flag takes as many values as its "values" names."""
+    import re
+    by_key = {o["key"]: o for o in described["options"]}
+    args = []
+    for key, v in values.items():
+        o = by_key[key]
+        n = len(re.findall(r"<[^>]+>", o["values"] or "")) \
+            if o["kind"] in ("int", "float", "size") else 1
+        if n > 1:
+            args += [o["flag"]] + [geogpu.format_option(x) for x in v]
+        else:
+            args += [o["flag"], geogpu.format_option(v, o["kind"])]
+    return args
+
+
+@pytest.fixture
+def ortho_case(tmp_path):
+    """A scene with RPCs, a DEM, and non-default values of most ortho
+    options (as Python keyword arguments)."""
+    pytest.importorskip("scipy")
+    from osgeo import osr
+    from test_ortho import synthetic_rpc, write_dem, write_scene
+    rng = np.random.default_rng(32)
+    scene = write_scene(tmp_path / "scene.tif", rng, 160, 150, "UInt16", synthetic_rpc(160, 150))
+    dem = write_dem(tmp_path / "dem.tif", rng, 4326)
+    wgs, utm = osr.SpatialReference(), osr.SpatialReference()
+    wgs.ImportFromEPSG(4326)
+    utm.ImportFromEPSG(32632)
+    wgs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
+    utm.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
+    cx, cy, _ = osr.CoordinateTransformation(wgs, utm).TransformPoint(6.1, 45.2)
+    x0, y0 = round(cx) - 600, round(cy) - 400
+    values = {"dem": str(dem), "t_srs": "EPSG:32632", "te": (x0, y0, x0 + 1200, y0 + 800),
+              "tr": (20.0, 20.0), "r": "bilinear", "dem_interp": "cubic", "rpc_height": 12.5,
+              "grid_step": 8}
+    return scene, values
+
+
+def test_ortho_describe_matches_python(gg):
+    """gdal_ortho --describe (the C table through gg_app) and
+    geogpu.ortho_options() (the C table through ctypes) list the same
+    options with the same flag, kind, range, default, choices and required;
+    the GG:ortho: keys are the table's keys."""
+    d = describe(gg, "gdal_ortho")
+    assert d["program"] == "gdal_ortho" and d["operation"] == "ortho" and d["inputs"] == 1
+    cli = [(o["key"], o["flag"], o["kind"], o["min"], o["max"], o["default"],
+            tuple(o["choices"].split(",")) if o["choices"] else None, o["required"])
+           for o in d["options"]]
+    py = [(o.key, o.flag, o.type, o.minimum, o.maximum, o.default, o.choices, o.required)
+          for o in geogpu.ortho_options()]
+    assert cli == py
+    keys = [k for k, *_ in py]
+    assert keys == ["dem", "dem_interp", "dem_missing", "dem_srs", "rpc_height", "t_srs", "tr",
+                    "te", "ts", "r", "srcnodata", "dstnodata", "ot", "grid_step"]
+    # the flags of several values say how many
+    values = {o["key"]: o["values"] for o in d["options"]}
+    assert values["tr"] == "<xres> <yres>" and values["te"].count("<") == 4
+    assert [f["flag"] for f in d["flags"]] == ["-outdir"]
+    # the GG: error for an unknown key lists the table's keys
+    p = subprocess.run(["gdalinfo", "GG:ortho:dme=x.tif:scene.tif"], capture_output=True,
+                       text=True)
+    assert f"(options: {', '.join(keys)})" in p.stderr
+
+
+def test_ortho_help_lists_every_flag(gg):
+    text = gg.run("gdal_ortho", "--help").stdout
+    d = describe(gg, "gdal_ortho")
+    for o in d["options"]:
+        assert o["flag"] in text, o["flag"]
+        assert o["values"] in text, o["values"]
+    for f in d["flags"]:
+        assert f["flag"] in text
+
+
+def test_ortho_front_ends_same_pixels(gg, ortho_case, tmp_path):
+    """The same values as gdal_ortho flags (from --describe), as
+    geogpu.ortho_arguments, and as a GG:ortho: string (geogpu.ortho_string,
+    read by gdal_translate) give the same pixels, bit for bit (CPU)."""
+    scene, values = ortho_case
+    d = describe(gg, "gdal_ortho")
+    args = ortho_cli_args(d, values)
+    assert geogpu.ortho_arguments(**values) == args
+    gg.run("gdal_ortho", "-q", "-device", "cpu", *args, scene, tmp_path / "cli.tif")
+    py_args = geogpu.ortho_arguments(**values)
+    gg.run("gdal_ortho", "-q", "-device", "cpu", *py_args, scene, tmp_path / "py.tif")
+    conn = geogpu.ortho_string(scene, device="cpu", **values)
+    assert conn.startswith("GG:ortho:dem=") and ":tr=20.0,20.0:" in conn
+    ds = gdal.Open(conn)
+    assert ds is not None, conn
+    assert ds.GetMetadataItem("GG_ORTHO_GRID_STEP") == "8"
+    gdal.Translate(str(tmp_path / "gg.tif"), ds)
+    ds = None
+    ref = gdal.Open(str(tmp_path / "cli.tif"))
+    want = ref.ReadAsArray()
+    assert (ref.RasterXSize, ref.RasterYSize) == (60, 40)
+    assert (want != 0).mean() > 0.5
+    for name in ("py.tif", "gg.tif"):
+        got = gdal.Open(str(tmp_path / name))
+        assert got.GetGeoTransform() == ref.GetGeoTransform(), name
+        assert gg.same_bits(got.ReadAsArray(), want), name
+
+
+@pytest.mark.parametrize("key, value, words", [
+    ("grid_step", 2.5, "an integer from 1 to 1024"),
+    ("grid_step", 0, "an integer from 1 to 1024"),
+    ("ts", (640.5, 480), "width and height must be positive whole numbers"),
+    ("ts", (2000000000, 5), "2000000000 is too large"),
+    ("tr", (0, 0), "resolutions must be positive"),
+    ("te", (10, 10, 0, 0), "xmin < xmax and ymin < ymax are needed"),
+    ("r", "lanczos", "use near, bilinear or cubic"),
+    ("ot", "Float64", "use Byte, UInt16, Int16 or Float32"),
+    ("dem_missing", "x", "'x' is not a number"),
+    ("srcnodata", "abc", "expected 1 to 256 numbers, one per band"),
+])
+def test_ortho_table_checks_values(gg, tmp_path, key, value, words):
+    """One check for every front end: the flag (named as given), the
+    GG:ortho: key (named key=value) and the Python package refuse a value
+    with the same words."""
+    d = describe(gg, "gdal_ortho")
+    args = ortho_cli_args(d, {key: value})
+    p = gg.run("gdal_ortho", "-q", *args, tmp_path / "a.tif", tmp_path / "b.tif", check=False)
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("ERROR")]
+    assert p.returncode == 1 and len(errors) == 1, p.stderr
+    assert f"gdal_ortho: {' '.join(args)}: {words}" in errors[0], errors[0]
+    v = geogpu.format_option(value) if key != "srcnodata" else value
+    p = subprocess.run(["gdalinfo", f"GG:ortho:{key}={v}:{tmp_path / 'a.tif'}"],
+                       capture_output=True, text=True)
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("ERROR")]
+    assert p.returncode != 0 and len(errors) == 1, p.stderr
+    assert f"{key}={v}: {words}" in errors[0], errors[0]
+    with pytest.raises(geogpu.ArgumentError, match=words.replace("(", r"\(")):
+        geogpu.ortho_arguments(**{key: value})
+
+
+def test_ortho_tr_and_ts_exclude_each_other(gg, tmp_path):
+    p = gg.run("gdal_ortho", "-tr", 4, 4, "-ts", 10, 10, tmp_path / "a.tif", tmp_path / "b.tif",
+               check=False)
+    assert p.returncode == 1 and "-tr and -ts cannot be used together" in p.stderr
+    with pytest.raises(geogpu.ArgumentError, match="tr and ts"):
+        geogpu.ortho_string("a.tif", tr=(4, 4), ts=(10, 10))
+
+
+def test_ortho_qgis_parameters_match_table():
+    """The QGIS ortho algorithm's parameters come from gdal_ortho --describe:
+    each option with a flag (but the common nodata ones, and -ot: the
+    DATA_TYPE parameter) is one parameter with the table's default, range
+    and choices; the hand-written list is gone."""
+    u = qgis_entry("gdal_ortho")
+    assert u.described and u.params
+    by_flag = {p.flag: p for p in u.params}
+    for o in geogpu.ortho_options():
+        if o.key in COMMON_KEYS or o.key == "ot":
+            assert o.flag not in by_flag, o.key
+            continue
+        p = by_flag.get(o.flag)
+        assert p is not None and p.key == o.key, o.key
+        if o.key in ("dem",):
+            assert isinstance(p, qgis_utilities.Dataset)
+        elif o.key in ("t_srs", "dem_srs"):
+            assert isinstance(p, qgis_utilities.Crs)
+        elif o.key == "te":
+            assert isinstance(p, qgis_utilities.Extent) and p.crs_param == "T_SRS"
+        elif o.key in ("tr", "ts"):
+            assert isinstance(p, qgis_utilities.Pair) and p.names == (f"{o.key.upper()}_X",
+                                                                      f"{o.key.upper()}_Y")
+            assert p.type == ("int" if o.type == "size" else o.type)
+            assert (p.minimum, p.maximum) == (o.minimum, o.maximum)
+        elif o.type == "choice":
+            assert isinstance(p, qgis_utilities.Enum) and tuple(p.choices) == o.choices
+            assert p.choices[p.default] == o.default
+        elif o.type in ("int", "float"):
+            assert isinstance(p, qgis_utilities.Num) and p.type == o.type
+            want = None if o.default is None else (int if o.type == "int" else float)(o.default)
+            assert (p.default, p.minimum, p.maximum) == (want, o.minimum, o.maximum), o.key
+    assert "-outdir" not in by_flag  # batch mode: not the algorithm's one OUTPUT
+
+
+@pytest.mark.skipif(QGIS_ABSENT is not None, reason=QGIS_ABSENT or "")
+def test_ortho_qgis_same_pixels_as_cli(qgis, gg, ortho_case, tmp_path):
+    """The ortho values as QGIS parameters (qgis_process) give the pixels
+    gdal_ortho gives with them as flags."""
+    scene, values = ortho_case
+    u = qgis_entry("gdal_ortho")
+    by_key = {p.key: p for p in u.params if p.key}
+    params = {}
+    for key, v in values.items():
+        p = by_key[key]
+        if isinstance(p, qgis_utilities.Pair):
+            params[p.names[0]], params[p.names[1]] = v
+        elif isinstance(p, qgis_utilities.Extent):
+            params[p.name] = f"{v[0]},{v[2]},{v[1]},{v[3]} [{values['t_srs']}]"
+        elif isinstance(p, qgis_utilities.Enum):
+            params[p.name] = list(p.choices).index(v)
+        else:
+            params[p.name] = v
+    res = qgis.alg("ortho", INPUT=scene, **params, DEVICE="cpu", OUTPUT=tmp_path / "q.tif")
+    gg.run("gdal_ortho", "-q", "-device", "cpu", *ortho_cli_args(describe(gg, "gdal_ortho"),
+                                                               values), scene, tmp_path / "u.tif")
+    q, ref = gdal.Open(res["OUTPUT"]), gdal.Open(str(tmp_path / "u.tif"))
+    assert q.GetGeoTransform() == ref.GetGeoTransform()
+    assert gg.same_bits(q.ReadAsArray(), ref.ReadAsArray())

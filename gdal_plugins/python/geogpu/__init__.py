@@ -37,7 +37,7 @@ from .coreg import (CoregFit, coreg_fit, offset_points, read_prm, xcorr_gmtsar,
                     xcorr_gmtsar_prm)
 from .fmcw import (fmcw_beam, fmcw_grid_ppi, fmcw_info, fmcw_params, fmcw_process,
                    fmcw_sim_snr_db, fmcw_simulate, fmcw_spectral_moments, mrr2_products, mrr2_read)
-from .ortho import ortho, rpc_forward, rpc_model
+from .ortho import ortho, ortho_arguments, ortho_options, ortho_string, rpc_forward, rpc_model
 
 __all__ = ["version", "library_path", "ops", "op_info", "Op", "OpInfo", "OpOption", "OutputInfo",
            "Prepared", "run", "format_option", "devices", "Device", "Context", "context_for",
@@ -45,7 +45,8 @@ __all__ = ["version", "library_path", "ops", "op_info", "Op", "OpInfo", "OpOptio
            "UnsupportedError", "CancelledError", "gg_string", "ggvrt_xml", "write_ggvrt",
            "open_gg", "ensure_gg_driver",
            # flat APIs (not ops): orthorectification, FMCW/MRR-2, GMTSAR xcorr, coreg fit
-           "ortho", "rpc_model", "rpc_forward", "fmcw_params", "fmcw_info", "fmcw_process",
+           "ortho", "ortho_options", "ortho_arguments", "ortho_string", "rpc_model",
+           "rpc_forward", "fmcw_params", "fmcw_info", "fmcw_process",
            "fmcw_simulate", "fmcw_sim_snr_db", "fmcw_spectral_moments", "fmcw_grid_ppi",
            "fmcw_beam", "mrr2_read", "mrr2_products", "xcorr_gmtsar", "xcorr_gmtsar_prm",
            "read_prm", "coreg_fit", "CoregFit", "offset_points"]

@@ -11,18 +11,31 @@ WGS84 longitude/latitude unless ``dst_srs`` names another CRS; the DEM is a
 2-D array of heights above the ellipsoid with its geotransform (WGS84 unless
 ``dem_srs``).  Other CRSs need GDAL's osr (imported only then).  No DEM:
 the constant height ``rpc_height``.
+
+gdal_ortho and ``GG:ortho:`` take their options (files, CRSs, gdalwarp's
+grid flags) from one table in C; ``ortho_options()`` reads it,
+``ortho_arguments(**options)`` and ``ortho_string(scene, **options)`` write
+gdal_ortho's flags and the GG:ortho: string of the same keyword arguments,
+checked by the setter both use:
+
+    args = geogpu.ortho_arguments(dem="dem.tif", t_srs="EPSG:32632", tr=(10, 10))
+    ds = gdal.Open(geogpu.ortho_string("scene.tif", dem="dem.tif", t_srs="EPSG:32632",
+                                       tr=(10, 10)))
 """
 import ctypes
 import math
 
 import numpy as np
 
-from ._lib import (GG_BYTE, GG_FLOAT32, GG_INT16, GG_UINT16, HAVE, GGOrthoDem, GGOrthoGrid,
-                   GGOrthoImage, GGOrthoOptions, GGOrthoRpc, lib)
+from ._lib import (GG_BYTE, GG_FLOAT32, GG_INT16, GG_OPTION_KINDS, GG_UINT16, HAVE, GGOption,
+                   GGOrthoDem, GGOrthoGrid, GGOrthoImage, GGOrthoOptions, GGOrthoRpc, gdal_layer,
+                   lib, text)
 from .device import context_for
-from .errors import ArgumentError, GeogpuError, raise_for_status
+from .errors import ArgumentError, GeogpuError, UnsupportedError, raise_for_status
+from .ops import OpOption, format_option
 
-__all__ = ["ortho", "rpc_model", "rpc_forward", "RPC_KEYS"]
+__all__ = ["ortho", "rpc_model", "rpc_forward", "RPC_KEYS", "ortho_options", "ortho_arguments",
+           "ortho_string"]
 
 RPC_KEYS = ("LINE_OFF", "SAMP_OFF", "LAT_OFF", "LONG_OFF", "HEIGHT_OFF", "LINE_SCALE",
             "SAMP_SCALE", "LAT_SCALE", "LONG_SCALE", "HEIGHT_SCALE")
@@ -260,3 +273,111 @@ def _nodes(gt, W, y0, h, step, to_ll, to_dem, dem_inv, lon_ref):
                    np.where(lon - lon_ref < -180.0, lon + 360.0, lon))
     planes[0], planes[1] = lon, lat
     return np.ascontiguousarray(planes), nx, ny
+
+
+# ------------------------------------------- gdal_ortho's and GG:ortho:'s options
+
+def _ortho_table():
+    """libgeogpu_gdal with the prototypes of ortho's option table
+    (gg_ortho_options.h), or ArgumentError where the GDAL layer was not built."""
+    layer = gdal_layer()
+    if layer is None:
+        raise UnsupportedError("ortho's options: libgeogpu_gdal (the GDAL layer) is not built",
+                               5)
+    so = layer[0]
+    if not getattr(so, "_ortho_table_set", False):
+        so.ggo_options_table.restype = ctypes.POINTER(GGOption)
+        so.ggo_options_table.argtypes = [ctypes.POINTER(ctypes.c_int)]
+        so.ggo_option_flag_values.restype = ctypes.c_int
+        so.ggo_option_flag_values.argtypes = [ctypes.POINTER(GGOption),
+                                              ctypes.POINTER(ctypes.c_char_p)]
+        so.ggo_check_options.restype = ctypes.c_int
+        so.ggo_check_options.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
+                                         ctypes.POINTER(ctypes.c_char_p), ctypes.c_char_p,
+                                         ctypes.c_size_t]
+        so._ortho_table_set = True
+    return so
+
+
+def ortho_options():
+    """The options of gdal_ortho and GG:ortho: as OpOption (key, type,
+    default, description, flag, minimum, maximum, choices, required), from
+    their one description in C (gg_ortho_options.c): what gdal_ortho's flags,
+    --help and --describe, the GG:ortho: keys and QGIS's parameters use."""
+    so = _ortho_table()
+    n = ctypes.c_int()
+    table = so.ggo_options_table(ctypes.byref(n))
+    out = []
+    for k in range(n.value):
+        o = table[k]
+        typ = GG_OPTION_KINDS[o.kind]
+        numeric = typ in ("int", "float", "size")
+        bound = lambda v: v if numeric and math.isfinite(v) else None  # noqa: E731
+        out.append(OpOption(text(o.key), typ,
+                            None if o.default_value is None else text(o.default_value),
+                            text(o.help), None if o.flag is None else text(o.flag),
+                            bound(o.min), bound(o.max),
+                            tuple(text(o.choices).split(",")) if o.choices else None,
+                            bool(o.required)))
+    return out
+
+
+def _flag_values(key):
+    """How many values the flag of key takes (C: ggo_option_flag_values)."""
+    so = _ortho_table()
+    n = ctypes.c_int()
+    table = so.ggo_options_table(ctypes.byref(n))
+    for k in range(n.value):
+        if text(table[k].key) == key:
+            return so.ggo_option_flag_values(ctypes.byref(table[k]), None)
+    raise KeyError(key)
+
+
+def _ortho_values(options):
+    """{key: GG:ortho: value} of keyword arguments, checked by the C setter
+    every front end goes through (ArgumentError with its message)."""
+    table = {o.key: o for o in ortho_options()}
+    values = {}
+    for key, v in options.items():
+        if v is None:
+            continue
+        o = table.get(key)
+        if o is None:
+            raise ArgumentError(f"ortho: '{key}' is not an option of ortho (options: "
+                                f"{', '.join(table)})", 1)
+        values[key] = format_option(v, o.type)
+    keys = (ctypes.c_char_p * max(len(values), 1))(*[k.encode() for k in values])
+    vals = (ctypes.c_char_p * max(len(values), 1))(*[v.encode() for v in values.values()])
+    err = ctypes.create_string_buffer(1024)
+    if _ortho_table().ggo_check_options(len(values), keys, vals, err, len(err)):
+        raise ArgumentError(f"ortho: {err.value.decode(errors='replace')}", 1)
+    return values
+
+
+def ortho_arguments(**options):
+    """gdal_ortho's flags for options given as keyword arguments (the
+    GG:ortho: keys: dem="dem.tif", t_srs="EPSG:32632", tr=(10, 10), r="cubic",
+    ts=(640, 480), srcnodata=[1, 2, 3], ...), checked as gdal_ortho checks
+    them: ["-dem", "dem.tif", "-t_srs", "EPSG:32632", "-tr", "10", "10", ...]."""
+    values = _ortho_values(options)
+    flags = {o.key: o.flag for o in ortho_options()}
+    args = []
+    for key, v in values.items():
+        n = _flag_values(key)
+        parts = v.replace("x", ",").split(",") if n > 1 else [v]
+        if n > 1 and len(parts) == 1:
+            parts = parts * n  # "N" for both
+        if key in ("srcnodata", "dstnodata"):
+            parts = [v.replace(",", " ")]  # one argument, as gdalwarp's
+        args += [flags[key]] + parts
+    return args
+
+
+def ortho_string(scene, device=None, **options):
+    """The GG:ortho: connection string of scene with options given as
+    keyword arguments (as ortho_arguments), checked as GDAL will check them."""
+    values = _ortho_values(options)
+    parts = ["GG", "ortho"] + [f"{k}={v}" for k, v in values.items()]
+    if device:
+        parts.append(f"device={device}")
+    return ":".join(parts) + ":" + str(scene)

@@ -41,7 +41,14 @@ page, and ``hints`` keyed by option key (op options) or flag (own flags):
 ``Hint(label=..., advanced=..., hidden=..., file_filter=...)``.  Hints never
 state a default, a range or a flag.
 
-Programs that do not answer ``--describe`` (gdal_ortho, gdal_quicklook) keep
+An option whose flag takes several numbers (``values`` of --describe names
+them: gdal_ortho's ``-tr <xres> <yres>``) is a ``Pair`` of two, a ``Text``
+of more.  A hint's ``widget`` may show a string option as a raster layer
+(``dataset``: a DEM) or a CRS (``crs``), and a flag of four numbers as an
+extent (``extent``, in the CRS of the parameter named by ``crs_param``):
+presentation only, the option is the table's.
+
+Programs that do not answer ``--describe`` (gdal_quicklook) keep
 hand-written ``params``.  A geogpu utility found beside the others without
 a table entry is offered with everything from its ``--describe``
 (``from_description``).
@@ -255,6 +262,8 @@ class Hint:
     advanced: bool = False
     hidden: bool = False           # not offered (another interface, e.g. -mode gmtsar)
     file_filter: Optional[str] = None  # file kinds: the file dialog's filter
+    widget: Optional[str] = None   # "dataset", "crs" or "extent": how the option is chosen
+    crs_param: Optional[str] = None  # extent: the parameter whose CRS it is given in
 
 
 @dataclass
@@ -403,26 +412,22 @@ UTILITIES = [
         "gdal_ortho", "Orthorectify (RPC + DEM)", GROUP_OPTICAL,
         "Orthorectifies an image with RPCs over a DEM, with the geometry of gdalwarp -rpc -to "
         "RPC_DEM=<dem> -et 0. The target extent is taken in the target CRS.",
-        # gdal_ortho does not answer --describe (not a gg_app utility): hand-written
-        params=[Dataset("DEM", "-dem", "DEM (heights above the ellipsoid)", optional=True),
-                Num("RPC_HEIGHT", "-rpc_height", "Constant height without a DEM (m)",
-                    type="float", default=None, optional=True),
-                Enum("DEM_INTERP", "-dem_interp", "DEM interpolation",
-                     choices=("(default)", "near", "bilinear", "cubic"), default=0,
-                     omit_first=True, optional=True, advanced=True),
-                Num("DEM_MISSING", "-dem_missing", "Height where the DEM has no value (m)",
-                    type="float", default=None, optional=True, advanced=True),
-                Crs("DEM_SRS", "-dem_srs", "CRS of the DEM (if it has none)", optional=True,
-                    advanced=True),
-                Crs("T_SRS", "-t_srs", "Target CRS", optional=True),
-                Pair("TR", "-tr", "Target resolution (x, y)", type="float", minimum=1e-12,
-                     optional=True),
-                Extent("TE", "-te", "Target extent", optional=True, crs_param="T_SRS"),
-                Pair("TS", "-ts", "Target size (width, height)", type="int", minimum=1,
-                     optional=True, advanced=True),
-                Enum("R", "-r", "Resampling", choices=("near", "bilinear", "cubic"),
-                     default=0)],
-        described=False, doc="gdal_ortho"),
+        # the parameters: gdal_ortho --describe (its option table, gg_ortho_options.c)
+        hints={"dem": Hint("DEM (heights above the ellipsoid)", widget="dataset"),
+               "rpc_height": Hint("Height added to the DEM, the height without a DEM (m)"),
+               "dem_interp": Hint("DEM interpolation", advanced=True),
+               "dem_missing": Hint("Height where the DEM has no value (m)", advanced=True),
+               "dem_srs": Hint("CRS of the DEM (overrides its own)", widget="crs",
+                               advanced=True),
+               "t_srs": Hint("Target CRS", widget="crs"),
+               "tr": Hint("Target resolution (x, y)"),
+               "te": Hint("Target extent", widget="extent", crs_param="T_SRS"),
+               "ts": Hint("Target size (width, height)", advanced=True),
+               "r": Hint("Resampling"),
+               "grid_step": Hint(advanced=True),
+               "ot": Hint(hidden=True),        # the common DATA_TYPE parameter gives -ot
+               "-outdir": Hint(hidden=True)},  # batch mode: one OUTPUT here
+        doc="gdal_ortho"),
     Utility(
         "gdal_fmcw", "FMCW weather radar products", GROUP_RADAR,
         "Dual-polarisation FMCW weather-radar products (DBZ, ZDR, LDR, VEL, WIDTH, RHOHV, PHIDP, "
@@ -513,6 +518,20 @@ def op_option_param(o, hint=None):
     name = _param_name(flag)
     common = dict(advanced=hint.advanced, key=o["key"], required=req, omit_default=True,
                   optional=not req and default is None)
+    nvalues = len(re.findall(r"<[^>]+>", o.get("values") or "")) if kind != "size" else 2
+    if hint.widget in ("dataset", "crs", "extent"):
+        label = _label(hint, o.get("help"), flag)
+        extra = {k: v for k, v in common.items() if k != "omit_default"}
+        if hint.widget == "dataset":
+            return Dataset(name, flag, label, **extra)
+        if hint.widget == "crs":
+            return Crs(name, flag, label, **extra)
+        return Extent(name, flag, label, crs_param=hint.crs_param, **extra)
+    if kind in ("int", "float") and nvalues == 2:  # a flag of two numbers (-tr <xres> <yres>)
+        return Pair(name, flag, _label(hint, o.get("help"), flag), type=kind,
+                    minimum=o.get("min"), maximum=o.get("max"), **common)
+    if kind in ("int", "float") and nvalues > 2:
+        return Text(name, flag, _label(hint, o.get("help"), flag), nvalues=nvalues, **common)
     if kind == "bool":
         label = hint.label or (_label(hint, o.get("help"), flag) if o.get("switch_value") == "yes"
                                else f"{flag}: {o['key']}={o.get('switch_value')} "
