@@ -24,7 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#define SLOTS 3
+#define SLOTS 5
 
 typedef struct floor_job {
     GDALDatasetH product, outs[64];
@@ -36,9 +36,8 @@ typedef struct floor_job {
 
 static int read_strip(void *user, int reader, int item, int slot)
 {
-    (void)reader;
     floor_job *j = user;
-    return GGStripRead(j->product, j->strips[slot], item) != CE_None;
+    return GGStripRead(j->product, j->strips[slot], item, reader) != CE_None;
 }
 
 static int write_strip(void *user, int item, int slot)
@@ -137,7 +136,8 @@ int main(int argc, char **argv)
         j.strips[s] = GGStripCreate();
     if (!j.zeros || j.nb > 64)
         return 1;
-    const gg_pipeline_job pj = {.user = &j, .items = items, .slots = SLOTS, .readers = 1,
+    const gg_pipeline_job pj = {.user = &j, .items = items, .slots = SLOTS,
+                                .readers = gg_pipeline_readers(),
                                 .workers = 1, .read = read_strip, .write = write_strip};
     const int rc = gg_pipeline_run(&pj);
     for (int f = 0; f < (j.per_band ? j.nb : 1); f++)

@@ -857,6 +857,38 @@ static gg_op *copy_op(const gg_op *op)
     return c;
 }
 
+/* A second worker on each CUDA device (its own processed dataset and
+ * context on the same GPU): strips alternate between the two, so one
+ * strip's copies overlap the other's kernels.  Same bits as one worker.
+ * Not for ops with a statistics pass (each worker would redo it).
+ * Appends to *dss; returns 1 after reporting a failure. */
+static int add_cuda_workers(gg_app *app, GDALDatasetH **dss, int *ndev)
+{
+    if (gg_op_needs_stats(GGDatasetOperation((*dss)[0])))
+        return 0;
+    const int nbase = *ndev;
+    for (int k = 0; k < nbase; k++) {
+        const char *name = GGDatasetDeviceName((*dss)[k]);
+        if (!name || strncmp(name, "cuda:", 5))
+            continue;
+        char spec[64]; /* the device resolved, e.g. "cuda:0" for auto */
+        snprintf(spec, sizeof spec, "%.*s", (int)strcspn(name, " "), name);
+        gg_op *op = copy_op(GGDatasetOperation((*dss)[k]));
+        if (!op)
+            return fail(app, "out of memory");
+        GDALDatasetH w = open_product(app, op, spec);
+        if (!w)
+            return 1;
+        if (GGDatasetStart(w) != CE_None) {
+            GDALClose(w);
+            return fail(app, "cannot start the device");
+        }
+        *dss = CPLRealloc(*dss, (size_t)(*ndev + 1) * sizeof **dss);
+        (*dss)[(*ndev)++] = w;
+    }
+    return 0;
+}
+
 /* Computes the product of src into a temporary, then moves it to dst. */
 static int run(gg_app *app)
 {
@@ -971,6 +1003,10 @@ static int run(gg_app *app)
         if (report_device(app, dss[k]))
             goto done;
     }
+
+    if (!app->spec->open_source && gg_product_write_supported(drv) &&
+        add_cuda_workers(app, &dss, &ndev))
+        goto done;
 
     /* Statistics pass (radnorm) and writing share the one progress line;
      * with several devices each computes the statistics itself. */

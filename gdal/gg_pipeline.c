@@ -3,9 +3,11 @@
  *
  * MIT licence.
  */
+#define _GNU_SOURCE
 #include "gg_pipeline.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 
 enum { NOT_READ, READ, COMPUTED };
@@ -184,4 +186,11 @@ int gg_pipeline_run(const gg_pipeline_job *job)
     free(threads);
     free(ids);
     return failed;
+}
+
+int gg_pipeline_readers(void)
+{
+    cpu_set_t set;
+    const int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    return n < 4 ? 1 : n < 8 ? 2 : 3;
 }

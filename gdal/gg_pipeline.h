@@ -54,6 +54,11 @@ typedef struct gg_pipeline_job {
  * it).  Plain C and POSIX threads: no GDAL here. */
 int gg_pipeline_run(const gg_pipeline_job *job);
 
+/* Reader threads for a job on this host: 1 with fewer than 4 processors,
+ * 2 with fewer than 8, else 3 (each may read with several threads of its
+ * own: the stack reads of gg_processed.h). */
+int gg_pipeline_readers(void);
+
 #ifdef __cplusplus
 }
 #endif

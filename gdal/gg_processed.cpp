@@ -119,9 +119,10 @@ bool GGInputCountOK(const char *pszOperation, int nGiven, const char *pszWhere)
  * processors this process may use, 1 to 8; each thread at least 16 rows
  * (gdal_ptsel, the paper's stack on an H200: 2.8-3.1 s with 8 against 3.8 s
  * with one; bench/RESULTS.md, session 14). */
+constexpr int MAX_SLICES = 8;
 static int StackReaders(int nRows)
 {
-    const int nThreads = std::clamp(CPLGetNumCPUs() / 2, 1, 8);
+    const int nThreads = std::clamp(CPLGetNumCPUs() / 2, 1, MAX_SLICES);
     return std::max(1, std::min(nThreads, nRows / 16));
 }
 
@@ -176,6 +177,10 @@ class GGDataset final : public GDALPamDataset
     // time: a pipeline reads one strip while the device computes another.
     // Taken before m_oMutex when both are needed.
     std::mutex m_oReadMutex{};
+    // m_aapoReaders and the one-time look at how a stack lies in its file
+    std::mutex m_oHandleMutex{};
+    // input and band (1-based) of each band of m_apoStack
+    std::vector<int> m_anStackInput{}, m_anStackBand{};
     int m_nBlockXSize = 0, m_nBlockYSize = 0;
     // Stack reads: handles of each reader thread (slot) on each input,
     // opened on first use; a null entry: the input cannot be reopened.
@@ -186,10 +191,11 @@ class GGDataset final : public GDALPamDataset
     GGStackRows m_sRows{};
 
     bool StartContextLocked();
-    CPLErr ReadStackWindow(const gg_window &sSrc, size_t nPlane, GByte *pabyDst);
+    CPLErr ReadStackWindow(const gg_window &sSrc, size_t nPlane, GByte *pabyDst, size_t nBase);
     GDALDataset *ReaderHandle(size_t nSlot, size_t iInput);
+    bool RawRows();
     bool SourceWindow(const gg_window &sDst, gg_window &sSrc);
-    CPLErr ReadSourceLocked(GGBlockSource &s, int iBand);
+    CPLErr ReadSourceLocked(GGBlockSource &s, int iBand, size_t nBase);
     CPLErr ComputeLocked(const GGBlockSource &s, int iBand, GByte *const *papabyOut,
                          size_t nStride);
     CPLErr RunFailure(gg_status eStatus);
@@ -210,7 +216,7 @@ class GGDataset final : public GDALPamDataset
     {
         return m_nBlockYSize;
     }
-    CPLErr ReadStrip(GGStrip &s, int iStrip);
+    CPLErr ReadStrip(GGStrip &s, int iStrip, int iReader);
     CPLErr ComputeStrip(GGStrip &s);
     const gg_op *Operation() const
     {
@@ -352,8 +358,10 @@ GGDataset *GGDataset::Create(gg_op *op, std::vector<GDALDataset *> apoInputs, bo
                                         ? poInput->GetRasterBand(1)->GetRasterDataType()
                                         : GDT_Unknown;
     const bool bComplex = CPL_TO_BOOL(GDALDataTypeIsComplex(eFirstType));
+    int iMember = -1;
     for (GDALDataset *poMember : poDS->m_apoInputs)
     {
+        ++iMember;
         if (poMember->GetRasterCount() < 1)
         {
             CPLError(CE_Failure, CPLE_AppDefined, "GG: input '%s' has no raster bands",
@@ -383,6 +391,8 @@ GGDataset *GGDataset::Create(gg_op *op, std::vector<GDALDataset *> apoInputs, bo
                 return nullptr;
             }
             poDS->m_apoStack.push_back(poBand);
+            poDS->m_anStackInput.push_back(iMember);
+            poDS->m_anStackBand.push_back(i);
         }
     }
     const int nBands = static_cast<int>(poDS->m_apoStack.size());
@@ -584,17 +594,12 @@ bool GGDataset::SourceWindow(const gg_window &sDst, gg_window &sSrc)
     return false;
 }
 
-/* The host part of a block: reads s.sSrc of input band iBand (single-band
- * ops; -1: every band) or of every band (stack ops) into s.aby.  Holds
- * m_oReadMutex: the inputs' handles are one thread's at a time. */
-CPLErr GGDataset::ReadSourceLocked(GGBlockSource &s, int iBand)
+/* Whether a one-input stack lies in its file as rows to read as they are
+ * (looked at once). */
+bool GGDataset::RawRows()
 {
-    const gg_window &sSrc = s.sSrc;
-    const bool bStack = gg_op_is_stack(m_poOp);
-    const int nBands = m_sIn.bands;
-    s.nPlane = GDALGetDataTypeSizeBytes(m_eSourceType) * static_cast<size_t>(sSrc.width) *
-               std::max(0, sSrc.height);
-    if (bStack && m_nRawRows == 0)
+    std::lock_guard<std::mutex> oLock(m_oHandleMutex);
+    if (m_nRawRows == 0)
     {
         m_nRawRows = m_apoInputs.size() == 1 &&
                              GGStackRowsFind(m_apoInputs[0], m_eSourceType, &m_sRows)
@@ -603,8 +608,23 @@ CPLErr GGDataset::ReadSourceLocked(GGBlockSource &s, int iBand)
         CPLDebug(DRIVER_NAME, "%s: stack read %s", gg_op_name(m_poOp),
                  m_nRawRows > 0 ? "as it lies in its file" : "through RasterIO");
     }
+    return m_nRawRows > 0;
+}
+
+/* The host part of a block: reads s.sSrc of input band iBand (single-band
+ * ops; -1: every band) or of every band (stack ops) into s.aby, through
+ * the handles of reader slots nBase, nBase + 1, ... (slot 0: the inputs
+ * themselves, used under m_oReadMutex; a GDAL handle is one thread's at a
+ * time). */
+CPLErr GGDataset::ReadSourceLocked(GGBlockSource &s, int iBand, size_t nBase)
+{
+    const gg_window &sSrc = s.sSrc;
+    const bool bStack = gg_op_is_stack(m_poOp);
+    const int nBands = m_sIn.bands;
+    s.nPlane = GDALGetDataTypeSizeBytes(m_eSourceType) * static_cast<size_t>(sSrc.width) *
+               std::max(0, sSrc.height);
     // a stack read as it lies: whole rows, as a stack op's strips are
-    s.bRaw = bStack && m_nRawRows > 0 && sSrc.x0 == 0 && sSrc.width == m_sIn.width;
+    s.bRaw = bStack && RawRows() && sSrc.x0 == 0 && sSrc.width == m_sIn.width;
     const int nPlanes = bStack || iBand < 0 ? nBands : 1;
     try
     {
@@ -622,12 +642,17 @@ CPLErr GGDataset::ReadSourceLocked(GGBlockSource &s, int iBand)
         return CE_Failure;
     if (bStack)
         return s.bRaw ? GGStackRowsRead(m_sRows, sSrc, s.aby.data(), StackReaders(sSrc.height))
-                      : ReadStackWindow(sSrc, s.nPlane, s.aby.data());
+                      : ReadStackWindow(sSrc, s.nPlane, s.aby.data(), nBase);
     for (int b = iBand < 0 ? 0 : iBand, k = 0; b < (iBand < 0 ? nBands : iBand + 1); ++b, ++k)
-        if (m_apoStack[b]->RasterIO(GF_Read, sSrc.x0, sSrc.y0, sSrc.width, sSrc.height,
-                                    s.aby.data() + s.nPlane * k, sSrc.width, sSrc.height,
-                                    m_eSourceType, 0, 0, nullptr) != CE_None)
+    {
+        GDALDataset *poHandle = ReaderHandle(nBase, m_anStackInput[b]);
+        GDALRasterBand *poBand = poHandle ? poHandle->GetRasterBand(m_anStackBand[b]) : nullptr;
+        if (!poBand ||
+            poBand->RasterIO(GF_Read, sSrc.x0, sSrc.y0, sSrc.width, sSrc.height,
+                             s.aby.data() + s.nPlane * k, sSrc.width, sSrc.height,
+                             m_eSourceType, 0, 0, nullptr) != CE_None)
             return CE_Failure;
+    }
     return CE_None;
 }
 
@@ -748,7 +773,7 @@ CPLErr GGDataset::ReadBlock(int iBand, int nBlockXOff, int nBlockYOff, int nBloc
             FillNodata(apabyOut[b], GDALTypeOf(gg_op_band_type(m_poOp, b)), nBlockPixels,
                        gg_op_band_nodata(m_poOp, b));
     }
-    if (ReadSourceLocked(s, bStack ? -1 : iBand) != CE_None ||
+    if (ReadSourceLocked(s, bStack ? -1 : iBand, 0) != CE_None ||
         ComputeLocked(s, bStack ? -1 : iBand, apabyOut.data(),
                       static_cast<size_t>(nBlockXSize)) != CE_None)
         return CE_Failure;
@@ -795,6 +820,7 @@ GDALDataset *GGDataset::ReaderHandle(size_t nSlot, size_t iInput)
     GDALDataset *poInput = m_apoInputs[iInput];
     if (nSlot == 0)
         return poInput;
+    std::lock_guard<std::mutex> oLock(m_oHandleMutex);
     if (m_aapoReaders.size() < nSlot)
         m_aapoReaders.resize(nSlot);
     std::vector<GDALDataset *> &apoSlot = m_aapoReaders[nSlot - 1];
@@ -850,7 +876,8 @@ GDALDataset *GGDataset::ReaderHandle(size_t nSlot, size_t iInput)
  * thread-safe): de-interleaving is CPU work that one thread does at 1-2
  * GB/s, the bound of a PtSel strip (bench/RESULTS.md).  Inputs that cannot
  * be reopened are read by the calling thread alone. */
-CPLErr GGDataset::ReadStackWindow(const gg_window &sSrc, size_t nPlane, GByte *pabyDst)
+CPLErr GGDataset::ReadStackWindow(const gg_window &sSrc, size_t nPlane, GByte *pabyDst,
+                                  size_t nBase)
 {
     const int nType = GDALGetDataTypeSizeBytes(m_eSourceType);
     const int nSlices = StackReaders(sSrc.height);
@@ -872,10 +899,12 @@ CPLErr GGDataset::ReadStackWindow(const gg_window &sSrc, size_t nPlane, GByte *p
                                   nType, static_cast<GSpacing>(sSrc.width) * nType,
                                   static_cast<GSpacing>(nPlane), nullptr);
         };
-        std::vector<GDALDataset *> apoHandles(1, m_apoInputs[i]);
+        std::vector<GDALDataset *> apoHandles(1, ReaderHandle(nBase, i));
+        if (!apoHandles[0])
+            return CE_Failure;
         for (int k = 1; k < nSlices; ++k)
         {
-            GDALDataset *poReader = ReaderHandle(k, i);
+            GDALDataset *poReader = ReaderHandle(nBase + k, i);
             if (!poReader)
                 break;
             apoHandles.push_back(poReader);
@@ -940,10 +969,20 @@ CPLErr GGDataset::ComputeStatistics(GDALProgressFunc pfnProgress, void *pProgres
     return CE_None;
 }
 
-/* The host part of strip iStrip: every block's source, every band. */
-CPLErr GGDataset::ReadStrip(GGStrip &s, int iStrip)
+/* The host part of strip iStrip: every block's source, every band.
+ * Pipeline reader iReader reads through handles of its own (reader slots
+ * from iReader * MAX_SLICES), so that several strips are read at once; a
+ * reader whose inputs do not reopen (GG or MEM datasets) shares the
+ * inputs' own, one reader at a time. */
+CPLErr GGDataset::ReadStrip(GGStrip &s, int iStrip, int iReader)
 {
-    std::lock_guard<std::mutex> oReadLock(m_oReadMutex);
+    size_t nBase = static_cast<size_t>(iReader) * MAX_SLICES;
+    for (size_t i = 0; nBase && i < m_apoInputs.size(); ++i)
+        if (!ReaderHandle(nBase, i))
+            nBase = 0;
+    std::unique_lock<std::mutex> oReadLock(m_oReadMutex, std::defer_lock);
+    if (nBase == 0)
+        oReadLock.lock();
     const int nBlockX = std::max(1, m_nBlockXSize);
     const int nBlocks = (m_sOut.width + nBlockX - 1) / nBlockX;
     s.nWidth = m_sOut.width;
@@ -955,7 +994,7 @@ CPLErr GGDataset::ReadStrip(GGStrip &s, int iStrip)
         GGBlockSource &b = s.aoBlocks[i];
         b.sDst = gg_window{i * nBlockX, s.nY0, std::min(nBlockX, m_sOut.width - i * nBlockX),
                            s.nRows};
-        if (!SourceWindow(b.sDst, b.sSrc) || ReadSourceLocked(b, -1) != CE_None)
+        if (!SourceWindow(b.sDst, b.sSrc) || ReadSourceLocked(b, -1, nBase) != CE_None)
             return CE_Failure;
     }
     return CE_None;
@@ -1162,15 +1201,15 @@ void GGStripFree(GGStrip *psStrip)
     delete psStrip;
 }
 
-CPLErr GGStripRead(GDALDatasetH hDS, GGStrip *psStrip, int iStrip)
+CPLErr GGStripRead(GDALDatasetH hDS, GGStrip *psStrip, int iStrip, int iReader)
 {
     GGDataset *poDS = AsGGDataset(hDS);
-    if (!poDS || !psStrip || iStrip < 0 || iStrip >= GGDatasetStripCount(hDS))
+    if (!poDS || !psStrip || iStrip < 0 || iStrip >= GGDatasetStripCount(hDS) || iReader < 0)
     {
         CPLError(CE_Failure, CPLE_AppDefined, "GG: GGStripRead: bad arguments");
         return CE_Failure;
     }
-    return poDS->ReadStrip(*psStrip, iStrip);
+    return poDS->ReadStrip(*psStrip, iStrip, iReader);
 }
 
 CPLErr GGStripCompute(GDALDatasetH hDS, GGStrip *psStrip)

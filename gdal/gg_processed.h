@@ -46,8 +46,8 @@ CPLErr GGDatasetComputeStatistics(GDALDatasetH hDS, GDALProgressFunc pfnProgress
  * so one strip's read overlaps another's device work; the pixels are the
  * ones reading the dataset's blocks gives.  A strip read on one dataset
  * may be computed on another of the same product (the same op and
- * inputs, on another device).  Reads are serialised per dataset, device
- * work too; a read and a computation may run at once. */
+ * inputs, on another device).  Device work is serialised per dataset;
+ * reads by different readers and computations may run at once. */
 typedef struct GGStrip GGStrip;
 
 /* Number of strips of a processed dataset (0 for another dataset). */
@@ -55,8 +55,10 @@ int GGDatasetStripCount(GDALDatasetH hDS);
 /* Buffers of one strip, empty until read (NULL: out of memory). */
 GGStrip *GGStripCreate(void);
 void GGStripFree(GGStrip *psStrip);
-/* Reads the inputs of strip iStrip into psStrip. */
-CPLErr GGStripRead(GDALDatasetH hDS, GGStrip *psStrip, int iStrip);
+/* Reads the inputs of strip iStrip into psStrip.  Calls with different
+ * iReader (0, 1, ...) may run at once: each reader reads through its own
+ * handles on the inputs. */
+CPLErr GGStripRead(GDALDatasetH hDS, GGStrip *psStrip, int iStrip, int iReader);
 /* Computes every output band of a read strip on hDS's device. */
 CPLErr GGStripCompute(GDALDatasetH hDS, GGStrip *psStrip);
 /* Output band iBand of a computed strip: rows [*pnY0, *pnY0 + *pnRows) of

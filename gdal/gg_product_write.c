@@ -16,7 +16,7 @@
 
 #include <string.h>
 
-/* Strips in flight: one being read, one on each device, one being
+/* Strips in flight: one per reader, one on each device, one being
  * written; at most MAX_SLOTS. */
 #define MAX_SLOTS 10
 
@@ -47,10 +47,9 @@ static void thread_end(void *user)
 
 static int read_strip(void *user, int reader, int item, int slot)
 {
-    (void)reader;
     job *j = user;
     if (j->processed)
-        return GGStripRead(j->dss[0], j->strips[slot], item) != CE_None;
+        return GGStripRead(j->dss[0], j->strips[slot], item, reader) != CE_None;
     const int y = item * j->rows, h = y + j->rows > j->H ? j->H - y : j->rows;
     for (int b = 0; b < j->nb; b++) /* the product computes inside its reads */
         if (GDALRasterIO(GDALGetRasterBand(j->dss[0], b + 1), GF_Read, 0, y, j->W, h,
@@ -88,6 +87,15 @@ static int write_strip(void *user, int item, int slot)
             CE_None)
             return 1;
     }
+    /* The strip's blocks go to the file now, on this thread: left in
+     * GDAL's block cache (5 % of the memory by default), the output would
+     * be written by GDALClose at the end, after the pipeline, on one
+     * thread.  Every band of the strip is in the cache first, so a
+     * pixel-interleaved block is written once, whole. */
+    for (int b = 0; b < j->nb; b++)
+        if (GDALFlushRasterCache(j->per_band ? GDALGetRasterBand(j->outs[b], 1)
+                                             : GDALGetRasterBand(j->outs[0], b + 1)) != CE_None)
+            return 1;
     return 0;
 }
 
@@ -203,7 +211,17 @@ int gg_product_write(GDALDatasetH *dss, int ndev, const char *dst,
         j.rows = by > 0 ? by : 1;
         items = (j.H + j.rows - 1) / j.rows;
     }
-    const int slots = j.ndev + 2 < 3 ? 3 : j.ndev + 2 > MAX_SLOTS ? MAX_SLOTS : j.ndev + 2;
+    /* A processed dataset's strips are read by several readers at once,
+     * other products (which compute inside their reads) by one; so are
+     * strips computed on the CPU backend, whose threads take every core
+     * (gdal_rotate -device cpu, 8192^2 on 16 cores: 1.40 s with three
+     * readers, 1.08 s with one; bench/RESULTS.md, 2026-11-28). */
+    int on_cpu = 0;
+    for (int k = 0; k < j.ndev; k++)
+        on_cpu |= !strncmp(GGDatasetDeviceName(dss[k]), "cpu", 3);
+    const int readers = j.processed && !on_cpu ? gg_pipeline_readers() : 1;
+    const int want = readers + j.ndev + 1;
+    const int slots = want < 3 ? 3 : want > MAX_SLOTS ? MAX_SLOTS : want;
     for (int s = 0; s < slots && !rc; s++) {
         if (j.processed) {
             rc = !(j.strips[s] = GGStripCreate());
@@ -218,7 +236,7 @@ int gg_product_write(GDALDatasetH *dss, int ndev, const char *dst,
                      j.rows);
     }
     if (!rc) {
-        const gg_pipeline_job pj = {.user = &j, .items = items, .slots = slots, .readers = 1,
+        const gg_pipeline_job pj = {.user = &j, .items = items, .slots = slots, .readers = readers,
                                     .workers = j.ndev, .read = read_strip,
                                     .compute = j.processed ? compute_strip : NULL,
                                     .write = write_strip, .progress = progress,
