@@ -87,7 +87,7 @@ static int read_array(int fd, uint64_t fsize, const order *o, const entry *e, ui
     return 0;
 }
 
-int gg_tiff_strips_read(int fd, uint64_t fsize, gg_tiff_strips *out, char *why, size_t whylen)
+static int read_strips(int fd, uint64_t fsize, gg_tiff_strips *out, char *why, size_t whylen)
 {
     memset(out, 0, sizeof *out);
     unsigned char h[16];
@@ -175,6 +175,12 @@ int gg_tiff_strips_read(int fd, uint64_t fsize, gg_tiff_strips *out, char *why, 
         return 1;
     }
     return 0;
+}
+
+gg_status gg_tiff_strips_read(int fd, uint64_t fsize, gg_tiff_strips *out, char *why,
+                              size_t whylen)
+{
+    return read_strips(fd, fsize, out, why, whylen) ? GG_ERR_UNSUPPORTED : GG_OK;
 }
 
 void gg_tiff_strips_free(gg_tiff_strips *s)

@@ -4,8 +4,12 @@
  * GPU-accelerated radar and remote-sensing processing with one C API over
  * three backends (CPU, CUDA, OpenCL).  Conventions, as in PROJ and SQLite:
  *   - every symbol starts with gg_ / GG_;
- *   - handles are opaque; functions return gg_status;
- *   - the context keeps the last error message (gg_context_last_error);
+ *   - handles are opaque; functions that can fail return gg_status;
+ *   - one error style: the message of a failure is kept by the handle
+ *     the call was given (gg_context_last_error, gg_op_last_error,
+ *     gg_fmcw_last_error); calls that have no handle yet (constructors,
+ *     parsers, checks) write it into the caller's err buffer of errlen
+ *     bytes instead;
  *   - the library never prints and never exits.
  *
  * Two levels of API:

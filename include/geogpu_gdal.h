@@ -90,10 +90,12 @@ typedef struct gg_tiff_strips {
     uint32_t rows_per_strip; /* 0xFFFFFFFF when the tag is absent (one strip) */
 } gg_tiff_strips;
 
-/* Reads the strip table of the TIFF open as fd (fsize bytes).  0 on
- * success (free with gg_tiff_strips_free); 1 with the reason in why when
- * the file is not a striped TIFF this reader understands. */
-int gg_tiff_strips_read(int fd, uint64_t fsize, gg_tiff_strips *out, char *why, size_t whylen);
+/* Reads the strip table of the TIFF open as fd (fsize bytes).  GG_OK
+ * (free with gg_tiff_strips_free); GG_ERR_UNSUPPORTED with the reason in
+ * why when the file is not a striped TIFF this reader understands (or
+ * cannot be read). */
+gg_status gg_tiff_strips_read(int fd, uint64_t fsize, gg_tiff_strips *out, char *why,
+                              size_t whylen);
 
 void gg_tiff_strips_free(gg_tiff_strips *s);
 
