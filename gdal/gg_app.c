@@ -1105,11 +1105,10 @@ done:
 
 /* ------------------------------------------------------------------- main */
 
-static int print_version(const gg_app_spec *spec)
+void gg_app_print_version(const char *utility)
 {
-    printf("%s (geogpu %s), built against GDAL %s, running with GDAL %s\n", spec->name,
+    printf("%s (geogpu %s), built against GDAL %s, running with GDAL %s\n", utility,
            gg_version(), GDAL_RELEASE_NAME, GDALVersionInfo("RELEASE_NAME"));
-    return 0;
 }
 
 int gg_app_parse_only = 0;
@@ -1132,7 +1131,7 @@ int gg_app_main(const gg_app_spec *spec, int argc, char **argv)
             continue;
         }
         if (EQUAL(argv[i], "--version") || EQUAL(argv[i], "--utility_version"))
-            return print_version(spec);
+            return gg_app_print_version(spec->name), 0;
     }
     if (!GDAL_CHECK_VERSION(spec->name))
         return 1;

@@ -116,6 +116,10 @@ void gg_app_print_table_usage(const gg_app_spec *spec, const gg_option *options,
 void gg_app_print_table_description(const gg_app_spec *spec, const gg_option *options, int n,
                                     gg_app_placeholders values, FILE *out);
 
+/* "<utility> (geogpu X), built against GDAL Y, running with GDAL Z" on
+ * stdout: every utility's --version. */
+void gg_app_print_version(const char *utility);
+
 /* The fallback notice under auto (gg_context_notice: "no GPU device found,
  * using the CPU (...)") as every utility prints it: one line
  * "<utility>: <notice>" on stderr, nothing when quiet or when notice is

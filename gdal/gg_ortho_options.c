@@ -410,7 +410,7 @@ int ggo_parse_command_line(ggo_command_line *c, int argc, char **argv, char *err
             return GGO_CMD_DONE;
         }
         if (EQUAL(a, "--version")) {
-            printf("%s (geogpu %s, %s)\n", PROG, gg_version(), GDALVersionInfo("--version"));
+            gg_app_print_version(PROG);
             return GGO_CMD_DONE;
         }
     }

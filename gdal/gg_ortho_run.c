@@ -1572,7 +1572,8 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
         if (EQUAL(argv[i], "-device") && i + 1 < argc)
             early_device = argv[i + 1];
         else if (EQUAL(argv[i], "--help") || EQUAL(argv[i], "-h") || EQUAL(argv[i], "-help") ||
-                 EQUAL(argv[i], "--version") || EQUAL(argv[i], "--describe"))
+                 EQUAL(argv[i], "--version") || EQUAL(argv[i], "--describe") ||
+                 EQUAL(argv[i], "--utility_version"))
             want_device = 0;
     }
     device_start dev;
@@ -1588,12 +1589,17 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
         want_device = 0;
     if (want_device && !given)
         device_begin(&dev, early_device);
+    for (int i = 1; i < argc; i++) /* ours, before GDAL answers with its version alone */
+        if (EQUAL(argv[i], "--version") || EQUAL(argv[i], "--utility_version")) {
+            gg_app_print_version(PROG);
+            return 0;
+        }
     GDALAllRegister();
     argc = GDALGeneralCmdLineProcessor(argc, &argv, 0);
     if (argc < 1) { /* handled (--formats...) or failed; argv is still the caller's */
         if (want_device && !given && device_wait(&dev))
             gg_context_destroy(dev.ctx);
-        return 1;
+        return argc == 0 ? 0 : 1;
     }
     options o;
     memset(&o, 0, sizeof o);

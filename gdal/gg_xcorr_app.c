@@ -6,6 +6,7 @@
  * MIT licence.
  */
 #include "gg_xcorr_app.h"
+#include "gg_app.h"
 
 #include "cpl_conv.h"
 #include "cpl_port.h"
@@ -248,20 +249,105 @@ struct gg_xcorr_gmtsar_app_options {
     int quiet;
 };
 
+/* -mode gmtsar's options, described once: its flags, --help and
+ * --describe come from this table (GMTSAR xcorr's flags and defaults). */
+static const gg_option gmtsar_table[] = {
+    {"nx", "-nx", GG_OPTION_INT, 1, 65536, "16", NULL, "patches across the range", 0},
+    {"ny", "-ny", GG_OPTION_INT, 1, 65536, "32", NULL, "patches along the azimuth", 0},
+    {"xsearch", "-xsearch", GG_OPTION_INT, 1, 65536, "64", NULL,
+     "range search window in pixels (a power of 2)", 0},
+    {"ysearch", "-ysearch", GG_OPTION_INT, 1, 65536, "64", NULL,
+     "azimuth search window in lines (a power of 2)", 0},
+    {"range_interp", "-range_interp", GG_OPTION_INT, 1, 65536, "2", NULL,
+     "range interpolation factor of the patches before correlating", 0},
+    {"norange", "-norange", GG_OPTION_BOOL, 0, 1, "no", NULL, "no range interpolation "
+     "(-range_interp 1)", 0},
+    {"interp", "-interp", GG_OPTION_INT, 1, 65536, "16", NULL,
+     "interpolation factor of the correlation peak", 0},
+    {"nointerp", "-nointerp", GG_OPTION_BOOL, 0, 1, "no", NULL, "integer offsets only "
+     "(-interp 1)", 0},
+    {"noshift", "-noshift", GG_OPTION_BOOL, 0, 1, "no", NULL,
+     "ignore the aligned PRM's rshift and ashift", 0},
+    {"zero_is_data", "-zero_is_data", GG_OPTION_BOOL, 0, 1, "no", NULL,
+     "0+0i samples are data, as in GMTSAR (default: zero fill is invalid, so a patch with "
+     "< 90 % nonzero samples gets corr 0)", 0},
+    {"freq", "-freq", GG_OPTION_BOOL, 0, 1, "no", NULL,
+     "GMTSAR's frequency-domain correlation, the only one here (accepted as GMTSAR does)", 0},
+    {"output", "-o", GG_OPTION_STRING, 0, 0, "freq_xcorr.dat", NULL,
+     "the offsets file: x xoff y yoff corr, one line per patch", 0},
+};
+#define GMTSAR_NOPTIONS ((int)(sizeof gmtsar_table / sizeof gmtsar_table[0]))
+
+static const gg_app_flag gmtsar_flags[] = {{NULL, NULL, NULL, NULL}};
+
+static const gg_app_spec gmtsar_spec = {
+    .name = "gdal_xcorr -mode gmtsar",
+    .operation = "xcorr_gmtsar",
+    .purpose = "GMTSAR xcorr's algorithm and interface (defects fixed: docs/gdal_xcorr.md). The two\n"
+               "SLCs may differ in size (each PRM's num_rng_bins, num_valid_az).",
+    .operands = "<master.PRM> <aligned.PRM>",
+    .flags = gmtsar_flags,
+};
+
 static int gmtsar_usage(const char *msg)
 {
-    if (msg)
+    if (msg) {
         fprintf(stderr, "ERROR 1: gdal_xcorr: %s (see --help)\n", msg);
-    else
-        printf("Usage: gdal_xcorr -mode gmtsar <master.PRM> <aligned.PRM> [-nx <n>] [-ny <n>]\n"
-               "    [-xsearch <n>] [-ysearch <n>] [-range_interp <n> | -norange] [-interp <n> |\n"
-               "    -nointerp] [-noshift] [-zero_is_data] [-device <dev>] [-o <freq_xcorr.dat>] [-q]\n\n"
-               "GMTSAR xcorr's algorithm and interface (defects fixed: docs/gdal_xcorr.md).\n"
-               "Writes freq_xcorr.dat: x xoff y yoff corr, one line per patch.\n"
-               "The two SLCs may differ in size (each PRM's num_rng_bins, num_valid_az).\n\n"
-               "  -zero_is_data  0+0i samples are data, as in GMTSAR (default: zero fill is\n"
-               "                 invalid, so a patch with < 90 %% nonzero samples gets corr 0)\n");
-    return msg ? 1 : 0;
+        return 1;
+    }
+    gg_app_print_table_usage(&gmtsar_spec, gmtsar_table, GMTSAR_NOPTIONS, NULL,
+                             "[-device <device>] [-q]",
+                             "  -device <device>   auto, cpu, cuda[:N] or opencl[:P[:D]]\n"
+                             "                     (default: the GG_DEVICE configuration option, "
+                             "else auto)\n"
+                             "  -q                 quiet: no progress, no notices\n",
+                             stdout);
+    return 0;
+}
+
+/* Sets option e of -mode gmtsar from its flag's value (a BOOL: the flag
+ * given); NULL, or the message of a bad value. */
+static const char *gmtsar_set(gg_xcorr_gmtsar_app_options *r, gg_xcorr_gmtsar_options *o,
+                              const gg_option *e, const char *value, const char **outname)
+{
+    const char *k = e->key;
+    if (e->kind == GG_OPTION_BOOL) {
+        if (!strcmp(k, "norange"))
+            o->range_interp = 1;
+        else if (!strcmp(k, "nointerp"))
+            o->interp = 1;
+        else if (!strcmp(k, "noshift"))
+            o->noshift = 1;
+        else if (!strcmp(k, "zero_is_data"))
+            r->sw.zero_is_data = 1;
+        return NULL; /* -freq: the only mode */
+    }
+    if (e->kind == GG_OPTION_STRING) {
+        *outname = value;
+        return NULL;
+    }
+    char *end;
+    const long v = strtol(value, &end, 10);
+    if (!*value || *end || v < (long)e->min || v > (long)e->max)
+        return CPLSPrintf("%s must be an integer from %g to %g, not '%s'", e->flag, e->min,
+                          e->max, value);
+    int *target = !strcmp(k, "nx")        ? &o->nx
+                  : !strcmp(k, "ny")       ? &o->ny
+                  : !strcmp(k, "xsearch")  ? &o->xsearch
+                  : !strcmp(k, "ysearch")  ? &o->ysearch
+                  : !strcmp(k, "interp")   ? &o->interp
+                                           : &o->range_interp;
+    *target = (int)v;
+    return NULL;
+}
+
+/* An option's default from the table. */
+static int gmtsar_default(const char *key)
+{
+    for (int k = 0; k < GMTSAR_NOPTIONS; k++)
+        if (!strcmp(gmtsar_table[k].key, key))
+            return atoi(gmtsar_table[k].default_value);
+    return 0;
 }
 
 /* The caller's GDALProgressFunc as gg_xcorr_gmtsar's progress. */
@@ -325,46 +411,51 @@ gg_xcorr_gmtsar_app_options *gg_xcorr_gmtsar_app_options_new(int argc, char **ar
                                                              int *usage_error)
 {
     gg_xcorr_gmtsar_app_options *r = CPLCalloc(1, sizeof *r);
-    gg_xcorr_gmtsar_options o = {.nx = 16, .ny = 32, .xsearch = 64, .ysearch = 64,
-                                 .range_interp = 2, .interp = 16, .noshift = 0};
-    const char *prm[2] = {NULL, NULL}, *device = NULL, *outname = "freq_xcorr.dat";
+    gg_xcorr_gmtsar_options o = {.nx = gmtsar_default("nx"), .ny = gmtsar_default("ny"),
+                                 .xsearch = gmtsar_default("xsearch"),
+                                 .ysearch = gmtsar_default("ysearch"),
+                                 .range_interp = gmtsar_default("range_interp"),
+                                 .interp = gmtsar_default("interp"), .noshift = 0};
+    const char *prm[2] = {NULL, NULL}, *device = NULL, *outname = gmtsar_table[GMTSAR_NOPTIONS - 1]
+                                                                     .default_value;
     int np = 0, quiet = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int *target = NULL;
-        if (EQUAL(a, "--help") || EQUAL(a, "-h"))
+        if (EQUAL(a, "--help") || EQUAL(a, "-h") || EQUAL(a, "--help-general"))
             return gm_usage(r, usage_error, NULL);
-        if (EQUAL(a, "-nx")) target = &o.nx;
-        else if (EQUAL(a, "-ny")) target = &o.ny;
-        else if (EQUAL(a, "-xsearch")) target = &o.xsearch;
-        else if (EQUAL(a, "-ysearch")) target = &o.ysearch;
-        else if (EQUAL(a, "-range_interp")) target = &o.range_interp;
-        else if (EQUAL(a, "-interp")) target = &o.interp;
-        if (target) {
-            char *end;
-            if (i + 1 >= argc)
-                return gm_usage(r, usage_error, CPLSPrintf("%s needs a value", a));
-            const long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > 65536)
-                return gm_usage(r, usage_error, CPLSPrintf(
-                                    "%s must be a positive integer, not '%s'", a, argv[i]));
-            *target = (int)v;
-        } else if (EQUAL(a, "-norange")) {
-            o.range_interp = 1;
-        } else if (EQUAL(a, "-nointerp")) {
-            o.interp = 1;
-        } else if (EQUAL(a, "-noshift")) {
-            o.noshift = 1;
-        } else if (EQUAL(a, "-zero_is_data")) {
-            r->sw.zero_is_data = 1;
+        if (EQUAL(a, "--version")) {
+            gg_app_print_version("gdal_xcorr");
+            gg_xcorr_gmtsar_app_options_free(r);
+            *usage_error = 0;
+            return NULL;
+        }
+        if (EQUAL(a, "--describe")) {
+            gg_app_print_table_description(&gmtsar_spec, gmtsar_table, GMTSAR_NOPTIONS, NULL,
+                                           stdout);
+            gg_xcorr_gmtsar_app_options_free(r);
+            *usage_error = 0;
+            return NULL;
+        }
+        const gg_option *e = NULL;
+        for (int k = 0; k < GMTSAR_NOPTIONS && !e; k++)
+            if (EQUAL(a, gmtsar_table[k].flag))
+                e = &gmtsar_table[k];
+        if (e) {
+            const char *value = NULL;
+            if (e->kind != GG_OPTION_BOOL) {
+                if (i + 1 >= argc)
+                    return gm_usage(r, usage_error, CPLSPrintf("%s needs a value", a));
+                value = argv[++i];
+            }
+            const char *bad = gmtsar_set(r, &o, e, value, &outname);
+            if (bad)
+                return gm_usage(r, usage_error, bad);
         } else if (EQUAL(a, "-q")) {
             quiet = 1;
-        } else if (EQUAL(a, "-device") || EQUAL(a, "-o")) {
+        } else if (EQUAL(a, "-device")) {
             if (i + 1 >= argc)
                 return gm_usage(r, usage_error, CPLSPrintf("%s needs a value", a));
-            *(EQUAL(a, "-o") ? &outname : &device) = argv[++i];
-        } else if (EQUAL(a, "-freq")) {
-            /* the default (and only) correlation mode */
+            device = argv[++i];
         } else if (a[0] == '-') {
             return gm_usage(r, usage_error, CPLSPrintf("unknown option %s", a));
         } else if (np < 2) {

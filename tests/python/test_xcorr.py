@@ -419,9 +419,42 @@ def test_gmtsar_cpu_opencl_agree(sized_pair, gmtsar_pair, tmp_path):
         assert np.abs(c[:, [1, 3]] - o[:, [1, 3]]).max() <= 1 / 16 + 1e-3
 
 
-def test_gmtsar_help_lists_zero_is_data():
-    p = run(["-mode", "gmtsar", "--help"])
-    assert "-zero_is_data" in p.stdout
+def test_gmtsar_options_described_once(tmp_path, gmtsar_pair):
+    """-mode gmtsar's option table drives its parser, --help and --describe:
+    every described flag is listed by --help and taken by the parser with
+    its default (giving the default's offsets), and out-of-range values are
+    refused with the table's range."""
+    import json
+    d, m, a = gmtsar_pair
+    desc = json.loads(run(["-mode", "gmtsar", "--describe"]).stdout)
+    opts = {o["flag"]: o for o in desc["options"]}
+    assert {"-nx", "-ny", "-xsearch", "-ysearch", "-range_interp", "-interp", "-norange",
+            "-nointerp", "-noshift", "-zero_is_data", "-o"} <= set(opts)
+    usage = run(["-mode", "gmtsar", "--help"]).stdout
+    for flag in opts:
+        assert flag in usage, flag
+    base = ["-mode", "gmtsar", d / "master.PRM", d / "aligned.PRM", "-nx", 4, "-ny", 4,
+            "-xsearch", 16, "-ysearch", 16, "-device", "cpu", "-q"]
+    ref = tmp_path / "ref.dat"
+    run(base + ["-o", ref])
+    for flag in ("-range_interp", "-interp"):
+        out = tmp_path / f"{flag[1:]}.dat"
+        run(base + [flag, opts[flag]["default"], "-o", out])
+        np.testing.assert_array_equal(read_dat(out), read_dat(ref))
+        p = run(base + [flag, int(opts[flag]["max"]) + 1, "-o", out], ok=False)
+        assert_fails(p, [f"from {int(opts[flag]['min'])} to {int(opts[flag]['max'])}"])
+    out = tmp_path / "freq.dat"
+    run(base + ["-freq", "-o", out])
+    np.testing.assert_array_equal(read_dat(out), read_dat(ref))
+    out = tmp_path / "norange.dat"
+    run(base + ["-norange", "-o", out])
+    np.testing.assert_array_equal(read_dat(out), read_dat(run_dat(base, tmp_path, "-range_interp", 1)))
+
+
+def run_dat(base, folder, *extra):
+    out = folder / ("x" + "_".join(str(e) for e in extra) + ".dat")
+    run(base + list(extra) + ["-o", out])
+    return out
 
 
 # -------------------------------------------------------------- bad input
