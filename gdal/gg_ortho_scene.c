@@ -248,13 +248,17 @@ static void ll_to_dem(const ggo_scene *sc, int n, double *x, double *y, double *
     }
 }
 
-/* Output pixel centres (px, py) -> the 5 grid planes at nodes[k*n + i]. */
-static void exact_nodes(const ggo_scene *sc, int n, const double *px, const double *py, double *planes,
-                        size_t plane, double lon_ref)
+/* Output pixel centres (px, py) -> the 5 grid planes at nodes[k*n + i].
+ * 0, or 1 when out of memory (never for one point). */
+static int exact_nodes(const ggo_scene *sc, int n, const double *px, const double *py,
+                       double *planes, size_t plane, double lon_ref)
 {
     double *x = planes, *y = planes + plane, *dx = planes + 2 * plane, *dy = planes + 3 * plane,
            *dz = planes + 4 * plane;
-    int *ok = malloc(sizeof(int) * (size_t)n);
+    int one;
+    int *ok = n == 1 ? &one : malloc(sizeof(int) * (size_t)n);
+    if (!ok)
+        return 1;
     for (int i = 0; i < n; i++) {
         x[i] = sc->gt[0] + px[i] * sc->gt[1] + py[i] * sc->gt[2];
         y[i] = sc->gt[3] + px[i] * sc->gt[4] + py[i] * sc->gt[5];
@@ -280,7 +284,9 @@ static void exact_nodes(const ggo_scene *sc, int n, const double *px, const doub
         else if (x[i] - lon_ref < -180.0)
             x[i] += 360.0;
     }
-    free(ok);
+    if (ok != &one)
+        free(ok);
+    return 0;
 }
 
 /* Lagrange interpolation of plane k of a block grid at block pixel (x, y),
@@ -328,9 +334,14 @@ int ggo_block_grid(const ggo_scene *sc, ggo_block *b, double lon_ref)
             px[(size_t)j * b->gnx + i] = (i - 1) * S + 0.5;
             py[(size_t)j * b->gnx + i] = b->y0 + (j - 1) * S + 0.5;
         }
-    exact_nodes(sc, (int)n, px, py, b->nodes, n, lon_ref);
+    const int failed = exact_nodes(sc, (int)n, px, py, b->nodes, n, lon_ref);
     free(px);
     free(py);
+    if (failed) {
+        free(b->nodes);
+        b->nodes = NULL;
+        return 0;
+    }
     return 1;
 }
 
@@ -617,12 +628,18 @@ static int load_dem(ggo_scene *sc)
     const int n = nx * ny;
     double *px = malloc(sizeof(double) * n), *py = malloc(sizeof(double) * n);
     double *planes = malloc(sizeof(double) * n * GG_ORTHO_PLANES);
-    for (int j = 0; j < ny; j++)
-        for (int i = 0; i < nx; i++) {
-            px[j * nx + i] = (double)i * sc->out_w / (nx - 1);
-            py[j * nx + i] = (double)j * sc->out_h / (ny - 1);
-        }
-    exact_nodes(sc, n, px, py, planes, n, sc->rpc.long_off);
+    if (px && py && planes)
+        for (int j = 0; j < ny; j++)
+            for (int i = 0; i < nx; i++) {
+                px[j * nx + i] = (double)i * sc->out_w / (nx - 1);
+                py[j * nx + i] = (double)j * sc->out_h / (ny - 1);
+            }
+    if (!px || !py || !planes || exact_nodes(sc, n, px, py, planes, n, sc->rpc.long_off)) {
+        free(px);
+        free(py);
+        free(planes);
+        return ggo_fail(sc, "out of memory");
+    }
     double xmin = 1e300, xmax = -1e300, ymin = 1e300, ymax = -1e300;
     for (int i = 0; i < n; i++) {
         const double x = planes[2 * n + i], y = planes[3 * n + i];
@@ -720,7 +737,12 @@ static int check_footprint(ggo_scene *sc)
             px[j * m + i] = (double)i * sc->out_w / (m - 1);
             py[j * m + i] = (double)j * sc->out_h / (m - 1);
         }
-    exact_nodes(sc, n, px, py, pl, n, sc->rpc.long_off);
+    if (exact_nodes(sc, n, px, py, pl, n, sc->rpc.long_off)) {
+        free(px);
+        free(py);
+        free(pl);
+        return ggo_fail(sc, "out of memory");
+    }
     for (int i = 0; i < n && !inside; i++) {
         double h = sc->rpc.height_off, x, y;
         if (!isfinite(pl[i]) || !isfinite(pl[n + i]))
@@ -769,7 +791,7 @@ static void choose_step(ggo_scene *sc)
                 continue;
             double ex[GG_ORTHO_PLANES];
             double qx = lx + 0.5, qy = b.y0 + ly + 0.5;
-            exact_nodes(sc, 1, &qx, &qy, ex, 1, sc->rpc.long_off);
+            (void)exact_nodes(sc, 1, &qx, &qy, ex, 1, sc->rpc.long_off); /* one point */
             const double dlon = interp(b.nodes, b.gnx, b.gny, S, 0, lx, ly) - ex[0];
             const double dlat = interp(b.nodes, b.gnx, b.gny, S, 1, lx, ly) - ex[1];
             if (isfinite(dlon) && isfinite(dlat))
@@ -787,7 +809,7 @@ static void choose_step(ggo_scene *sc)
 static int to_source(const ggo_scene *sc, double px, double py, double *x, double *y)
 {
     double pl[GG_ORTHO_PLANES];
-    exact_nodes(sc, 1, &px, &py, pl, 1, sc->rpc.long_off);
+    (void)exact_nodes(sc, 1, &px, &py, pl, 1, sc->rpc.long_off); /* one point */
     double h = 0;
     if (!isfinite(pl[0]) || !isfinite(pl[1]) ||
         !gg_ortho_height_at(sc->dem ? &sc->demw : NULL, &sc->oo, pl[2], pl[3], pl[4], &h) ||
