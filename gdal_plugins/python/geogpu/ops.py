@@ -71,8 +71,14 @@ def op_info(name):
         raise ArgumentError(f"unknown operation '{name}' (known: {', '.join(ops())})", 1)
     n = ctypes.c_int()
     table = lib.gg_op_options(name.encode(), ctypes.byref(n))
+    return OpInfo(name, text(desc), lib.gg_op_input_count(name.encode()),
+                  options_of_table(table, n.value))
+
+
+def options_of_table(table, n):
+    """OpOption of each of the n entries of a C gg_option table."""
     options = []
-    for k in range(n.value):
+    for k in range(n):
         o = table[k]
         typ = GG_OPTION_KINDS[o.kind]
         numeric = typ in ("int", "float", "size")
@@ -83,7 +89,7 @@ def op_info(name):
                                 bound(o.min), bound(o.max),
                                 tuple(text(o.choices).split(",")) if o.choices else None,
                                 bool(o.required)))
-    return OpInfo(name, text(desc), lib.gg_op_input_count(name.encode()), options)
+    return options
 
 
 def format_option(value, typ="string"):

@@ -27,12 +27,12 @@ import math
 
 import numpy as np
 
-from ._lib import (GG_BYTE, GG_FLOAT32, GG_INT16, GG_OPTION_KINDS, GG_UINT16, HAVE, GGOption,
+from ._lib import (GG_BYTE, GG_FLOAT32, GG_INT16, GG_UINT16, HAVE, GGOption,
                    GGOrthoDem, GGOrthoGrid, GGOrthoImage, GGOrthoOptions, GGOrthoRpc, gdal_layer,
                    lib, text)
 from .device import context_for
 from .errors import ArgumentError, GeogpuError, UnsupportedError, raise_for_status
-from .ops import OpOption, format_option
+from .ops import format_option, options_of_table
 
 __all__ = ["ortho", "rpc_model", "rpc_forward", "RPC_KEYS", "ortho_options", "ortho_arguments",
            "ortho_string"]
@@ -307,19 +307,7 @@ def ortho_options():
     so = _ortho_table()
     n = ctypes.c_int()
     table = so.ggo_options_table(ctypes.byref(n))
-    out = []
-    for k in range(n.value):
-        o = table[k]
-        typ = GG_OPTION_KINDS[o.kind]
-        numeric = typ in ("int", "float", "size")
-        bound = lambda v: v if numeric and math.isfinite(v) else None  # noqa: E731
-        out.append(OpOption(text(o.key), typ,
-                            None if o.default_value is None else text(o.default_value),
-                            text(o.help), None if o.flag is None else text(o.flag),
-                            bound(o.min), bound(o.max),
-                            tuple(text(o.choices).split(",")) if o.choices else None,
-                            bool(o.required)))
-    return out
+    return options_of_table(table, n.value)
 
 
 def _flag_values(key):
