@@ -441,9 +441,10 @@ gg_coreg_app_options *gg_coreg_app_options_new(int argc, char **argv, int *usage
     if (usage_error)
         *usage_error = 0;
     gg_coreg_app_options *o = CPLCalloc(1, sizeof *o);
-    for (int i = 1; i < argc; i++) /* help and version: gg_app's */
+    for (int i = 1; i < argc; i++) /* help, version and GDAL's own: gg_app's */
         if (EQUAL(argv[i], "--help") || EQUAL(argv[i], "-h") || EQUAL(argv[i], "--version") ||
-            EQUAL(argv[i], "--describe") ||
+            EQUAL(argv[i], "--describe") || EQUAL(argv[i], "--help-general") ||
+            EQUAL(argv[i], "--formats") || EQUAL(argv[i], "--format") ||
             EQUAL(argv[i], "--utility_version") || EQUAL(argv[i], "-help")) {
             o->info = 1;
             for (int k = 0; k < argc; k++)

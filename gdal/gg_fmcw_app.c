@@ -317,6 +317,10 @@ gg_fmcw_simulate_app_options *gg_fmcw_simulate_app_options_new(int argc, char **
     if (!dst)
         return fprintf(stderr, "ERROR 1: gdal_fmcw: missing destination file (see -simulate --help)\n"),
                sim_fail(o, usage_error, 1);
+    if (!EQUAL(CPLGetExtension(dst), "nc"))
+        return fprintf(stderr, "ERROR 1: gdal_fmcw: -simulate writes NetCDF: the destination '%s' "
+                               "must end in .nc\n", dst),
+               sim_fail(o, usage_error, 1);
     if (j.nsec < 1 || j.nsec > 100000)
         return fprintf(stderr, "ERROR 1: gdal_fmcw: -sectors %d out of range\n", j.nsec),
                sim_fail(o, usage_error, 1);

@@ -641,8 +641,9 @@ def _save(canvas, out_png, info):
 
 render_file = render
 
-USAGE = """Usage: gdal_quicklook [--help] [-q] [-kind <kind>] [-b <band>] [-size <pixels>]
-                      [-background <raster>] [-title <text>] <src_dataset> <dst.png>
+USAGE = """Usage: gdal_quicklook [--help] [--version] [-q] [-kind <kind>] [-b <band>]
+                      [-size <pixels>] [-background <raster>] [-title <text>]
+                      <src_dataset> <dst.png>
 
 Writes a PNG quicklook of a raster: coherence/tau maps with a colour bar,
 wrapped phase on a cyclic colour map, amplitude in dB with a robust stretch,
@@ -677,6 +678,12 @@ def main(argv=None):
             a = argv[i]
             if a in ("--help", "-h", "-help"):
                 sys.stdout.write(USAGE)
+                return 0
+            if a in ("--version", "--utility_version"):
+                from osgeo import gdal
+                from . import version
+                sys.stdout.write(f"gdal_quicklook (geogpu {version()}), running with GDAL "
+                                 f"{gdal.__version__}\n")
                 return 0
             if a in ("-kind", "-b", "-size", "-background", "-title"):
                 if i + 1 >= len(argv):
