@@ -9,6 +9,7 @@
 #include "gg_app.h"
 #include "gpu/fault.h"
 
+#include "gg_input_files.h"
 #include "gg_output.h"
 #include "gg_product_write.h"
 #include "gg_processed.h"
@@ -889,6 +890,53 @@ static int add_cuda_workers(gg_app *app, GDALDatasetH **dss, int *ndev)
     return 0;
 }
 
+/* Before anything is written: every file the run would write (dst, and
+ * the band files of a product written band by band) is refused when an
+ * input reads it -- a source named directly, through a GG: string, a
+ * .ggvrt or a VRT (their file lists) -- or when it exists and is not a
+ * regular file.  0, or 1 after the error. */
+static int check_outputs(gg_app *app, GDALDatasetH ds, GDALDriverH drv, int ggvrt, int mixed)
+{
+    gg_input_files *inputs = gg_input_files_new();
+    if (!inputs)
+        return fail(app, "out of memory");
+    int rc = 0;
+    CPLPushErrorHandler(CPLQuietErrorHandler);
+    for (int k = 0; app->srcs && app->srcs[k] && !rc; k++) {
+        /* each source apart, so that a clash names the source that reads it */
+        GDALDatasetH h = GDALOpenEx(app->srcs[k], GDAL_OF_RASTER | GDAL_OF_READONLY, NULL,
+                                    NULL, NULL);
+        rc = gg_input_files_add_dataset(inputs, h, app->srcs[k]);
+        if (h)
+            GDALClose(h);
+    }
+    /* the product as opened (a utility's own opening of its source too) */
+    if (!rc && app->srcs && app->srcs[0])
+        rc = gg_input_files_add_dataset(inputs, ds, app->srcs[0]);
+    CPLPopErrorHandler();
+    if (rc) {
+        gg_input_files_free(inputs);
+        return fail(app, "out of memory");
+    }
+    char **names = NULL;
+    const int per_band = !ggvrt && drv && (mixed || app->per_band_files) &&
+                         !EQUAL(GDALGetDriverShortName(drv), "VRT") &&
+                         gg_product_write_supported(drv);
+    if (per_band) {
+        const gg_product_write_options wo = {.driver = drv, .per_band = 1,
+                                             .band_prefix = app->band_prefix,
+                                             .band_folder = app->band_folder};
+        names = gg_product_write_names(ds, app->dst, &wo);
+    }
+    char why[2048];
+    rc = gg_input_files_check_output(inputs, "the destination", app->dst, why, sizeof why);
+    for (int f = 0; !rc && names && names[f]; f++)
+        rc = gg_input_files_check_output(inputs, "the band file", names[f], why, sizeof why);
+    CSLDestroy(names);
+    gg_input_files_free(inputs);
+    return rc ? fail(app, "%s", why) : 0;
+}
+
 /* Computes the product of src into a temporary, then moves it to dst. */
 static int run(gg_app *app)
 {
@@ -926,10 +974,11 @@ static int run(gg_app *app)
     if (*folder && (VSIStatL(folder, &st) != 0 || !VSI_ISDIR(st.st_mode)))
         return fail(app, "the destination folder '%s' does not exist", folder);
     const int nsrc = CSLCount(app->srcs);
-    for (int k = 0; k < nsrc; k++)
-        if (gg_output_same_file(app->srcs[k], app->dst))
-            return fail(app, "the destination '%s' is a source; inputs are never overwritten",
-                        app->dst);
+    {
+        char why[2048];
+        if (gg_input_files_check_output(NULL, "the destination", app->dst, why, sizeof why))
+            return fail(app, "%s", why);
+    }
 
     char **devices = device_list(app);
     if (!devices)
@@ -966,6 +1015,8 @@ static int run(gg_app *app)
     int status = 1;
     char *tmp = gg_output_temporary_name(app->dst);
     const int mixed = bands_mix_types(ds);
+    if (check_outputs(app, ds, drv, ggvrt, mixed))
+        goto done;
     if (out_type != GDT_Unknown && mixed) {
         fail(app, "-ot cannot convert the %s products: their bands have different types",
              app->spec->operation);

@@ -17,6 +17,7 @@
 #include "gg_coreg_app.h"
 
 #include "gg_app.h"
+#include "gg_input_files.h"
 
 #include "cpl_conv.h"
 #include "cpl_string.h"
@@ -599,6 +600,47 @@ usage:
 
 /* -------------------------------------------------------------------- run */
 
+/* Before any work: the destination, -fit and -prm are refused where an
+ * input reads them (the SLCs, however named, and -offsets), where they
+ * exist and are not regular files, and where two of them name one file.
+ * 0, or 1 after the error. */
+static int check_outputs(const gg_coreg_app_options *o)
+{
+    gg_input_files *inputs = gg_input_files_new();
+    if (!inputs)
+        return fail("out of memory%s%s", "", "");
+    const char *srcs[3] = {o->pos[0], o->pos[1], o->off_path};
+    int rc = 0;
+    CPLPushErrorHandler(CPLQuietErrorHandler);
+    for (int k = 0; k < 3 && !rc; k++) {
+        if (!srcs[k])
+            continue;
+        GDALDatasetH h = GDALOpenEx(srcs[k], GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+        rc = gg_input_files_add_dataset(inputs, h, srcs[k]);
+        if (h)
+            GDALClose(h);
+    }
+    CPLPopErrorHandler();
+    char why[2048];
+    if (rc)
+        snprintf(why, sizeof why, "out of memory");
+    const char *const what[3] = {"the destination", "the -fit file", "the -prm file"};
+    const char *const outs[3] = {o->pos[2], o->fit_path, o->prm_path};
+    for (int k = 0; k < 3 && !rc; k++) {
+        if (!outs[k])
+            continue;
+        rc = gg_input_files_check_output(inputs, what[k], outs[k], why, sizeof why);
+        for (int j = 0; j < k && !rc; j++)
+            if (outs[j] && gg_input_files_same(outs[j], outs[k])) {
+                snprintf(why, sizeof why, "%s '%s' is also %s; every output needs its own file",
+                         what[k], outs[k], what[j]);
+                rc = 1;
+            }
+    }
+    gg_input_files_free(inputs);
+    return rc ? fail("%s%s", why, "") : 0;
+}
+
 int gg_coreg_app(const gg_coreg_app_options *o)
 {
     if (o->info)
@@ -611,6 +653,8 @@ int gg_coreg_app(const gg_coreg_app_options *o)
     const int quiet = o->quiet, dense = o->dense;
     char **rest = o->rest;
     GDALAllRegister(); /* GDAL's (again: idempotent); the GG driver: the caller's */
+    if (check_outputs(o))
+        return 1;
     double *v = NULL;
     int n = 0, gnx = 0, gny = 0;
     if (!quiet)

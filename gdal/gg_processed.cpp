@@ -235,6 +235,7 @@ class GGDataset final : public GDALPamDataset
 
     CPLErr GetGeoTransform(double *padfTransform) override;
     const OGRSpatialReference *GetSpatialRef() const override;
+    char **GetFileList() override;
 };
 
 /************************************************************************/
@@ -299,6 +300,22 @@ CPLErr GGDataset::GetGeoTransform(double *padfTransform)
 const OGRSpatialReference *GGDataset::GetSpatialRef() const
 {
     return m_oSRS.IsEmpty() ? GDALPamDataset::GetSpatialRef() : &m_oSRS;
+}
+
+/* The dataset's own files (a .ggvrt, its .aux.xml) and every file its
+ * inputs read, recursively: a VRT over a GG: string over a file lists the
+ * file, so a writer can refuse to replace what it reads. */
+char **GGDataset::GetFileList()
+{
+    CPLStringList aosFiles(GDALPamDataset::GetFileList(), TRUE);
+    for (GDALDataset *poInput : m_apoInputs) {
+        char **papszInput = poInput ? poInput->GetFileList() : nullptr;
+        for (char **ppsz = papszInput; ppsz && *ppsz; ++ppsz)
+            if (aosFiles.FindString(*ppsz) < 0)
+                aosFiles.AddString(*ppsz);
+        CSLDestroy(papszInput);
+    }
+    return aosFiles.StealList();
 }
 
 /* Takes ownership of op (and of the inputs with bOwnInputs) even when it

@@ -160,6 +160,28 @@ static GDALDatasetH create_file(const job *j, GDALDatasetH ds, int f, const char
     return out;
 }
 
+char **gg_product_write_names(GDALDatasetH ds, const char *dst,
+                              const gg_product_write_options *o)
+{
+    if (!o->per_band)
+        return CSLAddString(NULL, dst);
+    char **finals = NULL;
+    char *path = CPLStrdup(CPLGetPath(dst)), *stem = CPLStrdup(CPLGetBasename(dst));
+    char *ext = CPLStrdup(CPLGetExtension(dst));
+    for (int f = 0; f < GDALGetRasterCount(ds); f++) {
+        const char *name = GDALGetDescription(GDALGetRasterBand(ds, f + 1));
+        const char *leaf = CPLSPrintf("%s_%s", stem, *name ? name : CPLSPrintf("band%d", f + 1));
+        const int elsewhere = o->band_prefix &&
+                              !strncmp(name, o->band_prefix, strlen(o->band_prefix));
+        finals = CSLAddString(finals, CPLFormFilename(elsewhere ? o->band_folder : path, leaf,
+                                                      *ext ? ext : NULL));
+    }
+    CPLFree(path);
+    CPLFree(stem);
+    CPLFree(ext);
+    return finals;
+}
+
 int gg_product_write(GDALDatasetH *dss, int ndev, const char *dst,
                      const gg_product_write_options *o)
 {
@@ -177,21 +199,9 @@ int gg_product_write(GDALDatasetH *dss, int ndev, const char *dst,
     for (int b = 0; b < j.nb; b++)
         j.types[b] = o->type != GDT_Unknown ? o->type
                                             : GDALGetRasterDataType(GDALGetRasterBand(ds, b + 1));
-    char **finals = NULL, **tmps = NULL;
-    char *path = CPLStrdup(CPLGetPath(dst)), *stem = CPLStrdup(CPLGetBasename(dst));
-    char *ext = CPLStrdup(CPLGetExtension(dst));
+    char **finals = gg_product_write_names(ds, dst, o), **tmps = NULL;
     int rc = 0;
     for (int f = 0; f < nfiles && !rc; f++) {
-        if (j.per_band) {
-            const char *name = GDALGetDescription(GDALGetRasterBand(ds, f + 1));
-            const char *leaf = CPLSPrintf("%s_%s", stem, *name ? name : CPLSPrintf("band%d", f + 1));
-            const int elsewhere = o->band_prefix &&
-                                  !strncmp(name, o->band_prefix, strlen(o->band_prefix));
-            finals = CSLAddString(finals, CPLFormFilename(elsewhere ? o->band_folder : path, leaf,
-                                                          *ext ? ext : NULL));
-        } else {
-            finals = CSLAddString(finals, dst);
-        }
         char *tmp = gg_output_temporary_name(finals[f]);
         tmps = CSLAddString(tmps, tmp);
         CPLFree(tmp);
@@ -271,9 +281,6 @@ int gg_product_write(GDALDatasetH *dss, int ndev, const char *dst,
     }
     CPLFree(j.outs);
     CPLFree(j.types);
-    CPLFree(path);
-    CPLFree(stem);
-    CPLFree(ext);
     CSLDestroy(finals);
     CSLDestroy(tmps);
     return rc;

@@ -39,6 +39,12 @@ typedef struct gg_product_write_options {
  * and is not VRT); formats that only copy go through GDALTranslate. */
 int gg_product_write_supported(GDALDriverH driver);
 
+/* The final names of the files gg_product_write(..., dst, o) writes for the
+ * product ds (dst alone unless o->per_band), so that a caller can check
+ * them before anything is created.  CSLDestroy() them. */
+char **gg_product_write_names(GDALDatasetH ds, const char *dst,
+                              const gg_product_write_options *o);
+
 /* Writes the product dss[0] (the same product on ndev devices: each strip
  * is computed on whichever device is free; other datasets than processed
  * ones take ndev 1) to dst.  0 on success; 1 after a CPLError, nothing

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "geogpu.h"
+#include "gg_input_files.h"
 #include "algorithms/coreg/gmtsar_xcorr.h" /* gg_xcorr_gmtsar_run (private: -zero_is_data) */
 #include "gpu/fault.h" /* gg_fault_point (private, tests) */
 
@@ -507,6 +508,24 @@ int gg_xcorr_gmtsar_app(const gg_xcorr_gmtsar_app_options *opts, gg_context *ctx
     char err[1024];
     if (gg_xcorr_prm_read(opts->prm[0], &m, err, sizeof err) != GG_OK ||
         gg_xcorr_prm_read(opts->prm[1], &al, err, sizeof err) != GG_OK) {
+        fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", err);
+        return gm_fail(&dev, 1);
+    }
+    /* -o is refused before any work where it is a PRM or an SLC they name
+     * (or exists and is not a regular file) */
+    gg_input_files *inputs = gg_input_files_new();
+    int clash = !inputs;
+    if (!inputs)
+        snprintf(err, sizeof err, "out of memory");
+    clash = clash || gg_input_files_add_path(inputs, opts->prm[0], opts->prm[0]) ||
+            gg_input_files_add_path(inputs, opts->prm[1], opts->prm[1]) ||
+            gg_input_files_add_path(inputs, m.slc_file, opts->prm[0]) ||
+            gg_input_files_add_path(inputs, al.slc_file, opts->prm[1]);
+    if (inputs && clash)
+        snprintf(err, sizeof err, "out of memory");
+    clash = clash || gg_input_files_check_output(inputs, "-o", opts->outname, err, sizeof err);
+    gg_input_files_free(inputs);
+    if (clash) {
         fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", err);
         return gm_fail(&dev, 1);
     }

@@ -40,6 +40,7 @@ MIT licence.
 """
 import math
 import os
+import stat as _stat
 import sys
 from pathlib import Path
 
@@ -470,6 +471,39 @@ def _arrow(d, xa, ya, xb, yb, colour=(255, 210, 0)):
 
 # ------------------------------------------------------------------ entry points
 
+def _identity(name):
+    """(device, inode) of an existing file (links followed), else None."""
+    try:
+        st = os.stat(name)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _refuse_non_regular(out_png):
+    """An existing destination that is a device, a FIFO or a folder is never
+    replaced."""
+    try:
+        st = os.stat(out_png)
+    except (OSError, ValueError):
+        return
+    if not _stat.S_ISREG(st.st_mode):
+        raise ValueError(f"'{out_png}' is not a regular file")
+
+
+def _refuse_input(out_png, source, ds):
+    """Refuses a destination that is the source or any file the opened source
+    dataset reads (a VRT's or GG dataset's inputs: GetFileList), compared by
+    device and inode."""
+    target = _identity(out_png)
+    if target is None:
+        return
+    files = [str(source)] + list((ds.GetFileList() if ds is not None else None) or [])
+    if any(_identity(f) == target for f in files):
+        raise ValueError(f"the destination '{out_png}' is read by the source '{source}'; "
+                         "inputs are never overwritten")
+
+
 def render(path, out_png, kind="auto", band=None, max_size=1024, background=None, title=None):
     """Writes a quicklook PNG of a raster; returns a dict describing it
     (kind, band, range, colorbar box, image box)."""
@@ -477,9 +511,15 @@ def render(path, out_png, kind="auto", band=None, max_size=1024, background=None
     if str(path).upper().startswith("GG:") or str(path).lower().endswith(".ggvrt"):
         from .gdal_io import ensure_gg_driver  # a computed product: GDAL needs the plugin
         ensure_gg_driver()
+    _refuse_non_regular(out_png)
     ds = gdal.Open(str(path))
     if ds is None or ds.RasterCount < 1:
         raise ValueError(f"{path}: no raster bands")
+    _refuse_input(out_png, path, ds)
+    if background is not None:
+        bds = gdal.Open(str(background))
+        _refuse_input(out_png, background, bds)
+        bds = None
     if kind not in KINDS:
         raise ValueError(f"unknown kind '{kind}' (one of {', '.join(KINDS)})")
     if band is not None and not 1 <= band <= ds.RasterCount:
