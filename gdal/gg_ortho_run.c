@@ -29,6 +29,7 @@
 #include "gg_ortho_scene.h"
 #include "gg_ortho_options.h"
 #include "gg_app.h" /* gg_app_parse_only (tests/fuzz), gg_app_notice */
+#include "gg_input_files.h"
 #include "gg_output.h"
 #include "gg_pipeline.h"
 #include "gpu/fault.h"
@@ -1697,17 +1698,39 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
         fail(run, NULL, "out of memory");
         failed = nsrc;
     }
-    for (int i = 0; jobs && i < nsrc && !stopped; i++) {
+    /* every file any scene or the DEM reads (a VRT's sources, a GG:
+     * string's inputs): no scene's output may replace one */
+    gg_input_files *inputs = gg_input_files_new();
+    for (int i = 0; inputs && i < nsrc + 1; i++) {
+        const char *name = i < nsrc ? pos[i] : o.g.dem;
+        if (!name)
+            continue;
+        CPLPushErrorHandler(CPLQuietErrorHandler); /* a bad source is reported by its scene */
+        GDALDatasetH ds = GDALOpenEx(name, GDAL_OF_RASTER, NULL, NULL, NULL);
+        CPLPopErrorHandler();
+        CPLErrorReset();
+        if (ds ? gg_input_files_add_dataset(inputs, ds, name)
+               : gg_input_files_add_path(inputs, name, name)) {
+            gg_input_files_free(inputs);
+            inputs = NULL;
+        }
+        if (ds)
+            GDALClose(ds);
+    }
+    if (!inputs) {
+        fail(run, NULL, "out of memory");
+        failed = nsrc;
+    }
+    for (int i = 0; jobs && inputs && i < nsrc && !stopped; i++) {
         scene_job *j = &jobs[started];
         if (o.outdir)
             snprintf(j->dst, sizeof j->dst, "%s",
                      CPLFormFilename(o.outdir, CPLGetBasename(pos[i]), "tif"));
         else
             snprintf(j->dst, sizeof j->dst, "%s", pos[1]);
-        VSIStatBufL a, b;
-        if (VSIStatL(pos[i], &a) == 0 && VSIStatL(j->dst, &b) == 0 && a.st_ino == b.st_ino &&
-            a.st_dev == b.st_dev) {
-            fail(run, pos[i], "the destination is the source itself");
+        char why[2048];
+        if (gg_input_files_check_output(inputs, "the destination", j->dst, why, sizeof why)) {
+            fail(run, pos[i], "%s", why);
             failed++;
             continue;
         }
@@ -1738,6 +1761,7 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     }
     while (joined < started)
         join_scene(&jobs[joined++], &failed, &stopped);
+    gg_input_files_free(inputs);
     free(jobs);
     pthread_mutex_destroy(&t.mu);
     pthread_cond_destroy(&t.cv);

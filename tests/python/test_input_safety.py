@@ -180,3 +180,15 @@ def test_xcorr_gmtsar_and_quicklook_refuse_a_device(gm):
         pytest.skip("a device is replaced only when the run may unlink it (root)")
     _refused(gm, [BIN / "gdal_xcorr", "-mode", "gmtsar", "master.PRM", "aligned.PRM",
                   "-nx", 2, "-ny", 2, "-device", "cpu", "-o", "/dev/null"], "/dev/null")
+
+
+def test_ortho_destination_read_by_a_scene_or_the_dem(tmp_path):
+    """gdal_ortho: a destination that is the raw file behind the scene's VRT,
+    or the DEM, is refused before the scene runs."""
+    subprocess.run([str(a) for a in (BIN / "bench_ortho_make", tmp_path, 96, 80)], check=True,
+                   capture_output=True)
+    raw = next(p.name for p in tmp_path.glob("scene*") if p.suffix != ".vrt")
+    orth = [BIN / "gdal_ortho", "-q", "-device", "cpu", "scene.vrt", "-dem", "dem.vrt"]
+    msg = _refused(tmp_path, orth + [raw], raw)
+    assert "source 'scene.vrt'" in msg and "inputs are never overwritten" in msg
+    _refused(tmp_path, orth + ["dem.vrt"], "dem.vrt")
