@@ -405,27 +405,32 @@ static void print_usage(const gg_app_spec *spec, FILE *out)
                                      spec->synopsis ? spec->synopsis : ""));
     char *folded = fold_synopsis(all);
     char *help = CPLStrdup(CPLSPrintf("%s%s", lines, spec->help ? spec->help : ""));
+    /* an op's product takes nodata values and has a GGVRT form; a
+     * utility's own product (gdal_fmcw's) neither */
+    const int op = spec->operation && !spec->open_source;
     fprintf(out,
             "Usage: %s [--help] [--help-general] [--version]\n"
             "       [-of <format>] [-co <NAME>=<VALUE>]... [-ot <type>]\n"
-            "       [-srcnodata <value>] [-dstnodata <value>] [-device <device>] [-q] [-v]\n"
+            "       %s[-device <device>] [-q] [-v]\n"
             "       %s\n"
             "       %s\n\n"
             "%s\n\n"
             "%s"
-            "  -of <format>       output format (default: from the extension, else GTiff);\n"
-            "                     GGVRT writes a .ggvrt virtual raster instead of pixels\n"
+            "  -of <format>       output format (default: from the extension, else GTiff)%s\n"
             "  -co <NAME>=<VALUE> creation option of the output format (repeatable)\n"
             "  -ot <type>         output data type (Byte, Int16, ..., Float32, CFloat32...)\n"
-            "  -srcnodata <value> input nodata value (default: the input band's)\n"
-            "  -dstnodata <value> output nodata value\n"
+            "%s"
             "  -device <device>   auto, cpu, cuda[:N] or opencl[:P[:D]]\n"
             "                     (default: the GG_DEVICE configuration option, else auto)\n"
             "  -q                 quiet: no progress, no notices\n"
             "  -v                 report the device used and the elapsed time\n",
-            spec->name, folded,
-            spec->operands ? spec->operands : "<src_dataset> <dst_dataset>", spec->purpose,
-            help);
+            spec->name, op ? "[-srcnodata <value>] [-dstnodata <value>] " : "", folded,
+            spec->operands ? spec->operands : "<src_dataset> <dst_dataset>", spec->purpose, help,
+            op ? ";\n                     GGVRT writes a .ggvrt virtual raster instead of pixels"
+               : "",
+            op ? "  -srcnodata <value> input nodata value (default: the input band's)\n"
+                 "  -dstnodata <value> output nodata value\n"
+               : "");
     CPLFree(synopsis);
     CPLFree(lines);
     CPLFree(all);
