@@ -53,6 +53,28 @@ bool InjectedReadFault()
     return true;
 }
 
+// A read of an input, quietly: GDAL's message (libtiff's "Read error at
+// scanline ...") goes into *posMessage, without the file's name.
+template <class Read> CPLErr QuietRead(Read &&read, std::string *posMessage)
+{
+    CPLErrorStateBackuper oState;
+    CPLPushErrorHandler(CPLQuietErrorHandler);
+    CPLErrorReset();
+    const CPLErr eErr = read();
+    if (eErr != CE_None)
+        *posMessage = CPLGetLastErrorMsg();
+    CPLPopErrorHandler();
+    return eErr;
+}
+
+// The one error of a failed input read, naming the file.
+CPLErr ReadFailure(const char *pszInput, const std::string &osMessage)
+{
+    CPLError(CE_Failure, CPLE_FileIO, "GG: reading '%s' failed: %s", pszInput,
+             osMessage.empty() ? "read error" : osMessage.c_str());
+    return CE_Failure;
+}
+
 // Statistics passes read the input in strips of at most this many bytes.
 constexpr double STATS_STRIP_BYTES = 64.0 * 1024 * 1024;
 
@@ -664,11 +686,16 @@ CPLErr GGDataset::ReadSourceLocked(GGBlockSource &s, int iBand, size_t nBase)
     {
         GDALDataset *poHandle = ReaderHandle(nBase, m_anStackInput[b]);
         GDALRasterBand *poBand = poHandle ? poHandle->GetRasterBand(m_anStackBand[b]) : nullptr;
-        if (!poBand ||
-            poBand->RasterIO(GF_Read, sSrc.x0, sSrc.y0, sSrc.width, sSrc.height,
-                             s.aby.data() + s.nPlane * k, sSrc.width, sSrc.height,
-                             m_eSourceType, 0, 0, nullptr) != CE_None)
+        if (!poBand)
             return CE_Failure;
+        std::string osMessage;
+        if (QuietRead([&]
+                      { return poBand->RasterIO(GF_Read, sSrc.x0, sSrc.y0, sSrc.width,
+                                                sSrc.height, s.aby.data() + s.nPlane * k,
+                                                sSrc.width, sSrc.height, m_eSourceType, 0, 0,
+                                                nullptr); },
+                      &osMessage) != CE_None)
+            return ReadFailure(m_apoInputs[m_anStackInput[b]]->GetDescription(), osMessage);
     }
     return CE_None;
 }
@@ -908,13 +935,21 @@ CPLErr GGDataset::ReadStackWindow(const gg_window &sSrc, size_t nPlane, GByte *p
         for (int b = 0; b < nCount; ++b)
             anBands[b] = b + 1;
         // the slice [y0, y1) of the window's rows through handle poDS
-        auto read = [&](GDALDataset *poDS, int y0, int y1)
+        // the slice [y0, y1) of the window's rows through handle poDS;
+        // GDAL's message of a failure (one per slice) into *posMessage
+        auto read = [&](GDALDataset *poDS, int y0, int y1, std::string *posMessage)
         {
-            return poDS->RasterIO(GF_Read, sSrc.x0, sSrc.y0 + y0, sSrc.width, y1 - y0,
-                                  pabyFirst + static_cast<size_t>(y0) * sSrc.width * nType,
-                                  sSrc.width, y1 - y0, m_eSourceType, nCount, anBands.data(),
-                                  nType, static_cast<GSpacing>(sSrc.width) * nType,
-                                  static_cast<GSpacing>(nPlane), nullptr);
+            return QuietRead(
+                [&]
+                {
+                    return poDS->RasterIO(
+                        GF_Read, sSrc.x0, sSrc.y0 + y0, sSrc.width, y1 - y0,
+                        pabyFirst + static_cast<size_t>(y0) * sSrc.width * nType, sSrc.width,
+                        y1 - y0, m_eSourceType, nCount, anBands.data(), nType,
+                        static_cast<GSpacing>(sSrc.width) * nType, static_cast<GSpacing>(nPlane),
+                        nullptr);
+                },
+                posMessage);
         };
         std::vector<GDALDataset *> apoHandles(1, ReaderHandle(nBase, i));
         if (!apoHandles[0])
@@ -927,24 +962,20 @@ CPLErr GGDataset::ReadStackWindow(const gg_window &sSrc, size_t nPlane, GByte *p
             apoHandles.push_back(poReader);
         }
         const int n = static_cast<int>(apoHandles.size());
-        if (n == 1)
-        {
-            if (read(apoHandles[0], 0, sSrc.height) != CE_None)
-                return CE_Failure;
-            continue;
-        }
         std::vector<CPLErr> aeResult(n, CE_None);
+        std::vector<std::string> aosMessage(n);
         std::vector<std::thread> aoThreads;
         for (int k = 1; k < n; ++k)
             aoThreads.emplace_back([&, k]
                                    { aeResult[k] = read(apoHandles[k], sSrc.height * k / n,
-                                                        sSrc.height * (k + 1) / n); });
-        aeResult[0] = read(apoHandles[0], 0, sSrc.height / n);
+                                                        sSrc.height * (k + 1) / n,
+                                                        &aosMessage[k]); });
+        aeResult[0] = read(apoHandles[0], 0, sSrc.height / n, &aosMessage[0]);
         for (std::thread &oThread : aoThreads)
             oThread.join();
-        for (CPLErr eResult : aeResult)
-            if (eResult != CE_None)
-                return CE_Failure;
+        for (int k = 0; k < n; ++k)
+            if (aeResult[k] != CE_None)
+                return ReadFailure(m_apoInputs[i]->GetDescription(), aosMessage[k]);
     }
     return CE_None;
 }

@@ -40,6 +40,10 @@ CASES = {
     "ggvrt-truncated": (["gdal_translate", "{indir}/truncated.ggvrt", "{out}"], ["truncated.ggvrt"]),
     "ggvrt-no-input": (["gdal_translate", "{indir}/noinput.ggvrt", "{out}"], ["Input"]),
     "ggvrt-missing-input-file": (["gdal_translate", "{indir}/dangling.ggvrt", "{out}"], ["gone.tif"]),
+    "truncated-tif": (["gdal_multilook", "-looks", 2, 2, "{indir}/truncated.tif", "{out}"],
+                      ["truncated.tif", "read"]),
+    "truncated-tif-stack": (["gdal_insar", "{indir}/truncated_c.tif", "{indir}/c.tif", "{out}"],
+                            ["truncated_c.tif", "read"]),
     "device-tpu": (["gdal_multilook", "-device", "tpu", "-looks", 2, 2, "{in}", "{out}"], ["tpu"]),
     "device-cuda-abc": (["gdal_multilook", "-device", "cuda:abc", "-looks", 2, 2, "{in}", "{out}"],
                         ["cuda:abc"]),
@@ -63,6 +67,16 @@ def folders(gg, make, rng, tmp_path):
     (indir / "noinput.ggvrt").write_text(
         "\n".join(l for l in VALID_GGVRT.splitlines() if "<Input" not in l) + "\n")
     (indir / "dangling.ggvrt").write_text(VALID_GGVRT.replace("in.tif", "gone.tif"))
+    # GeoTIFFs cut short: their last strips lie past the end of the file
+    # (libtiff's message names no file: the utility's must)
+    gg.write(indir / "full.tif", rng.random((64, 64)).astype(np.float32) + 1)
+    z = (rng.standard_normal((64, 64)) + 1j * rng.standard_normal((64, 64))).astype(np.complex64)
+    gg.write(indir / "c.tif", z)
+    gg.write(indir / "full_c.tif", z * (1 + 0.1j))
+    for name in ("", "_c"):
+        data = (indir / f"full{name}.tif").read_bytes()
+        (indir / f"truncated{name}.tif").write_bytes(data[: len(data) * 3 // 5])
+        (indir / f"full{name}.tif").unlink()
     return indir, outdir
 
 
