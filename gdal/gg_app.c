@@ -942,6 +942,13 @@ static int check_outputs(gg_app *app, GDALDatasetH ds, GDALDriverH drv, int ggvr
     return rc ? fail(app, "%s", why) : 0;
 }
 
+/* The utility's side outputs, for gg_product_write. */
+static int side_outputs(void *user, const char *product, char ***tmps, char ***finals)
+{
+    gg_app *app = user;
+    return app->spec->side_outputs(app, product, tmps, finals);
+}
+
 /* Computes the product of src into a temporary, then moves it to dst. */
 static int run(gg_app *app)
 {
@@ -1095,7 +1102,9 @@ static int run(gg_app *app)
             .driver = drv, .creation_options = app->creation_options, .type = out_type,
             .per_band = per_band, .band_prefix = app->band_prefix,
             .band_folder = app->band_folder, .progress = GDALScaledProgress,
-            .progress_arg = write_progress, .error_handler = collect_errors,
+            .progress_arg = write_progress,
+            .side_outputs = app->spec->side_outputs ? side_outputs : NULL,
+            .side_outputs_user = app, .error_handler = collect_errors,
             .error_handler_data = app};
         app->failures = 0;
         const int rc = gg_product_write(dss, ndev, app->dst, &wo);
@@ -1141,10 +1150,21 @@ static int run(gg_app *app)
         gg_output_discard(drv, tmp);
         goto done;
     }
-    if (replace_output(app, drv, tmp, app->dst, 0)) {
+    char **side_tmps = NULL, **side_finals = NULL;
+    int side_failed = app->spec->side_outputs &&
+                      app->spec->side_outputs(app, tmp, &side_tmps, &side_finals);
+    if (side_failed || replace_output(app, drv, tmp, app->dst, 0)) {
         gg_output_discard(drv, tmp);
-        goto done;
+        side_failed = 1;
     }
+    for (int f = 0; !side_failed && f < CSLCount(side_tmps); f++)
+        side_failed = replace_output(app, NULL, side_tmps[f], side_finals[f], 1);
+    for (int f = 0; side_failed && f < CSLCount(side_tmps); f++)
+        gg_output_discard(NULL, side_tmps[f]);
+    CSLDestroy(side_tmps);
+    CSLDestroy(side_finals);
+    if (side_failed)
+        goto done;
     status = 0;
     if (app->verbose)
         fprintf(stderr, "%s: done in %.3f s\n", app->spec->name, now_seconds() - t0);

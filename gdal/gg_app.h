@@ -58,6 +58,12 @@ typedef struct gg_app_spec {
      * gdal_fmcw): opens the product of the one source on a device as a
      * GDALDatasetH (NULL after a CPLError); gg_app writes it as usual. */
     void *(*open_source)(gg_app *app, const char *src, const char *device);
+    /* Writes the utility's side outputs (gdal_xcorr's -table) from its
+     * product, written under the temporary name product, each to a
+     * temporary name it adds to *tmps beside its final name in *finals
+     * (CSLAddString); they are renamed with the product, or removed with
+     * it.  0, or 1 after reporting.  May be NULL. */
+    int (*side_outputs)(gg_app *app, const char *product, char ***tmps, char ***finals);
     /* Registers the drivers the utility carries (GGRegisterDrivers), after
      * GDAL's own and before the command line is processed; may be NULL. */
     void (*register_drivers)(void);

@@ -263,6 +263,9 @@ int gg_product_write(GDALDatasetH *dss, int ndev, const char *dst,
             if (CPLGetErrorCounter() != before && CPLGetLastErrorType() >= CE_Failure)
                 rc = 1;
         }
+    char **side_tmps = NULL, **side_finals = NULL;
+    if (!rc && o->side_outputs)
+        rc = o->side_outputs(o->side_outputs_user, tmps[0], &side_tmps, &side_finals) != 0;
     for (int f = 0; !rc && f < nfiles; f++) {
         char why[1024];
         if (gg_output_commit(o->driver, tmps[f], finals[f], 0, why, sizeof why)) {
@@ -270,9 +273,21 @@ int gg_product_write(GDALDatasetH *dss, int ndev, const char *dst,
             rc = 1;
         }
     }
-    if (rc)
+    for (int f = 0; !rc && f < CSLCount(side_tmps); f++) {
+        char why[1024];
+        if (gg_output_commit(NULL, side_tmps[f], side_finals[f], 1, why, sizeof why)) {
+            CPLError(CE_Failure, CPLE_FileIO, "%s", why);
+            rc = 1;
+        }
+    }
+    if (rc) {
         for (int f = 0; f < CSLCount(tmps); f++)
             gg_output_discard(o->driver, tmps[f]);
+        for (int f = 0; f < CSLCount(side_tmps); f++)
+            gg_output_discard(NULL, side_tmps[f]);
+    }
+    CSLDestroy(side_tmps);
+    CSLDestroy(side_finals);
     for (int s = 0; s < MAX_SLOTS; s++) {
         GGStripFree(j.strips[s]);
         for (int b = 0; j.bufs[s] && b < j.nb; b++)

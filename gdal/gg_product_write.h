@@ -29,6 +29,14 @@ typedef struct gg_product_write_options {
     const char *band_prefix, *band_folder;
     GDALProgressFunc progress; /* NULL: none */
     void *progress_arg;
+    /* Side outputs written from the finished product (gdal_xcorr's -table),
+     * after every file is closed and before anything is renamed: the call
+     * gets the product's first file under its temporary name and adds a
+     * (temporary, final) name pair for each file it wrote; they are
+     * renamed with the product, or removed with it.  0, or 1 after a
+     * CPLError.  NULL: none. */
+    int (*side_outputs)(void *user, const char *product, char ***tmps, char ***finals);
+    void *side_outputs_user;
     /* Pushed on each pipeline thread (CPLPushErrorHandlerEx), so that its
      * errors reach the caller's handler; NULL: GDAL's default. */
     CPLErrorHandler error_handler;

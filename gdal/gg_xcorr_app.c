@@ -7,6 +7,7 @@
  */
 #include "gg_xcorr_app.h"
 #include "gg_app.h"
+#include "gg_output.h"
 
 #include "cpl_conv.h"
 #include "cpl_port.h"
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "geogpu.h"
@@ -55,9 +57,10 @@ static int parse_flag(gg_app *app, int argc, char **argv, int *pi)
 }
 
 /* The window table: one point per window (template centre, input pixel
- * and line) with the seven bands as fields; written to a temporary name
- * and renamed, like the raster. */
-static int write_table(const char *raster, const char *path)
+ * and line) with the seven bands as fields, read from the raster written
+ * under its temporary name; written to tmp (the caller renames it to path
+ * with the raster). */
+static int write_table(const char *raster, const char *path, const char *tmp)
 {
     GDALDatasetH ds = GDALOpen(raster, GA_ReadOnly);
     if (!ds) {
@@ -91,12 +94,11 @@ static int write_table(const char *raster, const char *path)
     }
     if (!drv)
         drv = (OGRSFDriverH)GDALGetDriverByName("CSV");
-    char *tmp = CPLStrdup(CPLSPrintf("%s/.%s.tmp%d.%s", CPLGetPath(path), CPLGetBasename(path),
-                                     (int)getpid(), ext && *ext ? ext : "csv"));
-    if (!*CPLGetPath(path)) {
-        CPLFree(tmp);
-        tmp = CPLStrdup(CPLSPrintf(".%s.tmp%d.%s", CPLGetBasename(path), (int)getpid(),
-                                   ext && *ext ? ext : "csv"));
+    if (ok && gg_fault_point("write")) { /* GG_FAULT=write:N (tests) */
+        fprintf(stderr, "ERROR 1: gdal_xcorr: cannot write the table '%s': injected fault "
+                        "(GG_FAULT)\n", path);
+        ok = 0;
+        path = NULL;
     }
     GDALDatasetH out = ok ? GDALCreate((GDALDriverH)drv, tmp, 0, 0, 0, GDT_Unknown, NULL) : NULL;
     OGRLayerH lyr = out ? GDALDatasetCreateLayer(out, "offsets", NULL, wkbPoint, NULL) : NULL;
@@ -136,14 +138,25 @@ static int write_table(const char *raster, const char *path)
         GDALClose(out);
     GDALClose(ds);
     CPLFree(vals);
-    if (ok && VSIRename(tmp, path) != 0)
-        ok = 0;
-    if (!ok) {
-        VSIUnlink(tmp);
+    if (!ok && path)
         fprintf(stderr, "ERROR 1: gdal_xcorr: cannot write the table '%s'\n", path);
-    }
-    CPLFree(tmp);
     return ok ? 0 : 1;
+}
+
+/* -table as the raster's side output: written with it, renamed with it. */
+static int table_side_output(gg_app *app, const char *product, char ***tmps, char ***finals)
+{
+    (void)app;
+    if (!table_path)
+        return 0;
+    /* a table name without an extension is written as CSV (its driver
+     * wants the extension on the temporary name) */
+    char *tmp = gg_output_temporary_name(
+        *CPLGetExtension(table_path) ? table_path : CPLSPrintf("%s.csv", table_path));
+    *tmps = CSLAddString(*tmps, tmp);
+    *finals = CSLAddString(*finals, table_path);
+    CPLFree(tmp);
+    return write_table(product, table_path, (*tmps)[CSLCount(*tmps) - 1]);
 }
 
 static const gg_app_flag flags[] = {
@@ -165,6 +178,7 @@ static const gg_app_spec spec = {
     .required = NULL,
     .flags = flags,
     .parse_flag = parse_flag,
+    .side_outputs = table_side_output,
     .register_drivers = NULL, /* the main sets GGRegisterDrivers (gg_xcorr_app.h) */
 };
 
@@ -191,6 +205,11 @@ static int flag_values(const char *a)
  * made, so that no output at all is left. */
 static int table_writable(const char *path)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* it would not be replaced */
+        fprintf(stderr, "ERROR 1: gdal_xcorr: the table '%s' is not a regular file\n", path);
+        return 1;
+    }
     const char *dir = CPLGetPath(path);
     char *tmp = CPLStrdup(CPLFormFilename(*dir ? dir : ".",
                                           CPLSPrintf(".%s.probe%d", CPLGetFilename(path), (int)getpid()),
@@ -221,22 +240,6 @@ int gg_xcorr_app_table_check(int argc, char **argv)
             i += flag_values(argv[i]);
     }
     return table && !help && !gg_app_parse_only && table_writable(table);
-}
-
-int gg_xcorr_app_table_write(int argc, char **argv)
-{
-    if (!table_path || gg_app_parse_only)
-        return 0;
-    /* the raster is complete: the destination is the last positional */
-    const char *dst = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (argv[i][0] == '-' && argv[i][1])
-            i += flag_values(argv[i]);
-        else
-            dst = argv[i];
-    }
-    GDALAllRegister();
-    return dst ? write_table(dst, table_path) : 1;
 }
 
 /* ----------------------------------------------------- -mode gmtsar */

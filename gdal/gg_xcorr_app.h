@@ -25,7 +25,9 @@ extern "C" {
 
 /* gdal_xcorr's spec.  register_drivers is NULL: the GDAL layer sits below
  * the drivers, so the main sets it (a copy of the spec with
- * GGRegisterDrivers) before gg_app_main. */
+ * GGRegisterDrivers) before gg_app_main.  The window table (-table: one
+ * point per window, the seven bands as fields) is its side output,
+ * written from the raster and renamed with it, or removed with it. */
 const gg_app_spec *gg_xcorr_app_spec(void);
 
 /* Before gg_app_main: 1 after reporting that the -table file (the last
@@ -33,12 +35,6 @@ const gg_app_spec *gg_xcorr_app_spec(void);
  * all is left; 0 otherwise, and always 0 under --help, --version,
  * --describe or gg_app_parse_only. */
 int gg_xcorr_app_table_check(int argc, char **argv);
-
-/* After gg_app_main succeeded on the same argv: writes the window table
- * -table asked for (one point per window, the seven bands as fields),
- * reading the raster just written (the last operand).  Returns the exit
- * status: 0 also when there is no -table or under gg_app_parse_only. */
-int gg_xcorr_app_table_write(int argc, char **argv);
 
 /* ----------------------------------------------------- -mode gmtsar */
 

@@ -3,7 +3,7 @@
  *
  * Default (quality) mode: the xcorr op through gg_app (dense grid of
  * windows, one output pixel per window, 7 Float32 bands), plus an optional
- * window table (-table, any OGR vector format, written after the raster).
+ * window table (-table, any OGR vector format, written with the raster).
  * -mode gmtsar: GMTSAR xcorr's interface (freq_xcorr.dat from two PRMs).
  * The bodies are in the GDAL layer (gdal/gg_xcorr_app.h); this front end
  * adds the drivers.
@@ -34,6 +34,5 @@ int main(int argc, char **argv)
         return 1;
     gg_app_spec spec = *gg_xcorr_app_spec();
     spec.register_drivers = GGRegisterDrivers;
-    const int rc = gg_app_main(&spec, argc, argv);
-    return rc != 0 ? rc : gg_xcorr_app_table_write(argc, argv);
+    return gg_app_main(&spec, argc, argv);
 }

@@ -500,3 +500,35 @@ def test_bad_inputs(tmp_path, gmtsar_pair):
     p = run(["-mode", "gmtsar", d / "master.PRM", d / "aligned.PRM", "-xsearch", 512, "-o", dat],
             ok=False)
     assert_fails(p, ["do not fit"], [dat])
+
+
+@pytest.mark.skipif(AMPCOR is None, reason="ampcor_whitenoise data absent")
+def test_table_committed_with_the_raster(tmp_path):
+    """-table is the raster's side output: when writing the table fails
+    after the raster was written (GG_FAULT=write:N, N the first write point
+    past the raster's), neither is renamed over the old files and no
+    temporary is left; a table path that is a folder is refused before any
+    work."""
+    import os
+    dst, table = tmp_path / "off.tif", tmp_path / "t.csv"
+    dst.write_bytes(b"old raster")
+    table.write_bytes(b"old table")
+    args = [str(a) for a in GOLDEN_OPTS + ["-device", "cpu", "-q", AMPCOR / "img1_WN_512x512_1x1_128.vrt",
+                                           AMPCOR / "img2_WN_512x512_1x1_128.vrt", dst, "-table", table]]
+    for n in range(1, 64):  # the raster's writes (strips x bands) come first
+        p = subprocess.run([str(BIN / "gdal_xcorr")] + args, capture_output=True, text=True,
+                           env=dict(os.environ, GG_FAULT=f"write:{n}"))
+        assert p.returncode != 0, p.stderr
+        if "table" in p.stderr:
+            break
+    assert "t.csv" in p.stderr and "injected fault" in p.stderr, p.stderr
+    assert dst.read_bytes() == b"old raster" and table.read_bytes() == b"old table"
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["off.tif", "t.csv"]
+    # without the fault both are replaced together
+    p = subprocess.run([str(BIN / "gdal_xcorr")] + args, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert gdal.Open(str(dst)).RasterCount == 7 and table.read_text().startswith("x,y,")
+    folder = tmp_path / "t2.csv"
+    folder.mkdir()
+    p = run(args[:-1] + [folder], ok=False)
+    assert p.returncode != 0 and "not a regular file" in p.stderr, p.stderr
