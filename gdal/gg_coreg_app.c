@@ -88,6 +88,24 @@ static const gg_app_spec spec = {
 /* the resample step's own flag with a value (handed on with gg_app's) */
 static const char *const rs_flags[] = {"-interp", NULL};
 
+/* The first failure GDAL reports during a step (the most specific: a
+ * failed read names its file; the layers above only repeat it). */
+typedef struct first_error {
+    int set;
+    char msg[1024];
+} first_error;
+
+static void CPL_STDCALL keep_first_error(CPLErr cls, CPLErrorNum no, const char *msg)
+{
+    first_error *f = CPLGetErrorHandlerUserData();
+    if (cls == CE_Warning)
+        CPLDefaultErrorHandler(cls, no, msg);
+    if (cls < CE_Failure || f->set)
+        return;
+    snprintf(f->msg, sizeof f->msg, "%s", !strncmp(msg, "GG: ", 4) ? msg + 4 : msg);
+    f->set = 1;
+}
+
 static int fail(const char *fmt, const char *a, const char *b)
 {
     fprintf(stderr, "ERROR 1: gdal_coreg: ");
@@ -206,9 +224,14 @@ static int offsets(const char *primary, const char *secondary, const char *devic
         }
         CPLFree(key);
     }
+    /* one error line for the step: the first failure, not each layer's */
+    first_error first = {0, ""};
+    CPLPushErrorHandlerEx(keep_first_error, &first);
     GDALDatasetH ds = GGCreateProcessedDataset(op, 2, in, TRUE, device);
-    if (!ds) /* the driver reported why (CPLError) */
-        return 1;
+    if (!ds) {
+        CPLPopErrorHandler();
+        return fail("%s%s", first.set ? first.msg : "cannot compute the offsets", "");
+    }
     const int nx = GDALGetRasterXSize(ds), ny = GDALGetRasterYSize(ds);
     double ogt[6];
     GDALGetGeoTransform(ds, ogt);
@@ -220,9 +243,10 @@ static int offsets(const char *primary, const char *secondary, const char *devic
         ok = GDALRasterIO(GDALGetRasterBand(ds, bands[b]), GF_Read, 0, 0, nx, ny, v + (2 + b) * n,
                           nx, ny, GDT_Float64, 0, 0) == CE_None;
     GDALClose(ds);
+    CPLPopErrorHandler();
     if (!ok) {
         CPLFree(v);
-        return fail("computing the offsets failed%s%s", "", "");
+        return fail("computing the offsets failed%s%s", first.set ? ": " : "", first.msg);
     }
     window_centres(ogt, has_pgt ? inv : NULL, nx, ny, v, v + n);
     *pts = v;

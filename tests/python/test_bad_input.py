@@ -44,6 +44,8 @@ CASES = {
                       ["truncated.tif", "read"]),
     "truncated-tif-stack": (["gdal_insar", "{indir}/truncated_c.tif", "{indir}/c.tif", "{out}"],
                             ["truncated_c.tif", "read"]),
+    "truncated-tif-coreg": (["gdal_coreg", "{indir}/truncated_c.tif", "{indir}/c.tif", "{out}"],
+                            ["truncated_c.tif", "read"]),
     "device-tpu": (["gdal_multilook", "-device", "tpu", "-looks", 2, 2, "{in}", "{out}"], ["tpu"]),
     "device-cuda-abc": (["gdal_multilook", "-device", "cuda:abc", "-looks", 2, 2, "{in}", "{out}"],
                         ["cuda:abc"]),
@@ -70,7 +72,7 @@ def folders(gg, make, rng, tmp_path):
     # GeoTIFFs cut short: their last strips lie past the end of the file
     # (libtiff's message names no file: the utility's must)
     gg.write(indir / "full.tif", rng.random((64, 64)).astype(np.float32) + 1)
-    z = (rng.standard_normal((64, 64)) + 1j * rng.standard_normal((64, 64))).astype(np.complex64)
+    z = (rng.standard_normal((128, 128)) + 1j * rng.standard_normal((128, 128))).astype(np.complex64)
     gg.write(indir / "c.tif", z)
     gg.write(indir / "full_c.tif", z * (1 + 0.1j))
     for name in ("", "_c"):
@@ -123,3 +125,14 @@ def test_bad_input_keeps_existing_output(gg, folders, make, rng, case):
     p = gg.run(*[str(a).format(**subst) for a in argv], check=False)
     assert p.returncode == 1, p.stderr
     assert gg.snapshot(outdir) == before, "the existing output was changed, or a file was left next to it"
+
+
+@pytest.mark.parametrize("case", ["truncated-tif", "truncated-tif-stack", "truncated-tif-coreg"])
+def test_one_error_line_for_a_bad_read(gg, folders, case):
+    """A failed read is one ERROR line naming the file, not one per layer
+    that passes it on."""
+    indir, outdir = folders
+    argv = [str(a).format(indir=indir, out=outdir / "out.tif") for a in CASES[case][0]]
+    p = gg.run(*argv, "-device", "cpu", check=False)
+    errors = [l for l in p.stderr.splitlines() if l.startswith("ERROR")]
+    assert p.returncode == 1 and len(errors) == 1, p.stderr
