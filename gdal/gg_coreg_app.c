@@ -693,6 +693,10 @@ int gg_coreg_app(const gg_coreg_app_options *o)
     const size_t N = (size_t)n;
     gg_status st = gg_coreg_fit_points(v, v + N, v + 2 * N, v + 3 * N, v + 4 * N, v + 5 * N, n, &fo,
                                        &f, err, sizeof err);
+    if (st != GG_OK && n < 64) /* the likely cause: a small image for the windows */
+        snprintf(err + strlen(err), sizeof err - strlen(err),
+                 " (the offsets come from a grid of only %dx%d windows: a smaller -skip or "
+                 "-window gives more)", gnx, gny);
     /* dense: the fit only fills nodata windows (and feeds -fit/-prm), so a
      * fully valid grid needs none */
     char *grid = NULL;

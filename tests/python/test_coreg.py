@@ -658,3 +658,21 @@ def test_carrier_bad_values(carrier_case, tmp_path, value):
     p = run(["-q", "-offsets", d / "off.tif", d / "prim.tif", d / "sec.tif", tmp_path / "o.tif",
              "-carrier"], ok=False)
     assert p.returncode != 0 and "-carrier needs a value" in p.stderr, p.stderr
+
+
+def test_small_window_grid_named_when_the_fit_fails(tmp_path):
+    """A fit that fails on too few windows says how many the image gave
+    (a 248x248 crop of the Winnipeg SLC: a 3x3 grid, too few for order 3)."""
+    src = WINNIPEG / "winnipeg_hh.slc"
+    if not src.exists():
+        pytest.skip("Winnipeg SLC absent")
+    for name, (x0, y0) in (("a.tif", (0, 0)), ("b.tif", (1, 2))):
+        gdal.Translate(str(tmp_path / name), str(src), srcWin=[x0, y0, 248, 248])
+    out = tmp_path / "o.tif"
+    p = subprocess.run([str(BIN / "gdal_coreg"), "-q", "-device", "cpu", "-order", "3",
+                        str(tmp_path / "a.tif"), str(tmp_path / "b.tif"), str(out)],
+                       capture_output=True, text=True)
+    errors = [l for l in p.stderr.splitlines() if l.startswith("ERROR")]
+    assert p.returncode == 1 and len(errors) == 1, p.stderr
+    assert "3x3 windows" in errors[0] and "-skip" in errors[0], errors[0]
+    assert not out.exists()
