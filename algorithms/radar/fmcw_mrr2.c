@@ -155,9 +155,12 @@ gg_status gg_mrr2_parse(const char *text, size_t len, gg_mrr2 **out, char *err, 
             }
             sscanf(line, "MRR %15s", m->time[r]);
             if (!record_time(m->time[r], &m->seconds[r])) {
+                /* the message quotes the record's time: written before m goes */
+                const gg_status st = perr(err, errlen,
+                                          "MRR-2: line %d: record time '%s' is not yymmddhhmmss",
+                                          lineno, m->time[r]);
                 gg_mrr2_free(m);
-                return perr(err, errlen, "MRR-2: line %d: record time '%s' is not yymmddhhmmss",
-                            lineno, m->time[r]);
+                return st;
             }
             const char *cc = strstr(line, " CC ");
             if (r == 0 && cc)
