@@ -99,13 +99,6 @@ static int exists(const char *path)
     return VSIStatL(path, &st) == 0;
 }
 
-int gg_output_same_file(const char *a, const char *b)
-{
-    VSIStatBufL sa, sb;
-    return VSIStatL(a, &sa) == 0 && VSIStatL(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
 void gg_output_discard(GDALDriverH drv, const char *tmp)
 {
     CPLPushErrorHandler(CPLQuietErrorHandler);

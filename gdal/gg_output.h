@@ -38,9 +38,6 @@ int gg_output_commit(GDALDriverH drv, const char *tmp, const char *dst, int sing
  * dataset's files), quietly, and stops tracking it. */
 void gg_output_discard(GDALDriverH drv, const char *tmp);
 
-/* Whether a and b name one existing file (the same device and inode). */
-int gg_output_same_file(const char *a, const char *b);
-
 /* For programs (never a library call inside someone else's process):
  * SIGINT, SIGTERM and SIGHUP, where their disposition is the default one,
  * remove the tracked temporaries (the file and its .aux.xml) and then end

@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "geogpu.h"
@@ -205,9 +204,9 @@ static int flag_values(const char *a)
  * made, so that no output at all is left. */
 static int table_writable(const char *path)
 {
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* it would not be replaced */
-        fprintf(stderr, "ERROR 1: gdal_xcorr: the table '%s' is not a regular file\n", path);
+    char why[1024];
+    if (gg_input_files_check_output(NULL, "the table", path, why, sizeof why)) {
+        fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", why); /* not a regular file */
         return 1;
     }
     const char *dir = CPLGetPath(path);
