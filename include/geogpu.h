@@ -601,9 +601,12 @@ GG_API gg_status gg_mrr2_products(gg_context *ctx, const gg_mrr2 *m, const gg_mr
 /* Image and output samples: GG_BYTE, GG_UINT16, GG_INT16 or GG_FLOAT32. */
 
 /* Resampling / DEM interpolation: 0 near, 1 bilinear, 2 cubic (the image:
- * Catmull-Rom; the DEM: cubic B-spline, as GDAL). */
+ * Catmull-Rom; the DEM: cubic B-spline, as GDAL); the image of a
+ * source-coordinate session (gdal_warp) also 3 cubicspline (B-spline) and
+ * 4 lanczos (Lanczos-3), GDAL's general kernels. */
 typedef enum gg_ortho_method {
-    GG_ORTHO_METHOD_NEAR = 0, GG_ORTHO_METHOD_BILINEAR = 1, GG_ORTHO_METHOD_CUBIC = 2
+    GG_ORTHO_METHOD_NEAR = 0, GG_ORTHO_METHOD_BILINEAR = 1, GG_ORTHO_METHOD_CUBIC = 2,
+    GG_ORTHO_METHOD_CUBICSPLINE = 3, GG_ORTHO_METHOD_LANCZOS = 4
 } gg_ortho_method;
 
 /* An RPC00B model (GDAL's RPC metadata domain, RFC 22). */
@@ -664,9 +667,19 @@ typedef struct gg_ortho_image {
     int raster_width, raster_height;
 } gg_ortho_image;
 
+/* The grid of a source-coordinate session (rpc NULL): GG_WARP_PLANES
+ * planes, the source pixel and line (GDAL's corner convention) of each
+ * node, as any transformer gives them on the host (gdal_warp: PROJ, GCP
+ * polynomials, thin-plate splines, geolocation arrays); NaN where the
+ * transformer failed.  With step 1 every output pixel is a node and is
+ * taken as it is; otherwise nodes are interpolated as above, so a NaN
+ * node leaves the pixels around it without a sample. */
+#define GG_WARP_PLANES 2
+
 typedef struct gg_ortho_session gg_ortho_session;
 
-/* Checks the model and options, uploads the DEM window and coefficients. */
+/* Checks the model and options, uploads the DEM window and coefficients.
+ * rpc NULL (and dem NULL): a source-coordinate session (GG_WARP_PLANES). */
 GG_API gg_status gg_ortho_session_create(gg_context *ctx, const gg_ortho_rpc *rpc,
                                          const gg_ortho_dem *dem, const gg_ortho_options *opt,
                                          gg_ortho_session **out);

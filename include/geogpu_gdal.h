@@ -66,6 +66,17 @@ int gg_ortho_run(int argc, char **argv, gg_context *ctx, char *err, size_t errle
  * theirs before returning). */
 void gg_ortho_run_release(void);
 
+/* ------------------------------------------------------------ gdal_warp */
+
+/* gdal_warp as a function: gdalwarp's command line (argv[0] the program
+ * name, then gdalwarp's options, the sources and the destination), run on
+ * the device with gdalwarp's answer (docs/gdal_warp.md).  ctx and err as
+ * gg_ortho_run's: NULL ctx starts the device of -device (else auto) for the
+ * call; non-NULL err takes the first error line instead of stderr.
+ * Returns the exit status: 0 when the destination was written whole, 1
+ * otherwise (nothing is left at the destination then). */
+int gg_warp_run(int argc, char **argv, gg_context *ctx, char *err, size_t errlen);
+
 /* ------------------------------------------------------ TIFF strip tables */
 
 /* A TIFF's strip table (StripOffsets, StripByteCounts, RowsPerStrip of its

@@ -47,6 +47,8 @@ struct gg_ortho_session {
     } q[GG_ORTHO_QUEUED];
     int qhead, nq;
     int queued_copies;         /* copy-queue uploads were queued: kernels wait for them */
+    int planes;                /* of the coordinate grid: GG_ORTHO_GRID_PLANES or
+                                * GG_ORTHO_SOURCE_PLANES */
 };
 
 /* Marks of the copy queue (gpu/runtime.h): every upload reaches MARK_UP,
@@ -106,8 +108,8 @@ static void fill_height(const gg_ortho_dem *dem, const gg_ortho_options *opt, gg
     p->has_dem_missing = opt->has_dem_missing;
     p->dem_missing = opt->dem_missing;
     p->dem_interp = (int)opt->dem_interp;
-    p->has_dem = dem && dem->data;
-    if (p->has_dem) {
+    p->geometry = dem && dem->data ? GG_ORTHO_GEOM_RPC_DEM : GG_ORTHO_GEOM_RPC;
+    if (p->geometry == GG_ORTHO_GEOM_RPC_DEM) {
         p->dem_w = dem->raster_width;
         p->dem_h = dem->raster_height;
         p->dem_x0 = dem->x0;
@@ -163,14 +165,19 @@ gg_status gg_ortho_session_create(gg_context *ctx, const gg_ortho_rpc *rpc,
     if (!out)
         return GG_ERR_ARGUMENT;
     *out = NULL;
-    if (!ctx || !rpc || !opt)
+    if (!ctx || !opt)
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: null argument");
-    gg_status st = check_rpc(ctx, rpc);
+    gg_status st = rpc ? check_rpc(ctx, rpc) : GG_OK;
     if (st != GG_OK)
         return st;
-    if ((int)opt->resampling < 0 || (int)opt->resampling > 2 || (int)opt->dem_interp < 0 ||
-        (int)opt->dem_interp > 2)
+    if (!rpc && dem && dem->data)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: a DEM needs an RPC model");
+    if ((int)opt->resampling < 0 || (int)opt->resampling > GG_ORTHO_METHOD_LANCZOS ||
+        (int)opt->dem_interp < 0 || (int)opt->dem_interp > 2)
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: unknown resampling method");
+    if (rpc && opt->resampling > GG_ORTHO_METHOD_CUBIC)
+        return gg_rt_fail(ctx, GG_ERR_ARGUMENT,
+                          "ortho: cubicspline and lanczos are for source-coordinate grids");
     if (dem && dem->data &&
         (dem->width < 1 || dem->height < 1 || dem->x0 < 0 || dem->y0 < 0 ||
          dem->x0 + dem->width > dem->raster_width || dem->y0 + dem->height > dem->raster_height))
@@ -179,9 +186,13 @@ gg_status gg_ortho_session_create(gg_context *ctx, const gg_ortho_rpc *rpc,
     if (!s)
         return gg_rt_fail(ctx, GG_ERR_NOMEM, "ortho: out of memory");
     s->ctx = ctx;
-    double coef[GG_ORTHO_NCOEF];
-    fill_model(rpc, &s->base, coef);
+    double coef[GG_ORTHO_NCOEF] = {0};
+    if (rpc)
+        fill_model(rpc, &s->base, coef);
     fill_height(dem, opt, &s->base);
+    if (!rpc)
+        s->base.geometry = GG_ORTHO_GEOM_SOURCE;
+    s->planes = rpc ? GG_ORTHO_GRID_PLANES : GG_ORTHO_SOURCE_PLANES;
     s->base.resampling = (int)opt->resampling;
     s->base.has_src_nodata = opt->has_src_nodata;
     s->src_nodata = opt->src_nodata;
@@ -203,11 +214,14 @@ gg_status gg_ortho_session_create(gg_context *ctx, const gg_ortho_rpc *rpc,
     if (st == GG_OK)
         st = gg_buffer_alloc(ctx, 16, &s->flag);
     if (st == GG_OK) {
-        const size_t n = s->base.has_dem ? (size_t)dem->width * (size_t)dem->height : 1;
+        const int has_dem = s->base.geometry == GG_ORTHO_GEOM_RPC_DEM;
+        const size_t n = has_dem ? (size_t)dem->width * (size_t)dem->height : 1;
         st = gg_buffer_alloc(ctx, n * sizeof(double), &s->dem);
-        if (st == GG_OK && s->base.has_dem)
+        if (st == GG_OK && has_dem)
             st = gg_buffer_write(ctx, s->dem, 0, dem->data, n * sizeof(double));
     }
+    if (st == GG_OK)
+        st = gg_ortho_session_set_scale(s, 1.0, 1.0);
     if (st != GG_OK) {
         gg_ortho_session_destroy(s);
         return st;
@@ -224,11 +238,16 @@ gg_status gg_ortho_session_set_scale(gg_ortho_session *s, double xscale, double 
         return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: kernel scales must be positive");
     s->base.x_radius = s->base.y_radius = 0;
     s->base.xscale = s->base.yscale = 1.0;
-    /* GDAL's warp kernel keeps its 4-sample formulas unless a scale is
-     * below 0.95; nearest neighbour is never stretched */
-    if (s->base.resampling == GG_ORTHO_NEAR || (xscale >= 0.95 && yscale >= 0.95))
+    /* GDAL's warp kernel keeps the 4-sample formulas of bilinear and cubic
+     * unless a scale is below 0.95; cubicspline and lanczos always take
+     * the general path; nearest neighbour is never stretched */
+    const int method = s->base.resampling;
+    if (method == GG_ORTHO_NEAR ||
+        (method <= GG_ORTHO_CUBIC && xscale >= 0.95 && yscale >= 0.95))
         return GG_OK;
-    const double radius = s->base.resampling == GG_ORTHO_CUBIC ? 2.0 : 1.0;
+    const double radius = method == GG_ORTHO_LANCZOS ? 3.0
+                          : method == GG_ORTHO_BILINEAR ? 1.0
+                                                        : 2.0;
     s->base.xscale = xscale < 1.0 ? xscale : 1.0;
     s->base.yscale = yscale < 1.0 ? yscale : 1.0;
     /* radii compared as doubles: a tiny scale must fail here, not overflow the cast */
@@ -355,7 +374,7 @@ static gg_status run_block(gg_ortho_session *s, gg_ortho_params p, gg_buffer *sr
     const size_t dsz = type_size(dst_type);
     const size_t dst_bytes = (size_t)width * (size_t)height * dsz;
     const size_t grid_bytes =
-        (size_t)GG_ORTHO_GRID_PLANES * (size_t)grid->nx * (size_t)grid->ny * sizeof(double);
+        (size_t)s->planes * (size_t)grid->nx * (size_t)grid->ny * sizeof(double);
     gg_status st = ensure(s, &s->dst, &s->dst_cap, dst_bytes);
     if (st == GG_OK)
         st = ensure(s, &s->grid, &s->grid_cap, grid_bytes);
@@ -621,7 +640,7 @@ gg_status gg_ortho_session_queue_resident(gg_ortho_session *s, const gg_ortho_gr
     const int slot = (s->qhead + s->nq) % GG_ORTHO_QUEUED;
     const size_t plane = (size_t)width * (size_t)height * type_size(dst_type);
     const size_t grid_bytes =
-        (size_t)GG_ORTHO_GRID_PLANES * (size_t)grid->nx * (size_t)grid->ny * sizeof(double);
+        (size_t)s->planes * (size_t)grid->nx * (size_t)grid->ny * sizeof(double);
     /* nbands planes of the slot's output; with several bands the kernel
      * writes the session's one-plane buffer (main queue order keeps it
      * free), copied into its band's plane */
@@ -635,7 +654,7 @@ gg_status gg_ortho_session_queue_resident(gg_ortho_session *s, const gg_ortho_gr
     /* the grid goes up the copy queue (its nodes stay until the block's
      * wait); the flag is cleared and the kernels wait on the main queue */
     const size_t grid_row = (size_t)grid->nx * sizeof(double);
-    gg_tile gt = {(void *)grid->nodes, GG_BYTE, (int)grid_row, GG_ORTHO_GRID_PLANES * grid->ny,
+    gg_tile gt = {(void *)grid->nodes, GG_BYTE, (int)grid_row, s->planes * grid->ny,
                   grid_row, 0, 0};
     if (st == GG_OK)
         st = gg_rt_write_tile_async(ctx, s->qgrid[slot], 0, 0, &gt, -1, MARK_UP);

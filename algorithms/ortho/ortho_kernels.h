@@ -178,7 +178,7 @@ GG_DEVICE_FN int gg_ortho_dem_sample(const GG_GLOBAL double *dem, gg_ortho_param
 GG_DEVICE_FN int gg_ortho_height(const GG_GLOBAL double *dem, gg_ortho_params p, double demx,
                                  double demy, double vshift, double *h)
 {
-    if (!p.has_dem) {
+    if (p.geometry != GG_ORTHO_GEOM_RPC_DEM) {
         *h = p.rpc_height;
         return 1;
     }
@@ -344,21 +344,33 @@ GG_ORTHO_HOT_FN int gg_ortho_cubic(const GG_GLOBAL gg_u8 *src, const GG_GLOBAL d
 }
 
 /* GDAL's resampling kernels as functions of the (scaled) distance:
- * Catmull-Rom (a = -0.5) and the triangle. */
-GG_DEVICE_FN double gg_ortho_kernel(int cubic, double t)
+ * Catmull-Rom (a = -0.5), the triangle, the cubic B-spline (GWKBSpline)
+ * and Lanczos-3 (GWKLanczosSinc, zero past 3). */
+GG_DEVICE_FN double gg_ortho_kernel(int method, double t)
 {
     const double a = fabs(t);
-    if (!cubic)
+    if (method == GG_ORTHO_BILINEAR)
         return a <= 1.0 ? 1.0 - a : 0.0;
-    if (a <= 1.0)
-        return t * t * (1.5 * a - 2.5) + 1.0;
-    if (a <= 2.0)
-        return t * t * (-0.5 * a + 2.5) - 4.0 * a + 2.0;
-    return 0.0;
+    if (method == GG_ORTHO_CUBIC) {
+        if (a <= 1.0)
+            return t * t * (1.5 * a - 2.5) + 1.0;
+        if (a <= 2.0)
+            return t * t * (-0.5 * a + 2.5) - 4.0 * a + 2.0;
+        return 0.0;
+    }
+    if (method == GG_ORTHO_CUBICSPLINE)
+        return gg_ortho_bspline(t);
+    if (t == 0.0)
+        return 1.0;
+    if (a > 3.0)
+        return 0.0;
+    const double px = 3.14159265358979323846 * t, pxr = px / 3.0;
+    return sin(px) * sin(pxr) / (px * pxr);
 }
 
-/* Downsampling (a scale below 0.95 on either axis): GDAL's warp kernel
- * stretches the cubic or bilinear kernel by 1 / scale and takes the taps
+/* Downsampling (a scale below 0.95 on either axis), and cubicspline and
+ * lanczos at every scale: GDAL's warp kernel stretches the kernel by
+ * 1 / scale (1 when not downsampling) and takes the taps
  * 1 - radius .. radius around floor(position - 0.5), clipped to the image,
  * weights K((i - frac) * scale), the sum normalised by the product of the
  * row and column weight sums (GWKResampleNoMasksT).  With a source nodata
@@ -368,11 +380,14 @@ GG_ORTHO_HOT_FN int gg_ortho_stretched(const GG_GLOBAL gg_u8 *src, const GG_GLOB
                                        gg_ortho_params p, int uni, double nd, double sx, double sy,
                                        double *out, int *miss)
 {
-    const int cubic = p.resampling == GG_ORTHO_CUBIC;
+    const int method = p.resampling;
     const double fx = sx - 0.5, fy = sy - 0.5;
     const int ix = (int)floor(fx), iy = (int)floor(fy);
     const double dx = fx - ix, dy = fy - iy;
-    int i0 = 1 - p.x_radius, i1 = p.x_radius, j0 = 1 - p.y_radius, j1 = p.y_radius;
+    /* GDAL's first tap: ((filter radius + 1) % 2) - radius; bilinear's
+     * extra tap at -radius has no weight and is left out */
+    const int first = method == GG_ORTHO_LANCZOS ? 0 : 1;
+    int i0 = first - p.x_radius, i1 = p.x_radius, j0 = first - p.y_radius, j1 = p.y_radius;
     if (ix + i0 < 0)
         i0 = -ix;
     if (ix + i1 > p.img_w - 1)
@@ -383,9 +398,9 @@ GG_ORTHO_HOT_FN int gg_ortho_stretched(const GG_GLOBAL gg_u8 *src, const GG_GLOB
         j1 = p.img_h - 1 - iy;
     double wxsum = 0.0, wysum = 0.0, acc = 0.0, wvalid = 0.0;
     for (int i = i0; i <= i1; i++)
-        wxsum += gg_ortho_kernel(cubic, (i - dx) * p.xscale);
+        wxsum += gg_ortho_kernel(method, (i - dx) * p.xscale);
     for (int j = j0; j <= j1; j++) {
-        const double wy = gg_ortho_kernel(cubic, (j - dy) * p.yscale);
+        const double wy = gg_ortho_kernel(method, (j - dy) * p.yscale);
         wysum += wy;
         double row = 0.0, rowv = 0.0;
         for (int i = i0; i <= i1; i++) {
@@ -393,7 +408,7 @@ GG_ORTHO_HOT_FN int gg_ortho_stretched(const GG_GLOBAL gg_u8 *src, const GG_GLOB
             const double v = gg_ortho_tap(src, coef, p, uni, nd, ix + i, iy + j, &ok, miss);
             if (!ok)
                 continue;
-            const double wx = gg_ortho_kernel(cubic, (i - dx) * p.xscale);
+            const double wx = gg_ortho_kernel(method, (i - dx) * p.xscale);
             row += v * wx;
             rowv += wx;
         }
@@ -483,12 +498,26 @@ GG_DEVICE_FN void gg_ortho_lagrange(double f, double *w)
     w[3] = (f + 1.0) * f * (f - 1.0) / 6.0;
 }
 
+/* One grid plane at node cell (gx, gy) with the Lagrange weights. */
+GG_DEVICE_FN double gg_ortho_interp(const GG_GLOBAL double *gp, int nx, int gx, int gy,
+                                    const double *wx, const double *wy)
+{
+    double acc = 0.0;
+    for (int j = 0; j < 4; j++) {
+        const GG_GLOBAL double *r = gp + (size_t)(gy + j) * (size_t)nx + (size_t)gx;
+        acc += wy[j] * (wx[0] * r[0] + wx[1] * r[1] + wx[2] * r[2] + wx[3] * r[3]);
+    }
+    return acc;
+}
+
 /* src: the source window (win_w x win_h samples of src_type, packed, after
  *   win_dy rows of the buffer);
  * dst: the output block (gg_nx x gg_ny of dst_type, packed);
- * grid: GG_ORTHO_GRID_PLANES planes of grid_nx x grid_ny nodes, node (i, j)
- *   at block pixel ((i - 1) * step, (j - 1) * step): lon, lat, DEM pixel x,
- *   DEM pixel y, vertical shift;
+ * grid: planes of grid_nx x grid_ny nodes, node (i, j) at block pixel
+ *   ((i - 1) * step, (j - 1) * step): for the RPC geometries
+ *   GG_ORTHO_GRID_PLANES planes lon, lat, DEM pixel x, DEM pixel y,
+ *   vertical shift; for GG_ORTHO_GEOM_SOURCE the source pixel and line
+ *   (GDAL's corner convention), NaN where the transformer failed;
  * dem: the DEM window (float64); coef: GG_ORTHO_NCOEF coefficients, then
  *   per band its source nodata and output fill values;
  * flag: flag[0] set to 1 when a tap missed the source window. */
@@ -508,24 +537,30 @@ GG_KERNEL6(gg_k_ortho, gg_ortho_params, p, const gg_u8, src, gg_u8, dst, const d
     gg_ortho_lagrange((double)(x - gx * step) / (double)step, wx);
     gg_ortho_lagrange((double)(y - gy * step) / (double)step, wy);
     const size_t plane = (size_t)p.grid_nx * (size_t)p.grid_ny;
-    double g[GG_ORTHO_GRID_PLANES];
-    for (int k = 0; k < GG_ORTHO_GRID_PLANES; k++) {
-        const GG_GLOBAL double *gp = grid + (size_t)k * plane;
-        double acc = 0.0;
-        for (int j = 0; j < 4; j++) {
-            const GG_GLOBAL double *r = gp + (size_t)(gy + j) * (size_t)p.grid_nx + (size_t)gx;
-            acc += wy[j] * (wx[0] * r[0] + wx[1] * r[1] + wx[2] * r[2] + wx[3] * r[3]);
+    double sx = 0.0, sy = 0.0;
+    if (p.geometry == GG_ORTHO_GEOM_SOURCE) {
+        /* the source position itself; at step 1 every pixel is a node,
+         * taken as it is (a failed neighbour, NaN, must not spread) */
+        if (step == 1) {
+            const size_t n = (size_t)(y + 1) * (size_t)p.grid_nx + (size_t)(x + 1);
+            sx = grid[n];
+            sy = grid[plane + n];
+        } else {
+            sx = gg_ortho_interp(grid, p.grid_nx, gx, gy, wx, wy);
+            sy = gg_ortho_interp(grid + plane, p.grid_nx, gx, gy, wx, wy);
         }
-        g[k] = acc;
+    } else {
+        double g[GG_ORTHO_GRID_PLANES];
+        for (int k = 0; k < GG_ORTHO_GRID_PLANES; k++)
+            g[k] = gg_ortho_interp(grid + (size_t)k * plane, p.grid_nx, gx, gy, wx, wy);
+        /* 2. height, 3. RFM */
+        double h = 0.0;
+        if (!gg_ortho_height(dem, p, g[2], g[3], g[4], &h)) {
+            gg_ortho_store(dst, p.dst_type, o, dst_init);
+            return;
+        }
+        gg_ortho_rfm(coef, p, g[0], g[1], h, &sx, &sy);
     }
-
-    /* 2. height, 3. RFM */
-    double h = 0.0, sx = 0.0, sy = 0.0;
-    if (!gg_ortho_height(dem, p, g[2], g[3], g[4], &h)) {
-        gg_ortho_store(dst, p.dst_type, o, dst_init);
-        return;
-    }
-    gg_ortho_rfm(coef, p, g[0], g[1], h, &sx, &sy);
 
     /* 4. footprint (GDAL: x >= 0, (int)(x + 1e-10) < width) and resampling */
     if (!(sx >= 0.0 && sy >= 0.0 && sx < (double)p.img_w + 1.0 && sy < (double)p.img_h + 1.0)) {

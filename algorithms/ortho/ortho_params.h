@@ -16,13 +16,26 @@
 #define GG_ORTHO_T_UINT16 4
 #define GG_ORTHO_T_INT16 5
 
-/* Resampling of the source image and interpolation of the DEM. */
+/* Resampling of the source image and interpolation of the DEM (the DEM
+ * takes the first three). */
 #define GG_ORTHO_NEAR 0
 #define GG_ORTHO_BILINEAR 1
 #define GG_ORTHO_CUBIC 2
+#define GG_ORTHO_CUBICSPLINE 3
+#define GG_ORTHO_LANCZOS 4
 
-/* Planes of the coordinate grid (see ortho_kernels.h). */
+/* Geometry of a session (the `geometry` field): the grid holds ground
+ * coordinates for the RPC model, without or with a DEM, or the source
+ * pixel and line themselves (gdal_warp: any transformer, run on the host
+ * at the nodes). */
+#define GG_ORTHO_GEOM_RPC 0
+#define GG_ORTHO_GEOM_RPC_DEM 1
+#define GG_ORTHO_GEOM_SOURCE 2
+
+/* Planes of the coordinate grid (see ortho_kernels.h): RPC geometries,
+ * source-coordinate geometry. */
 #define GG_ORTHO_GRID_PLANES 5
+#define GG_ORTHO_SOURCE_PLANES 2
 
 /* Layout of the coefficient buffer: the 20 coefficients of the line
  * numerator, line denominator, sample numerator, sample denominator, in
@@ -54,14 +67,15 @@ typedef struct gg_ortho_params {
     /* source raster and the window of it that is on the device (rows of
      * win_w samples in the buffer) */
     int img_w, img_h, win_x0, win_y0, win_w, win_h;
-    /* DEM raster and the window of it on the device (has_dem 0: heights
-     * are rpc_height only) */
-    int has_dem, dem_w, dem_h, dem_x0, dem_y0, dem_win_w, dem_win_h;
+    /* GG_ORTHO_GEOM_*; then the DEM raster and the window of it on the
+     * device (GG_ORTHO_GEOM_RPC: heights are rpc_height only) */
+    int geometry, dem_w, dem_h, dem_x0, dem_y0, dem_win_w, dem_win_h;
     int dem_interp, has_dem_missing, has_dem_nodata;
     int resampling, src_type, dst_type, has_src_nodata;
     /* taps of the stretched kernel: 1 - radius .. radius around the pixel
-     * (GDAL's nXRadius = ceil(filter radius / scale)); 0: the 4-sample
-     * formulas (scales >= 0.95) */
+     * (-radius .. radius for lanczos; GDAL's nXRadius = ceil(filter
+     * radius / scale)); 0: the 4-sample formulas (bilinear and cubic at
+     * scales >= 0.95) */
     int x_radius, y_radius;
     /* 1: the fill value is the output's nodata and resampled integer values must
      * not land on it (see gg_ortho_store_valid); nd_gate 1: a nodata source
