@@ -455,6 +455,26 @@ static int output_grid(warp *w)
     return 0;
 }
 
+static int to_source(void *tr, double px, double py, double *x, double *y);
+
+/* The output grid must meet a source: 65 x 65 output points through each
+ * transformer, at least one inside its raster (gdalwarp would write an
+ * output of nodata alone). */
+static int check_footprint(warp *w)
+{
+    enum { M = 65 };
+    for (int s = 0; s < w->nsrc; s++)
+        for (int j = 0; j < M; j++)
+            for (int i = 0; i < M; i++) {
+                double x, y;
+                if (to_source(w->src[s].tr[0], (i + 0.5) * w->out_w / M, (j + 0.5) * w->out_h / M,
+                              &x, &y) &&
+                    x >= 0 && y >= 0 && x <= w->src[s].width && y <= w->src[s].height)
+                    return 0;
+            }
+    return fail(w, "the output grid misses every source (check -te, -te_srs and -t_srs)");
+}
+
 /* Source position of output position (px, py) through transformer tr;
  * 0 where it fails. */
 static int to_source(void *tr, double px, double py, double *x, double *y)
@@ -1019,7 +1039,7 @@ static int warp_files(warp *w, gg_context *ctx)
     w->tol = EXACT_TOL;
     w->to = transformer_options(o);
     if (open_sources(w) || output_crs(w) || set_nodata(w) || output_grid(w) ||
-        make_transformers(w))
+        make_transformers(w) || check_footprint(w))
         return 1;
     for (int s = 0; s < w->nsrc && o->resampling != GG_ORTHO_METHOD_NEAR; s++)
         kernel_scales(w, &w->src[s]);
@@ -1235,7 +1255,11 @@ int gg_warp_run(int argc, char **argv, gg_context *ctx, char *err, size_t errlen
             pthread_mutex_init(&w.mu, NULL);
             w.o = &o;
             w.dst_name = o.positional[CSLCount(o.positional) - 1];
-            if (warp_files(&w, ctx ? ctx : own))
+            /* GDAL's messages become the cause in ours: one line per failure */
+            CPLPushErrorHandler(CPLQuietErrorHandler);
+            const int failed = warp_files(&w, ctx ? ctx : own);
+            CPLPopErrorHandler();
+            if (failed)
                 rc = report(err, errlen, w.err[0] ? w.err : "failed");
             warp_free(&w);
         }

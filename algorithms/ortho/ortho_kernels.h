@@ -343,9 +343,42 @@ GG_ORTHO_HOT_FN int gg_ortho_cubic(const GG_GLOBAL gg_u8 *src, const GG_GLOBAL d
     return 1;
 }
 
+/* The B-spline of GDAL's warp kernel (GWKBSpline) as gdalwarp 3.6
+ * evaluates it: the truncated powers (t+2)^3, (t+1)^3, t^3, (t-1)^3 without
+ * the (t-2)^3 term, so past t = 2 (reached only by a kernel stretched for
+ * downsampling) it does not vanish but gives -(t-2)^3 / 6.  Measured
+ * against gdalwarp 3.6.2; kept for its answer. */
+GG_DEVICE_FN double gg_ortho_gdal_bspline(double t)
+{
+    const double p2 = t + 2.0, p1 = t + 1.0, m1 = t - 1.0;
+    double v = 0.0;
+    if (p2 > 0.0) {
+        v = p2 * p2 * p2;
+        if (p1 > 0.0) {
+            v += -4.0 * p1 * p1 * p1;
+            if (t > 0.0) {
+                v += 6.0 * t * t * t;
+                if (m1 > 0.0)
+                    v += -4.0 * m1 * m1 * m1;
+            }
+        }
+    }
+    return v * 0.166666666666666666666;
+}
+
+/* Lanczos-3 (GWKLanczosSinc), zero past 3. */
+GG_DEVICE_FN double gg_ortho_lanczos(double t)
+{
+    if (t == 0.0)
+        return 1.0;
+    if (t > 3.0 || t < -3.0)
+        return 0.0;
+    const double px = 3.14159265358979323846 * t, pxr = px / 3.0;
+    return sin(px) * sin(pxr) / (px * pxr);
+}
+
 /* GDAL's resampling kernels as functions of the (scaled) distance:
- * Catmull-Rom (a = -0.5), the triangle, the cubic B-spline (GWKBSpline)
- * and Lanczos-3 (GWKLanczosSinc, zero past 3). */
+ * Catmull-Rom (a = -0.5), the triangle, GDAL's B-spline and Lanczos-3. */
 GG_DEVICE_FN double gg_ortho_kernel(int method, double t)
 {
     const double a = fabs(t);
@@ -359,13 +392,19 @@ GG_DEVICE_FN double gg_ortho_kernel(int method, double t)
         return 0.0;
     }
     if (method == GG_ORTHO_CUBICSPLINE)
-        return gg_ortho_bspline(t);
-    if (t == 0.0)
-        return 1.0;
-    if (a > 3.0)
-        return 0.0;
-    const double px = 3.14159265358979323846 * t, pxr = px / 3.0;
-    return sin(px) * sin(pxr) / (px * pxr);
+        return gg_ortho_gdal_bspline(t);
+    return gg_ortho_lanczos(t);
+}
+
+/* Weight of tap i at fraction d along an axis of scale s: K((i - d) * s);
+ * lanczos when downsampling weighs a tap by its index alone,
+ * K_lanczos(i * s), as gdalwarp 3.6's general path does (its weights are
+ * computed once per chunk; measured against gdalwarp 3.6.2). */
+GG_DEVICE_FN double gg_ortho_tap_weight(int method, int i, double d, double s)
+{
+    if (method == GG_ORTHO_LANCZOS && s < 1.0)
+        return gg_ortho_lanczos(i * s);
+    return gg_ortho_kernel(method, (i - d) * s);
 }
 
 /* Downsampling (a scale below 0.95 on either axis), and cubicspline and
@@ -396,11 +435,37 @@ GG_ORTHO_HOT_FN int gg_ortho_stretched(const GG_GLOBAL gg_u8 *src, const GG_GLOB
         j0 = -iy;
     if (iy + j1 > p.img_h - 1)
         j1 = p.img_h - 1 - iy;
+    if (method == GG_ORTHO_LANCZOS) {
+        /* GDAL keeps the taps within the kernel's reach of 3 */
+        if (p.xscale < 1.0) {
+            while (i0 * p.xscale < -3.0)
+                i0++;
+            while (i1 * p.xscale > 3.0)
+                i1--;
+        } else {
+            while (i0 - dx < -3.0)
+                i0++;
+            while (i1 - dx > 3.0)
+                i1--;
+        }
+        if (p.yscale < 1.0) {
+            while (j0 * p.yscale < -3.0)
+                j0++;
+            while (j1 * p.yscale > 3.0)
+                j1--;
+        } else {
+            while (j0 - dy < -3.0)
+                j0++;
+            while (j1 - dy > 3.0)
+                j1--;
+        }
+    }
     double wxsum = 0.0, wysum = 0.0, acc = 0.0, wvalid = 0.0;
+    int nvalid = 0;
     for (int i = i0; i <= i1; i++)
-        wxsum += gg_ortho_kernel(method, (i - dx) * p.xscale);
+        wxsum += gg_ortho_tap_weight(method, i, dx, p.xscale);
     for (int j = j0; j <= j1; j++) {
-        const double wy = gg_ortho_kernel(method, (j - dy) * p.yscale);
+        const double wy = gg_ortho_tap_weight(method, j, dy, p.yscale);
         wysum += wy;
         double row = 0.0, rowv = 0.0;
         for (int i = i0; i <= i1; i++) {
@@ -408,18 +473,32 @@ GG_ORTHO_HOT_FN int gg_ortho_stretched(const GG_GLOBAL gg_u8 *src, const GG_GLOB
             const double v = gg_ortho_tap(src, coef, p, uni, nd, ix + i, iy + j, &ok, miss);
             if (!ok)
                 continue;
-            const double wx = gg_ortho_kernel(method, (i - dx) * p.xscale);
+            const double wx = gg_ortho_tap_weight(method, i, dx, p.xscale);
             row += v * wx;
             rowv += wx;
+            nvalid++;
         }
         acc += row * wy;
         wvalid += rowv * wy;
     }
+    /* bilinear and cubic: GDAL's no-mask path divides by the weights'
+     * product; cubicspline and lanczos go its general path, which leaves a
+     * sum within 1e-5 of 1 as it is */
+    const int general = method > GG_ORTHO_CUBIC;
     if (!p.has_src_nodata) {
-        *out = acc / (wxsum * wysum);
+        const double w = wxsum * wysum;
+        if (!general) {
+            *out = acc / w;
+            return 1;
+        }
+        if (w < 0.000001)
+            return 0;
+        *out = (w < 0.99999 || w > 1.00001) ? acc / w : acc;
         return 1;
     }
-    if (wvalid < 0.000001)
+    /* with nodata, lanczos also needs half of its taps valid */
+    if (wvalid < 0.000001 ||
+        (method == GG_ORTHO_LANCZOS && nvalid < (j1 - j0 + 1) * (i1 - i0 + 1) / 2))
         return 0;
     *out = (wvalid < 0.99999 || wvalid > 1.00001) ? acc / wvalid : acc;
     return 1;

@@ -1,0 +1,303 @@
+"""gdal_warp against gdalwarp, run in the test on the same inputs: map
+reprojection (PROJ), GCP polynomials and thin-plate splines, geolocation
+arrays, RPCs (through gdal_ortho's pipeline); every resampling kernel; Byte,
+UInt16, Float32 and CFloat32; nodata; several bands and several sources;
+gdalwarp's grid options; bad input.
+
+The texture is the real Winnipeg SLC (autotest_data/winnipeg_slc) and the
+geolocation the real isce3 topo arrays (autotest_data/isce3_topo).
+
+Where gdalwarp splits its output into chunks (its source-fill-ratio
+heuristic on rotated geometries) its resampling kernels are stretched by
+each chunk's size ratio, and at -et > 0 its linear pieces follow the
+chunks; gdal_warp gives gdalwarp's one-chunk answer (docs/gdal_warp.md), so
+those comparisons run gdalwarp with -wo SRC_FILL_RATIO_HEURISTICS=NO.
+"""
+import subprocess
+
+import numpy as np
+import pytest
+from osgeo import gdal, osr
+
+from conftest import DATA, BIN
+
+ONE_CHUNK = ["-wo", "SRC_FILL_RATIO_HEURISTICS=NO", "-wm", "2000"]
+KERNELS = ["near", "bilinear", "cubic", "cubicspline", "lanczos"]
+
+
+def _texture():
+    slc = np.fromfile(DATA / "winnipeg_slc" / "winnipeg_hh.slc", dtype=np.complex64)
+    return slc.reshape(250, 250)
+
+
+def _utm(path, arr, gdt, nodata=None, x0=633000.0, bands=1):
+    h, w = arr.shape[-2:]
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), w, h, bands, gdt)
+    ds.SetGeoTransform((x0, 10, 0, 5530000, 0, -10))
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(32614)
+    ds.SetProjection(srs.ExportToWkt())
+    for b in range(bands):
+        band = ds.GetRasterBand(b + 1)
+        band.WriteArray(arr if arr.ndim == 2 else arr[b])
+        if nodata is not None:
+            band.SetNoDataValue(nodata)
+    ds = None
+    return path
+
+
+@pytest.fixture(scope="module")
+def scenes(tmp_path_factory):
+    """The real texture as UTM rasters of each type, a radar-geometry raster
+    with its real geolocation arrays, and the same with GCPs sampled from
+    them."""
+    d = tmp_path_factory.mktemp("warp")
+    slc = _texture()
+    amp = np.abs(slc).astype(np.float32)
+    assert amp.std() > 0
+    s = {
+        "Float32": _utm(d / "f32.tif", amp, gdal.GDT_Float32),
+        "UInt16": _utm(d / "u16.tif", np.clip(amp * 2000, 0, 65535).astype(np.uint16),
+                       gdal.GDT_UInt16),
+        "Byte": _utm(d / "b.tif", np.clip(amp * 200, 0, 255).astype(np.uint8), gdal.GDT_Byte),
+        "CFloat32": _utm(d / "c.tif", slc, gdal.GDT_CFloat32),
+    }
+    lon = np.fromfile(DATA / "isce3_topo" / "x_250.rdr", "<f8").reshape(250, 250)
+    lat = np.fromfile(DATA / "isce3_topo" / "y_250.rdr", "<f8").reshape(250, 250)
+    for n, a in (("lon", lon), ("lat", lat)):
+        ds = gdal.GetDriverByName("GTiff").Create(str(d / f"{n}.tif"), 250, 250, 1, gdal.GDT_Float64)
+        ds.GetRasterBand(1).WriteArray(a)
+        ds = None
+    wgs84 = osr.SpatialReference()
+    wgs84.ImportFromEPSG(4326)
+    ds = gdal.GetDriverByName("GTiff").Create(str(d / "rdr.tif"), 250, 250, 1, gdal.GDT_Float32)
+    ds.GetRasterBand(1).WriteArray(amp)
+    ds.SetMetadata({"X_DATASET": str(d / "lon.tif"), "X_BAND": "1",
+                    "Y_DATASET": str(d / "lat.tif"), "Y_BAND": "1",
+                    "PIXEL_OFFSET": "0", "LINE_OFFSET": "0", "PIXEL_STEP": "1", "LINE_STEP": "1",
+                    "SRS": wgs84.ExportToWkt()}, "GEOLOCATION")
+    ds = None
+    s["geoloc"] = d / "rdr.tif"
+    gcps = [gdal.GCP(float(lon[j, i]), float(lat[j, i]), 0, i + 0.5, j + 0.5)
+            for j in range(0, 250, 25) for i in range(0, 250, 25)]
+    ds = gdal.GetDriverByName("GTiff").Create(str(d / "gcp.tif"), 250, 250, 1, gdal.GDT_Float32)
+    ds.GetRasterBand(1).WriteArray(amp)
+    ds.SetGCPs(gcps, wgs84.ExportToWkt())
+    ds = None
+    s["gcp"] = d / "gcp.tif"
+    s["dir"] = d
+    return s
+
+
+def _pair(gg, tmp_path, src, opts, device="cpu", peer_extra=(), name="o"):
+    """gdal_warp and gdalwarp on the same command line; both outputs."""
+    srcs = [str(x) for x in (src if isinstance(src, (list, tuple)) else [src])]
+    ours, theirs = tmp_path / f"{name}_gg.tif", tmp_path / f"{name}_gdal.tif"
+    gg.run(str(BIN / "gdal_warp"), "-q", "-device", device, *opts, *srcs, str(ours))
+    subprocess.run(["gdalwarp", "-q", *opts, *peer_extra, *srcs, str(theirs)], check=True,
+                   capture_output=True)
+    return ours, theirs
+
+
+def _agree(ours, theirs, frac=0.999):
+    """The same grid and nodata; >= frac of the pixels within 1 DN (integer)
+    or 1e-4 relative (float) -- of all pixels, border included."""
+    a, b = gdal.Open(str(ours)), gdal.Open(str(theirs))
+    assert (a.RasterXSize, a.RasterYSize, a.RasterCount) == (b.RasterXSize, b.RasterYSize,
+                                                             b.RasterCount)
+    np.testing.assert_allclose(a.GetGeoTransform(), b.GetGeoTransform(), rtol=1e-12, atol=0)
+    assert osr.SpatialReference(a.GetProjection()).IsSame(osr.SpatialReference(b.GetProjection()))
+    worst = 1.0
+    for k in range(1, a.RasterCount + 1):
+        ba, bb = a.GetRasterBand(k), b.GetRasterBand(k)
+        assert ba.DataType == bb.DataType
+        assert ba.GetNoDataValue() == bb.GetNoDataValue()
+        x, y = ba.ReadAsArray(), bb.ReadAsArray()
+        if np.iscomplexobj(x):
+            x, y = np.concatenate([x.real, x.imag]), np.concatenate([y.real, y.imag])
+        x, y = x.astype(np.float64), y.astype(np.float64)
+        assert np.count_nonzero(y) > 0.3 * y.size, "the peer's output is mostly empty"
+        integer = ba.DataType in (gdal.GDT_Byte, gdal.GDT_UInt16, gdal.GDT_Int16)
+        tol = 1.0 if integer else 1e-4 * np.maximum(np.abs(y), 1e-3)
+        good = np.mean(np.abs(x - y) <= tol)
+        nd = ba.GetNoDataValue()
+        if nd is not None:  # the nodata masks agree
+            assert np.mean((x == nd) == (y == nd)) >= frac
+        worst = min(worst, good)
+    assert worst >= frac, f"only {worst:.5f} of the pixels agree"
+    return worst
+
+
+# ------------------------------------------------------------ map reprojection
+
+
+@pytest.mark.parametrize("dtype", ["Byte", "UInt16", "Float32", "CFloat32"])
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("et", [None, "0"], ids=["et_default", "et0"])
+def test_reprojection_matches_gdalwarp(gg, tmp_path, scenes, dtype, kernel, et):
+    opts = ["-t_srs", "EPSG:3857", "-r", kernel] + (["-et", et] if et else [])
+    ours, theirs = _pair(gg, tmp_path, scenes[dtype], opts)
+    _agree(ours, theirs)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_reprojection_on_opencl(gg, tmp_path, scenes, kernel):
+    if gg_opencl_absent():
+        pytest.skip(gg_opencl_absent())
+    opts = ["-t_srs", "EPSG:4326", "-r", kernel, "-et", "0"]
+    ours, theirs = _pair(gg, tmp_path, scenes["UInt16"], opts, device="opencl")
+    _agree(ours, theirs)
+    # and the same bits as the CPU backend
+    cpu = tmp_path / "cpu.tif"
+    gg.run(str(BIN / "gdal_warp"), "-q", "-device", "cpu", *opts, str(scenes["UInt16"]), str(cpu))
+    assert np.array_equal(gdal.Open(str(cpu)).ReadAsArray(), gdal.Open(str(ours)).ReadAsArray())
+
+
+def gg_opencl_absent():
+    from conftest import OPENCL_ABSENT
+    return OPENCL_ABSENT
+
+
+@pytest.mark.parametrize("opts", [
+    ["-tr", "20", "20", "-tap"],
+    ["-te", "-10815000", "6426000", "-10811000", "6430000", "-ts", "300", "0"],
+    ["-te", "-97.15", "49.885", "-97.11", "49.905", "-te_srs", "EPSG:4326", "-tr", "12", "12"],
+    ["-ts", "120", "90"],
+], ids=["tr_tap", "te_ts", "te_srs", "ts"])
+def test_grid_options_match_gdalwarp(gg, tmp_path, scenes, opts):
+    ours, theirs = _pair(gg, tmp_path, scenes["Float32"],
+                         ["-t_srs", "EPSG:3857", "-r", "bilinear", *opts])
+    _agree(ours, theirs)
+
+
+# ------------------------------------------------------------ nodata, bands, sources
+
+
+@pytest.fixture(scope="module")
+def three_bands(scenes):
+    amp = np.abs(_texture()).astype(np.float32)
+    u = np.clip(amp * 2000, 1, 65535).astype(np.uint16)
+    u[100:140, 60:120] = 0  # a hole of nodata
+    stack = np.stack([np.roll(u, 7 * b, axis=1) for b in range(3)])
+    return _utm(scenes["dir"] / "nd3.tif", stack, gdal.GDT_UInt16, nodata=0, bands=3)
+
+
+@pytest.mark.parametrize("opts", [
+    ["-r", "bilinear"],
+    ["-r", "cubic", "-srcnodata", "0"],
+    ["-r", "near", "-dstnodata", "7"],
+    ["-r", "cubic", "-srcnodata", "None", "-dstnodata", "None"],
+    ["-r", "lanczos", "-wo", "UNIFIED_SRC_NODATA=YES"],
+    ["-r", "cubicspline", "-srcnodata", "0 5 9", "-dstnodata", "3"],
+], ids=["own_nodata", "srcnodata", "dstnodata", "no_nodata", "unified", "lists"])
+def test_nodata_and_bands_match_gdalwarp(gg, tmp_path, three_bands, opts):
+    ours, theirs = _pair(gg, tmp_path, three_bands, ["-t_srs", "EPSG:3857", "-et", "0", *opts])
+    _agree(ours, theirs)
+
+
+def test_sources_are_mosaicked_as_gdalwarp(gg, tmp_path, scenes):
+    amp = np.abs(_texture()).astype(np.float32)
+    left = _utm(tmp_path / "left.tif", amp[:, :140], gdal.GDT_Float32)
+    right = _utm(tmp_path / "right.tif", amp[:, 110:], gdal.GDT_Float32, x0=633000.0 + 1100)
+    ours, theirs = _pair(gg, tmp_path, [left, right],
+                         ["-t_srs", "EPSG:3857", "-r", "cubic", "-et", "0"])
+    _agree(ours, theirs)
+    # the union of the two is the whole scene's grid
+    whole, _ = _pair(gg, tmp_path, scenes["Float32"], ["-t_srs", "EPSG:3857", "-et", "0"],
+                     name="whole")
+    assert gdal.Open(str(whole)).RasterXSize == gdal.Open(str(ours)).RasterXSize
+
+
+# ------------------------------------------------------------ GCPs and geolocation arrays
+
+
+@pytest.mark.parametrize("transformer", [["-order", "1"], ["-order", "2"], ["-order", "3"],
+                                         ["-tps"]], ids=["order1", "order2", "order3", "tps"])
+@pytest.mark.parametrize("kernel", ["near", "bilinear", "cubic"])
+@pytest.mark.parametrize("et", [None, "0"], ids=["et_default", "et0"])
+def test_gcps_match_gdalwarp(gg, tmp_path, scenes, transformer, kernel, et):
+    opts = transformer + ["-r", kernel] + (["-et", et] if et else [])
+    ours, theirs = _pair(gg, tmp_path, scenes["gcp"], opts, peer_extra=ONE_CHUNK)
+    _agree(ours, theirs)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("et", [None, "0"], ids=["et_default", "et0"])
+def test_geolocation_arrays_match_gdalwarp(gg, tmp_path, scenes, kernel, et):
+    opts = ["-geoloc", "-r", kernel] + (["-et", et] if et else [])
+    ours, theirs = _pair(gg, tmp_path, scenes["geoloc"], opts, peer_extra=ONE_CHUNK)
+    _agree(ours, theirs)
+
+
+def test_gcps_near_matches_gdalwarp_with_its_chunks(gg, tmp_path, scenes):
+    """Nearest neighbour has no kernel to stretch: gdalwarp's own chunking
+    gives the same answer."""
+    ours, theirs = _pair(gg, tmp_path, scenes["gcp"], ["-tps", "-r", "near", "-et", "0"])
+    _agree(ours, theirs)
+
+
+# ------------------------------------------------------------ bad input
+
+
+def _fails(gg, tmp_path, *args):
+    out = tmp_path / "bad.tif"
+    p = gg.run(str(BIN / "gdal_warp"), "-q", "-device", "cpu", *args, str(out), check=False)
+    assert p.returncode != 0
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ERROR 1: gdal_warp:"), p.stderr
+    assert not out.exists() and not list(tmp_path.glob(".bad*"))
+    return lines[0]
+
+
+def test_bad_input_one_line_no_output(gg, tmp_path, scenes):
+    plain = tmp_path / "plain.tif"
+    ds = gdal.GetDriverByName("GTiff").Create(str(plain), 20, 20, 1, gdal.GDT_Float32)
+    ds.GetRasterBand(1).WriteArray(np.arange(400, dtype=np.float32).reshape(20, 20))
+    ds = None
+    assert "plain.tif" in _fails(gg, tmp_path, "-t_srs", "EPSG:4326", str(plain))
+    few = tmp_path / "few.tif"
+    ds = gdal.GetDriverByName("GTiff").Create(str(few), 20, 20, 1, gdal.GDT_Float32)
+    ds.GetRasterBand(1).WriteArray(np.arange(400, dtype=np.float32).reshape(20, 20))
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(4326)
+    ds.SetGCPs([gdal.GCP(10 + i, 40 + j, 0, 5 * i, 5 * j) for i in range(2) for j in range(2)],
+               srs.ExportToWkt())
+    ds = None
+    _fails(gg, tmp_path, "-order", "3", str(few))
+    # geolocation arrays of the wrong size
+    wrong = tmp_path / "wrong.tif"
+    gdal.Translate(str(wrong), str(scenes["geoloc"]), srcWin=[0, 0, 200, 200])
+    ds = gdal.Open(str(wrong), gdal.GA_Update)
+    ds.SetMetadata(gdal.Open(str(scenes["geoloc"])).GetMetadata("GEOLOCATION"), "GEOLOCATION")
+    small = tmp_path / "lon_small.tif"
+    gdal.Translate(str(small), str(scenes["dir"] / "lon.tif"), srcWin=[0, 0, 100, 100])
+    ds.SetMetadataItem("X_DATASET", str(small), "GEOLOCATION")
+    ds = None
+    _fails(gg, tmp_path, "-geoloc", str(wrong))
+    # a grid off the source
+    _fails(gg, tmp_path, "-t_srs", "EPSG:3857", "-te", "0", "0", "1000", "1000", "-tr", "10",
+           "10", str(scenes["Float32"]))
+    # an unknown kernel, by name
+    assert "mode" in _fails(gg, tmp_path, "-r", "mode", str(scenes["Float32"]))
+    # the destination is an input, even with -overwrite
+    src = tmp_path / "in.tif"
+    src.write_bytes(scenes["Float32"].read_bytes())
+    before = src.read_bytes()
+    p = gg.run(str(BIN / "gdal_warp"), "-q", "-device", "cpu", "-overwrite", "-t_srs",
+               "EPSG:3857", str(src), str(src), check=False)
+    assert p.returncode != 0 and "never overwritten" in p.stderr, p.stderr
+    assert src.read_bytes() == before
+
+
+def test_existing_output_needs_overwrite(gg, tmp_path, scenes):
+    out = tmp_path / "o.tif"
+    gg.run(str(BIN / "gdal_warp"), "-q", "-device", "cpu", "-t_srs", "EPSG:3857",
+           str(scenes["Byte"]), str(out))
+    before = out.read_bytes()
+    p = gg.run(str(BIN / "gdal_warp"), "-q", "-device", "cpu", "-t_srs", "EPSG:4326",
+               str(scenes["Byte"]), str(out), check=False)
+    assert p.returncode != 0 and "-overwrite" in p.stderr
+    assert out.read_bytes() == before
+    gg.run(str(BIN / "gdal_warp"), "-q", "-device", "cpu", "-overwrite", "-t_srs", "EPSG:4326",
+           str(scenes["Byte"]), str(out))
+    assert gdal.Open(str(out)).GetSpatialRef().GetAuthorityCode(None) == "4326"
