@@ -673,8 +673,17 @@ typedef struct gg_ortho_image {
  * polynomials, thin-plate splines, geolocation arrays); NaN where the
  * transformer failed.  With step 1 every output pixel is a node and is
  * taken as it is; otherwise nodes are interpolated as above, so a NaN
- * node leaves the pixels around it without a sample. */
+ * node leaves the pixels around it without a sample.
+ * Step 0: row pieces instead of nodes, gdalwarp's approximate
+ * transformer along each row: nodes holds nx doubles, ny = the block's
+ * height: ny + 1 piece indices (row r has pieces index[r] .. index[r+1]-1,
+ * in pixel order), GG_WARP_PIECE doubles per piece {first pixel, pixel
+ * count, base pixel, source x0 and line y0 at the base pixel, their steps
+ * per pixel}, then the exact positions of pieces whose x step is NaN, as
+ * (x, line) pairs from the double at index x0.  Pixel i of a linear piece
+ * is at x0 + step * (i - base pixel). */
 #define GG_WARP_PLANES 2
+#define GG_WARP_PIECE 7
 
 typedef struct gg_ortho_session gg_ortho_session;
 

@@ -353,11 +353,26 @@ static gg_status check_block(gg_ortho_session *s, const gg_ortho_grid *grid, voi
 {
     if (width < 1 || height < 1 || dst_stride < (size_t)width || !type_ok(dst_type))
         return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: bad block or data type");
+    if (grid->step == 0 && s->base.geometry == GG_ORTHO_GEOM_SOURCE) {
+        if (grid->ny != height || grid->nx < height + 1 || !grid->nodes || !dst)
+            return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT,
+                              "ortho: the row pieces do not cover the block");
+        return GG_OK;
+    }
     if (grid->step < 1 || grid->nx < (width - 1) / grid->step + 4 ||
         grid->ny < (height - 1) / grid->step + 4 || !grid->nodes || !dst)
         return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT,
                           "ortho: the coordinate grid does not cover the block");
     return GG_OK;
+}
+
+/* Doubles of a block's grid: planes of nx x ny nodes, or nx for row
+ * pieces (step 0). */
+static size_t grid_doubles(const gg_ortho_session *s, const gg_ortho_grid *grid)
+{
+    if (grid->step == 0)
+        return (size_t)grid->nx;
+    return (size_t)s->planes * (size_t)grid->nx * (size_t)grid->ny;
 }
 
 /* Grid upload, kernel over the block, download of the block and of the
@@ -373,8 +388,7 @@ static gg_status run_block(gg_ortho_session *s, gg_ortho_params p, gg_buffer *sr
     p.dst_type = (int)dst_type;
     const size_t dsz = type_size(dst_type);
     const size_t dst_bytes = (size_t)width * (size_t)height * dsz;
-    const size_t grid_bytes =
-        (size_t)s->planes * (size_t)grid->nx * (size_t)grid->ny * sizeof(double);
+    const size_t grid_bytes = grid_doubles(s, grid) * sizeof(double);
     gg_status st = ensure(s, &s->dst, &s->dst_cap, dst_bytes);
     if (st == GG_OK)
         st = ensure(s, &s->grid, &s->grid_cap, grid_bytes);
@@ -639,8 +653,7 @@ gg_status gg_ortho_session_queue_resident(gg_ortho_session *s, const gg_ortho_gr
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: bad output plane size");
     const int slot = (s->qhead + s->nq) % GG_ORTHO_QUEUED;
     const size_t plane = (size_t)width * (size_t)height * type_size(dst_type);
-    const size_t grid_bytes =
-        (size_t)s->planes * (size_t)grid->nx * (size_t)grid->ny * sizeof(double);
+    const size_t grid_bytes = grid_doubles(s, grid) * sizeof(double);
     /* nbands planes of the slot's output; with several bands the kernel
      * writes the session's one-plane buffer (main queue order keeps it
      * free), copied into its band's plane */
@@ -654,8 +667,8 @@ gg_status gg_ortho_session_queue_resident(gg_ortho_session *s, const gg_ortho_gr
     /* the grid goes up the copy queue (its nodes stay until the block's
      * wait); the flag is cleared and the kernels wait on the main queue */
     const size_t grid_row = (size_t)grid->nx * sizeof(double);
-    gg_tile gt = {(void *)grid->nodes, GG_BYTE, (int)grid_row, s->planes * grid->ny,
-                  grid_row, 0, 0};
+    gg_tile gt = {(void *)grid->nodes, GG_BYTE, (int)grid_row,
+                  grid->step == 0 ? 1 : s->planes * grid->ny, grid_row, 0, 0};
     if (st == GG_OK)
         st = gg_rt_write_tile_async(ctx, s->qgrid[slot], 0, 0, &gt, -1, MARK_UP);
     s->queued_copies = 1;

@@ -589,6 +589,36 @@ GG_DEVICE_FN double gg_ortho_interp(const GG_GLOBAL double *gp, int nx, int gx, 
     return acc;
 }
 
+/* Row pieces (grid step 0, geogpu.h's GG_WARP_PIECE layout): rows + 1
+ * piece indices, GG_WARP_PIECE doubles per piece {first pixel, pixel
+ * count, base pixel, x0, y0, x step, y step}, then exact (x, y) pairs; a
+ * piece whose x step is NaN holds its pixels' positions one by one from
+ * the double at index x0.  Pixel i of a linear piece is at
+ * x0 + step * (i - base), gdalwarp's approximate transformer's formula. */
+GG_DEVICE_FN void gg_ortho_row_piece(const GG_GLOBAL double *t, int rows, int x, int y,
+                                     double *sx, double *sy)
+{
+    int lo = (int)t[y], hi = (int)t[y + 1] - 1;
+    const GG_GLOBAL double *pc = t + rows + 1;
+    while (lo < hi) { /* the last piece starting at or before x */
+        const int mid = (lo + hi + 1) / 2;
+        if ((int)pc[7 * mid] <= x)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    const GG_GLOBAL double *q = pc + 7 * lo;
+    if (isnan(q[5])) {
+        const size_t k = (size_t)q[3] + 2 * (size_t)(x - (int)q[0]);
+        *sx = t[k];
+        *sy = t[k + 1];
+    } else {
+        const double d = (double)(x - (int)q[2]);
+        *sx = q[3] + q[5] * d;
+        *sy = q[4] + q[6] * d;
+    }
+}
+
 /* src: the source window (win_w x win_h samples of src_type, packed, after
  *   win_dy rows of the buffer);
  * dst: the output block (gg_nx x gg_ny of dst_type, packed);
@@ -611,34 +641,39 @@ GG_KERNEL6(gg_k_ortho, gg_ortho_params, p, const gg_u8, src, gg_u8, dst, const d
 
     /* 1. node interpolation */
     const int step = p.grid_step;
-    const int gx = x / step, gy = y / step;
-    double wx[4], wy[4];
-    gg_ortho_lagrange((double)(x - gx * step) / (double)step, wx);
-    gg_ortho_lagrange((double)(y - gy * step) / (double)step, wy);
-    const size_t plane = (size_t)p.grid_nx * (size_t)p.grid_ny;
     double sx = 0.0, sy = 0.0;
-    if (p.geometry == GG_ORTHO_GEOM_SOURCE) {
-        /* the source position itself; at step 1 every pixel is a node,
-         * taken as it is (a failed neighbour, NaN, must not spread) */
-        if (step == 1) {
-            const size_t n = (size_t)(y + 1) * (size_t)p.grid_nx + (size_t)(x + 1);
-            sx = grid[n];
-            sy = grid[plane + n];
-        } else {
+    if (step == 0) {
+        /* row pieces (gdalwarp's approximate transformer, see
+         * gg_ortho_row_piece) */
+        gg_ortho_row_piece(grid, p.grid_ny, x, y, &sx, &sy);
+    } else if (p.geometry == GG_ORTHO_GEOM_SOURCE && step == 1) {
+        /* every pixel a node, taken as it is (a failed neighbour, NaN,
+         * must not spread) */
+        const size_t plane = (size_t)p.grid_nx * (size_t)p.grid_ny;
+        const size_t n = (size_t)(y + 1) * (size_t)p.grid_nx + (size_t)(x + 1);
+        sx = grid[n];
+        sy = grid[plane + n];
+    } else {
+        const int gx = x / step, gy = y / step;
+        double wx[4], wy[4];
+        gg_ortho_lagrange((double)(x - gx * step) / (double)step, wx);
+        gg_ortho_lagrange((double)(y - gy * step) / (double)step, wy);
+        const size_t plane = (size_t)p.grid_nx * (size_t)p.grid_ny;
+        if (p.geometry == GG_ORTHO_GEOM_SOURCE) {
             sx = gg_ortho_interp(grid, p.grid_nx, gx, gy, wx, wy);
             sy = gg_ortho_interp(grid + plane, p.grid_nx, gx, gy, wx, wy);
-        }
-    } else {
-        double g[GG_ORTHO_GRID_PLANES];
+        } else {
+            double g[GG_ORTHO_GRID_PLANES];
         for (int k = 0; k < GG_ORTHO_GRID_PLANES; k++)
-            g[k] = gg_ortho_interp(grid + (size_t)k * plane, p.grid_nx, gx, gy, wx, wy);
-        /* 2. height, 3. RFM */
-        double h = 0.0;
-        if (!gg_ortho_height(dem, p, g[2], g[3], g[4], &h)) {
-            gg_ortho_store(dst, p.dst_type, o, dst_init);
-            return;
+                g[k] = gg_ortho_interp(grid + (size_t)k * plane, p.grid_nx, gx, gy, wx, wy);
+            /* 2. height, 3. RFM */
+            double h = 0.0;
+            if (!gg_ortho_height(dem, p, g[2], g[3], g[4], &h)) {
+                gg_ortho_store(dst, p.dst_type, o, dst_init);
+                return;
+            }
+            gg_ortho_rfm(coef, p, g[0], g[1], h, &sx, &sy);
         }
-        gg_ortho_rfm(coef, p, g[0], g[1], h, &sx, &sy);
     }
 
     /* 4. footprint (GDAL: x >= 0, (int)(x + 1e-10) < width) and resampling */
