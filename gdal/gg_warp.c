@@ -10,6 +10,7 @@
 #include "geogpu_gdal.h"
 #include "gg_app.h"
 #include "gg_input_files.h"
+#include "gg_ortho_direct.h"
 #include "gg_output.h"
 #include "gg_pipeline.h"
 #include "gg_warp.h"
@@ -48,6 +49,9 @@ typedef struct wsource {
     int width, height;
     double xscale, yscale;        /* resampling kernel stretch (GDAL's) */
     gg_ortho_session *sess;       /* the worker's */
+    /* an uncompressed striped GeoTIFF of the kernel's type: read with
+     * preads of whole rows (gg_ortho_direct.h), several readers at once */
+    ggo_direct *direct;
 } wsource;
 
 /* One source's part of a block. */
@@ -87,6 +91,7 @@ typedef struct warp {
     int rows, items, readers;
     gg_context *ctx;
     GDALDatasetH out;
+    ggo_direct *direct;           /* the output written with pwrite, or NULL: GDAL */
     wslot slot[SLOTS];
     int steps[STEP_MAX + 1];      /* blocks per grid step (-v) */
     pthread_mutex_t mu;
@@ -228,6 +233,12 @@ static int open_sources(warp *w)
                            "match",
                         ws->name, nb, GDALGetDataTypeName(t), w->nbands,
                         GDALGetDataTypeName(w->dst_gdt));
+    }
+    for (int s = 0; s < w->nsrc && !w->complex; s++) {
+        char why[256];
+        (void)ggo_direct_open_source(w->src[s].name, w->src[s].width, w->src[s].height,
+                                     w->nbands, gdal_type(w->kt_src), &w->src[s].direct, why,
+                                     sizeof why);
     }
     w->nplanes = w->nbands * (w->complex ? 2 : 1);
     if (w->o->ot) {
@@ -981,6 +992,17 @@ static int read_window(warp *w, wsource *ws, GDALDatasetH ds, wpart *p)
         return 0;
     CPLErrorReset();
     CPLErr e;
+    if (ws->direct) { /* whole rows: the window widened to the raster's width */
+        p->sx0 = 0;
+        p->sw = ws->width;
+        const size_t band = (size_t)p->sw * p->sh * ks;
+        if (!grow(&p->src, &p->src_cap, band * w->nplanes))
+            return fail(w, "out of memory for a source window");
+        char why[512];
+        if (ggo_direct_read(ws->direct, p->sy0, p->sh, p->src, band, why, sizeof why))
+            return fail(w, "reading '%s' failed: %s", ws->name, why);
+        return 0;
+    }
     if (!w->complex)
         e = GDALDatasetRasterIO(ds, GF_Read, p->sx0, p->sy0, p->sw, p->sh, p->src, p->sw, p->sh,
                                 gdal_type(w->kt_src), w->nbands, NULL, 0, 0, 0);
@@ -1112,6 +1134,12 @@ static int pipe_write(void *user, int item, int slot)
     wslot *sl = &w->slot[slot];
     (void)item;
     const size_t plane = (size_t)w->out_w * sl->rows;
+    if (w->direct) {
+        char why[512];
+        if (ggo_direct_write(w->direct, sl->y0, sl->rows, sl->dst, why, sizeof why))
+            return fail(w, "writing '%s' failed: %s", w->dst_name, why);
+        return 0;
+    }
     CPLErrorReset();
     CPLErr e;
     if (!w->complex)
@@ -1265,6 +1293,8 @@ static void warp_free(warp *w)
         wsource *ws = &w->src[s];
         if (ws->sess)
             gg_ortho_session_destroy(ws->sess);
+        if (ws->direct)
+            (void)ggo_direct_close(ws->direct, NULL, 0);
         for (int k = 0; k <= MAX_READERS; k++) {
             if (ws->tr[k])
                 GDALDestroyGenImgProjTransformer(ws->tr[k]);
@@ -1313,7 +1343,7 @@ static int warp_files(warp *w, gg_context *ctx)
     for (int s = 0; s < w->nsrc && !rc; s++)
         if (gg_input_files_add_dataset(inputs, w->src[s].ds[0], w->src[s].name))
             rc = fail(w, "out of memory");
-    char why[1024];
+    char why[1024] = "";
     if (!rc && gg_input_files_check_output(inputs, "the destination", w->dst_name, why,
                                            sizeof why))
         rc = fail(w, "%s", why);
@@ -1333,7 +1363,36 @@ static int warp_files(warp *w, gg_context *ctx)
                        "netCDF, ENVI, ...); convert with gdal_translate afterwards",
                     GDALGetDriverShortName(drv));
     char *tmp = gg_output_temporary_name(w->dst_name);
-    rc = create_output(w, drv, tmp) || run_pipeline(w);
+    rc = create_output(w, drv, tmp);
+    /* An uncompressed striped GeoTIFF: GDAL creates the file and, closed
+     * empty, allocates every strip; the pixels then go to the strip
+     * offsets with pwrite (gg_ortho_direct.h), the bytes GDAL's writer
+     * would write.  Anything else: GDAL. */
+    double nd_any = 0;
+    for (int k = 0; w->has_dstnd && k < w->nplanes; k++)
+        if (w->dst_nd[k] != 0.0)
+            nd_any = w->dst_nd[k];
+    if (!rc && !w->complex &&
+        ggo_direct_eligible(o->of, o->co, tmp, w->has_dstnd, nd_any, why, sizeof why)) {
+        CPLErrorReset();
+        GDALClose(w->out);
+        w->out = NULL;
+        if (CPLGetLastErrorType() == CE_Failure ||
+            ggo_direct_open(tmp, w->out_w, w->out_h, w->nbands, w->dst_gdt, &w->direct, why,
+                            sizeof why)) {
+            gg_output_discard(drv, tmp); /* a layout it does not take: GDAL's writer */
+            CPLFree(tmp);
+            tmp = gg_output_temporary_name(w->dst_name);
+            rc = create_output(w, drv, tmp);
+        }
+    }
+    if (o->verbose)
+        fprintf(stderr, "%s: writer: %s\n", PROG,
+                w->direct ? ggo_direct_describe(w->direct) : why[0] ? why : "GDAL");
+    rc = rc || run_pipeline(w);
+    if (w->direct && ggo_direct_close(w->direct, why, sizeof why) && !rc)
+        rc = fail(w, "writing '%s' failed: %s", w->dst_name, why);
+    w->direct = NULL;
     if (w->out) {
         CPLErrorReset();
         GDALClose(w->out);
@@ -1349,9 +1408,9 @@ static int warp_files(warp *w, gg_context *ctx)
     CPLFree(tmp);
     if (!rc && o->verbose) {
         fprintf(stderr, "%s: blocks by grid step:", PROG);
-        for (int s = 1; s <= STEP_MAX; s++)
+        for (int s = 0; s <= STEP_MAX; s++)
             if (w->steps[s])
-                fprintf(stderr, " %d:%d", s, w->steps[s]);
+                fprintf(stderr, " %s%d:%d", s ? "" : "row pieces ", s, w->steps[s]);
         fprintf(stderr, "\n");
     }
     return rc;
