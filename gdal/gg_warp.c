@@ -202,13 +202,10 @@ static int open_sources(warp *w)
         wsource *ws = &w->src[s];
         ws->name = pos[s];
         ws->xscale = ws->yscale = 1.0;
-        for (int r = 0; r <= w->readers; r++) {
-            const int k = r == w->readers ? MAX_READERS : r;
-            CPLErrorReset();
-            ws->ds[k] = GDALOpen(ws->name, GA_ReadOnly);
-            if (!ws->ds[k])
-                return fail(w, "%s: cannot open: %s", ws->name, CPLGetLastErrorMsg());
-        }
+        CPLErrorReset();
+        ws->ds[0] = GDALOpen(ws->name, GA_ReadOnly);
+        if (!ws->ds[0])
+            return fail(w, "%s: cannot open: %s", ws->name, CPLGetLastErrorMsg());
         GDALDatasetH ds = ws->ds[0];
         ws->width = GDALGetRasterXSize(ds);
         ws->height = GDALGetRasterYSize(ds);
@@ -325,10 +322,19 @@ static int set_nodata(warp *w)
     return rc;
 }
 
-/* The transformers, once the output grid is known: one per reader (and
- * one for the worker), each output pixel -> source pixel. */
+/* The transformers, once the output grid and the readers are known: one
+ * per reader (and one for the worker), each output pixel -> source pixel;
+ * each with a dataset handle of its own. */
 static int make_transformers(warp *w)
 {
+    for (int s = 0; s < w->nsrc; s++)
+        for (int r = 1; r <= w->readers; r++) {
+            const int k = r == w->readers ? MAX_READERS : r;
+            CPLErrorReset();
+            w->src[s].ds[k] = GDALOpen(w->src[s].name, GA_ReadOnly);
+            if (!w->src[s].ds[k])
+                return fail(w, "%s: cannot open: %s", w->src[s].name, CPLGetLastErrorMsg());
+        }
     for (int s = 0; s < w->nsrc; s++)
         for (int r = 0; r <= w->readers; r++) {
             const int k = r == w->readers ? MAX_READERS : r;
@@ -1311,19 +1317,60 @@ static void warp_free(warp *w)
 }
 
 /* The whole warp of o's sources into its destination on ctx. */
-static int warp_files(warp *w, gg_context *ctx)
+/* The device, started on a thread of its own while the sources and the
+ * grid are set up (a CUDA context takes 0.3-0.5 s to start). */
+typedef struct device_start {
+    const char *device;
+    pthread_t th;
+    int started;
+    gg_context *ctx;
+    gg_status st;
+    char why[512];
+} device_start;
+
+static void *device_main(void *arg)
+{
+    device_start *d = arg;
+    d->st = gg_context_create(d->device, &d->ctx, d->why, sizeof d->why);
+    return NULL;
+}
+
+static void device_begin(device_start *d, const char *device)
+{
+    memset(d, 0, sizeof *d);
+    d->device = device;
+    d->started = pthread_create(&d->th, NULL, device_main, d) == 0;
+    if (!d->started)
+        device_main(d);
+}
+
+static gg_context *device_wait(device_start *d)
+{
+    if (d->started)
+        pthread_join(d->th, NULL);
+    d->started = 0;
+    return d->st == GG_OK ? d->ctx : NULL;
+}
+
+static int warp_files(warp *w, gg_context *given, device_start *dev)
 {
     const ggw_options *o = w->o;
+    w->tol = EXACT_TOL;
+    w->to = transformer_options(o);
+    if (open_sources(w) || output_crs(w) || set_nodata(w) || output_grid(w))
+        return 1;
+    gg_context *ctx = given ? given : device_wait(dev);
+    if (!ctx)
+        return fail(w, "cannot start the device: %s", dev->why);
+    if (!given)
+        gg_app_notice(PROG, o->quiet, gg_context_notice(ctx));
     w->ctx = ctx;
     w->readers = gg_pipeline_readers();
     if (!strcmp(gg_context_backend(ctx), "cpu"))
         w->readers = 1; /* the CPU backend's threads take every core */
     if (w->readers > MAX_READERS)
         w->readers = MAX_READERS;
-    w->tol = EXACT_TOL;
-    w->to = transformer_options(o);
-    if (open_sources(w) || output_crs(w) || set_nodata(w) || output_grid(w) ||
-        make_transformers(w) || check_footprint(w))
+    if (make_transformers(w) || check_footprint(w))
         return 1;
     for (int s = 0; s < w->nsrc && o->resampling != GG_ORTHO_METHOD_NEAR; s++)
         kernel_scales(w, &w->src[s]);
@@ -1554,28 +1601,23 @@ int gg_warp_run(int argc, char **argv, gg_context *ctx, char *err, size_t errlen
     } else if (o.rpc) {
         rc = run_rpc(&o, ctx, err, errlen);
     } else {
-        gg_context *own = NULL;
-        if (!ctx) {
-            char why[512] = "";
-            if (gg_context_create(o.device, &own, why, sizeof why) != GG_OK)
-                rc = report(err, errlen, CPLSPrintf("cannot start the device: %s", why));
-            else
-                gg_app_notice(PROG, o.quiet, gg_context_notice(own));
-        }
-        if (!rc) {
-            warp w;
-            memset(&w, 0, sizeof w);
-            pthread_mutex_init(&w.mu, NULL);
-            w.o = &o;
-            w.dst_name = o.positional[CSLCount(o.positional) - 1];
-            /* GDAL's messages become the cause in ours: one line per failure */
-            CPLPushErrorHandler(CPLQuietErrorHandler);
-            const int failed = warp_files(&w, ctx ? ctx : own);
-            CPLPopErrorHandler();
-            if (failed)
-                rc = report(err, errlen, w.err[0] ? w.err : "failed");
-            warp_free(&w);
-        }
+        device_start dev;
+        memset(&dev, 0, sizeof dev);
+        if (!ctx)
+            device_begin(&dev, o.device);
+        warp w;
+        memset(&w, 0, sizeof w);
+        pthread_mutex_init(&w.mu, NULL);
+        w.o = &o;
+        w.dst_name = o.positional[CSLCount(o.positional) - 1];
+        /* GDAL's messages become the cause in ours: one line per failure */
+        CPLPushErrorHandler(CPLQuietErrorHandler);
+        const int failed = warp_files(&w, ctx, &dev);
+        CPLPopErrorHandler();
+        if (failed)
+            rc = report(err, errlen, w.err[0] ? w.err : "failed");
+        warp_free(&w); /* sessions first, then the context */
+        gg_context *own = ctx ? NULL : device_wait(&dev);
         if (own)
             gg_context_destroy(own);
     }
