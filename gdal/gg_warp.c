@@ -1474,8 +1474,8 @@ static int run_rpc(const ggw_options *o, gg_context *ctx, char *err, size_t errl
     if (CSLCount(o->positional) != 2)
         snprintf(msg, sizeof msg, "-rpc takes one source");
     /* -et is accepted: the RPC path evaluates the model at every pixel */
-    if (o->te_srs || o->tap || o->dstalpha)
-        snprintf(msg, sizeof msg, "-rpc does not take -te_srs, -tap or -dstalpha");
+    if (o->te_srs || o->tap)
+        snprintf(msg, sizeof msg, "-rpc does not take -te_srs or -tap");
     if (o->resampling > GG_ORTHO_METHOD_CUBIC)
         snprintf(msg, sizeof msg, "-rpc resamples with near, bilinear or cubic");
     static const char *const keys[][2] = {{"RPC_DEM", "-dem"},

@@ -35,7 +35,7 @@ typedef struct ggw_options {
     const char *srcnodata, *dstnodata; /* gdalwarp's lists: "v1 v2 ...", or "None" */
     char **co, **to, **wo;             /* repeatable (CSLDestroy) */
     char **positional;                 /* sources, then the destination (CSLDestroy) */
-    int has_te, has_tr, has_ts, tap, overwrite, dstalpha, quiet, verbose;
+    int has_te, has_tr, has_ts, tap, overwrite, quiet, verbose;
     double te[4], tr[2];
     int ts[2];
     int resampling;                    /* gg_ortho_method */

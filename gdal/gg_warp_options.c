@@ -145,7 +145,7 @@ static int is_flag(const char *a)
 
 /* gdalwarp flags gdal_warp does not do, refused by name. */
 static const char *const unsupported[] = {
-    "-cutline", "-cl", "-cwhere", "-csql", "-cblend", "-crop_to_cutline", "-srcalpha",
+    "-cutline", "-cl", "-cwhere", "-csql", "-cblend", "-crop_to_cutline", "-srcalpha", "-dstalpha",
     "-nosrcalpha", "-refine_gcps", "-wt", "-novshiftgrid", "-vshift", "-nomd", "-cvmd",
     "-setci", "-oo", "-doo", "-ovr", "-if", "-b", "-srcband", "-dstband", NULL};
 
@@ -178,7 +178,6 @@ int ggw_parse_command_line(ggw_options *o, int argc, char **argv, char *err, siz
                   : EQUAL(a, "-rpc")       ? &o->rpc
                   : EQUAL(a, "-geoloc")    ? &o->geoloc
                   : EQUAL(a, "-overwrite") ? &o->overwrite
-                  : EQUAL(a, "-dstalpha")  ? &o->dstalpha
                   : EQUAL(a, "-q") || EQUAL(a, "-quiet") ? &o->quiet
                   : EQUAL(a, "-v")         ? &o->verbose
                                            : NULL;

@@ -518,6 +518,41 @@ def test_ortho_extent_and_crs(qgis, gg, tmp_path):
 
 
 @needs_qgis
+def test_warp_geolocation_arrays(qgis, gg, tmp_path):
+    """A radar-geometry raster with its real geolocation arrays put on a
+    map through the algorithm: T_SRS (a CRS parameter), TR, R, GEOLOC; the
+    pixels identical to gdal_warp run with the same numbers."""
+    from osgeo import osr
+    from conftest import DATA
+    from test_warp import _texture
+    lon = np.fromfile(DATA / "isce3_topo" / "x_250.rdr", "<f8").reshape(250, 250)
+    lat = np.fromfile(DATA / "isce3_topo" / "y_250.rdr", "<f8").reshape(250, 250)
+    for n, arr in (("lon", lon), ("lat", lat)):
+        ds = gdal.GetDriverByName("GTiff").Create(str(tmp_path / f"{n}.tif"), 250, 250, 1,
+                                                  gdal.GDT_Float64)
+        ds.GetRasterBand(1).WriteArray(arr)
+        ds = None
+    wgs84 = osr.SpatialReference()
+    wgs84.ImportFromEPSG(4326)
+    rdr = tmp_path / "rdr.tif"
+    ds = gdal.GetDriverByName("GTiff").Create(str(rdr), 250, 250, 1, gdal.GDT_Float32)
+    ds.GetRasterBand(1).WriteArray(np.abs(_texture()).astype(np.float32))
+    ds.SetMetadata({"X_DATASET": str(tmp_path / "lon.tif"), "X_BAND": "1",
+                    "Y_DATASET": str(tmp_path / "lat.tif"), "Y_BAND": "1",
+                    "PIXEL_OFFSET": "0", "LINE_OFFSET": "0", "PIXEL_STEP": "1",
+                    "LINE_STEP": "1", "SRS": wgs84.ExportToWkt()}, "GEOLOCATION")
+    ds = None
+    res = qgis.alg("warp", INPUT=rdr, GEOLOC=True, T_SRS="EPSG:32611", TR_X=8, TR_Y=8, R=1,
+                   OUTPUT=tmp_path / "q.tif")
+    utility(gg, "gdal_warp", "-q", "-device", "cpu", "-geoloc", "-t_srs", "EPSG:32611",
+            "-tr", 8, 8, "-r", "bilinear", rdr, tmp_path / "u.tif")
+    q, u = load(res["OUTPUT"]), load(tmp_path / "u.tif")
+    assert same(q[0], u[0]) and q[3] == pytest.approx(u[3])
+    assert q[4].GetAuthorityCode(None) == "32611"
+    assert np.count_nonzero(q[0]) > 0.3 * q[0].size
+
+
+@needs_qgis
 def test_fmcw(qgis, gg, tmp_path):
     """A raw FMCW file (a file parameter, not a layer): the polar raster as
     OUTPUT, and with GRID one PPI raster per product, every one returned and

@@ -81,6 +81,7 @@ GROUP_INSAR = "Interferometry"
 GROUP_RADAR = "Weather radar"
 GROUP_OPTICAL = "Optical imagery"
 GROUP_VIEW = "Quicklooks"
+GROUP_GEOMETRY = "Geometry"
 
 
 # ------------------------------------------------------------------ parameter kinds
@@ -428,6 +429,29 @@ UTILITIES = [
                "ot": Hint(hidden=True),        # the common DATA_TYPE parameter gives -ot
                "-outdir": Hint(hidden=True)},  # batch mode: one OUTPUT here
         doc="gdal_ortho"),
+    Utility(
+        "gdal_warp", "Warp (reproject, GCPs, geolocation arrays)", GROUP_GEOMETRY,
+        "gdalwarp's answer on the device: map reprojection, GCP polynomials and thin-plate "
+        "splines, geolocation arrays (radar-geometry products onto a map) and RPCs. Several "
+        "inputs are mosaicked in order.",
+        inputs=[Rasters("INPUT", "Input rasters")],
+        # the parameters: gdal_warp --describe (its option table, gg_warp_options.c)
+        hints={"s_srs": Hint("Source CRS (overrides its own)", widget="crs", advanced=True),
+               "t_srs": Hint("Target CRS", widget="crs"),
+               "te": Hint("Target extent", widget="extent", crs_param="T_SRS"),
+               "te_srs": Hint(hidden=True),   # the extent widget gives -te in the target CRS
+               "tr": Hint("Target resolution (x, y)"),
+               "ts": Hint("Target size (width, height)", advanced=True),
+               "r": Hint("Resampling"),
+               "et": Hint("Error threshold (source pixels; 0: exact)", advanced=True),
+               "order": Hint("GCP polynomial order", advanced=True),
+               "tps": Hint("Thin-plate spline through the GCPs", advanced=True),
+               "rpc": Hint("Use the RPCs", advanced=True),
+               "geoloc": Hint("Use the geolocation arrays"),
+               "to": Hint(hidden=True),
+               "wo": Hint(hidden=True),
+               "ot": Hint(hidden=True)},      # the common DATA_TYPE parameter gives -ot
+        doc="gdal_warp"),
     Utility(
         "gdal_fmcw", "FMCW weather radar products", GROUP_RADAR,
         "Dual-polarisation FMCW weather-radar products (DBZ, ZDR, LDR, VEL, WIDTH, RHOHV, PHIDP, "
