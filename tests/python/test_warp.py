@@ -301,3 +301,38 @@ def test_existing_output_needs_overwrite(gg, tmp_path, scenes):
     gg.run(str(BIN / "gdal_warp"), "-q", "-device", "cpu", "-overwrite", "-t_srs", "EPSG:4326",
            str(scenes["Byte"]), str(out))
     assert gdal.Open(str(out)).GetSpatialRef().GetAuthorityCode(None) == "4326"
+
+
+# ------------------------------------------------------------ Python
+
+
+def _geogpu():
+    import os
+    import sys
+    from conftest import BUILD, REPO
+    os.environ["GG_LIBRARY"] = str(BUILD / "lib")
+    sys.path.insert(0, str(REPO / "gdal_plugins" / "python"))
+    import geogpu
+    return geogpu
+
+
+def test_python_warp_is_gdal_warp(gg, tmp_path, scenes):
+    """geogpu.warp runs gdal_warp's C body in the process: the same file as
+    the utility from the same options, given as keyword arguments; a bad
+    option is an ArgumentError with gdal_warp's message and leaves nothing."""
+    geogpu = _geogpu()
+    keys = {o.key for o in geogpu.warp_options()}
+    assert {"t_srs", "tr", "te", "r", "et", "order", "tps", "geoloc", "to"} <= keys
+    out = geogpu.warp([scenes["gcp"]], tmp_path / "py.tif", tps=True, r="cubic",
+                      tr=(1e-4, 1e-4), device="cpu")
+    cli = tmp_path / "cli.tif"
+    gg.run(str(BIN / "gdal_warp"), "-q", "-device", "cpu", "-tps", "-r", "cubic", "-tr",
+           "0.0001", "0.0001", str(scenes["gcp"]), str(cli))
+    a, b = gdal.Open(str(out)), gdal.Open(str(cli))
+    assert a.GetGeoTransform() == b.GetGeoTransform()
+    assert np.array_equal(a.ReadAsArray(), b.ReadAsArray())
+    with pytest.raises(geogpu.ArgumentError, match="-r mode"):
+        geogpu.warp(scenes["Float32"], tmp_path / "bad.tif", r="mode")
+    with pytest.raises(geogpu.ArgumentError, match="not an option"):
+        geogpu.warp(scenes["Float32"], tmp_path / "bad.tif", resampling="cubic")
+    assert not (tmp_path / "bad.tif").exists()

@@ -38,14 +38,16 @@ from .coreg import (CoregFit, coreg_fit, offset_points, read_prm, xcorr_gmtsar,
 from .fmcw import (fmcw_beam, fmcw_grid_ppi, fmcw_info, fmcw_params, fmcw_process,
                    fmcw_sim_snr_db, fmcw_simulate, fmcw_spectral_moments, mrr2_products, mrr2_read)
 from .ortho import ortho, ortho_arguments, ortho_options, ortho_string, rpc_forward, rpc_model
+from .warp import warp, warp_arguments, warp_options
 
 __all__ = ["version", "library_path", "ops", "op_info", "Op", "OpInfo", "OpOption", "OutputInfo",
            "Prepared", "run", "format_option", "devices", "Device", "Context", "context_for",
            "check_device", "GeogpuError", "ArgumentError", "DeviceError", "UnavailableError",
            "UnsupportedError", "CancelledError", "gg_string", "ggvrt_xml", "write_ggvrt",
            "open_gg", "ensure_gg_driver",
-           # flat APIs (not ops): orthorectification, FMCW/MRR-2, GMTSAR xcorr, coreg fit
-           "ortho", "ortho_options", "ortho_arguments", "ortho_string", "rpc_model",
+           # flat APIs (not ops): warping, orthorectification, FMCW/MRR-2, GMTSAR xcorr,
+           # coreg fit
+           "warp", "warp_options", "warp_arguments", "ortho", "ortho_options", "ortho_arguments", "ortho_string", "rpc_model",
            "rpc_forward", "fmcw_params", "fmcw_info", "fmcw_process",
            "fmcw_simulate", "fmcw_sim_snr_db", "fmcw_spectral_moments", "fmcw_grid_ppi",
            "fmcw_beam", "mrr2_read", "mrr2_products", "xcorr_gmtsar", "xcorr_gmtsar_prm",
