@@ -79,6 +79,11 @@ const char *GGDatasetDeviceNotice(GDALDatasetH hDS);
  * CPLError. */
 CPLErr GGWriteGGVRT(const char *pszFilename, const gg_op *op, int nInputs,
                     const char *const *papszInputs);
+/* The same for an operation that is not an op of the registry (ortho,
+ * warp): its name and its options as GG: keys and values. */
+CPLErr GGWriteGGVRTNamed(const char *pszFilename, const char *pszOperation, int nOptions,
+                         const char *const *papszKeys, const char *const *papszValues,
+                         int nInputs, const char *const *papszInputs);
 
 #ifdef __cplusplus
 }

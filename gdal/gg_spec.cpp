@@ -7,6 +7,7 @@
 #include "gg_spec.h"
 #include "gg_processed.h"
 #include "gg_ortho_scene.h"
+#include "gg_warp.h"
 
 #include "cpl_conv.h"
 #include "cpl_error.h"
@@ -32,12 +33,13 @@ std::string KnownOperations()
             os += ", ";
         os += *papszNames;
     }
-    return os + ", ortho";
+    return os + ", ortho, warp";
 }
 
 bool CheckOperation(const char *pszOperation, const char *pszWhere)
 {
-    if (gg_op_options(pszOperation, nullptr) != nullptr || EQUAL(pszOperation, "ortho"))
+    if (gg_op_options(pszOperation, nullptr) != nullptr || EQUAL(pszOperation, "ortho") ||
+        EQUAL(pszOperation, "warp"))
         return true;
     CPLError(CE_Failure, CPLE_OpenFailed, "GG: unknown operation '%s' in %s (known: %s)",
              pszOperation, pszWhere, KnownOperations().c_str());
@@ -129,6 +131,8 @@ bool GGIsOperationOption(const char *pszOperation, const char *pszKey)
 {
     if (pszOperation && EQUAL(pszOperation, "ortho"))
         return pszKey && ggo_is_option(pszKey);
+    if (pszOperation && EQUAL(pszOperation, "warp"))
+        return pszKey && ggw_is_option(pszKey);
     int nOptions = 0;
     const gg_option *pasOptions = gg_op_options(pszOperation, &nOptions);
     if (!pasOptions || !pszKey || !*pszKey)
@@ -218,11 +222,16 @@ bool GGParseConnectionString(const char *pszName, GGSpec &oSpec)
         }
         else
         {
-            // ortho: t_srs=EPSG:32632 -- an authority name takes its code
-            // segment with it (the last segment is always the input)
+            // ortho, warp: t_srs=EPSG:32632 -- an authority name takes its
+            // code segment with it (the last segment is always the input)
             const size_t nNext = nPos < osBody.size() ? osBody.find(':', nPos) : std::string::npos;
-            if ((EQUAL(osKey.c_str(), "t_srs") || EQUAL(osKey.c_str(), "dem_srs")) &&
-                EQUAL(oSpec.osOperation.c_str(), "ortho") && !osValue.empty() &&
+            const bool bSrsKey =
+                EQUAL(oSpec.osOperation.c_str(), "ortho")
+                    ? (EQUAL(osKey.c_str(), "t_srs") || EQUAL(osKey.c_str(), "dem_srs"))
+                    : EQUAL(oSpec.osOperation.c_str(), "warp") &&
+                          (EQUAL(osKey.c_str(), "t_srs") || EQUAL(osKey.c_str(), "s_srs") ||
+                           EQUAL(osKey.c_str(), "te_srs"));
+            if (bSrsKey && !osValue.empty() &&
                 std::all_of(osValue.begin(), osValue.end(),
                             [](char c) { return isalpha(static_cast<unsigned char>(c)); }) &&
                 nNext != std::string::npos)
@@ -377,7 +386,28 @@ bool GGParseGGVRT(const char *pszFilename, GGSpec &oSpec)
 CPLErr GGWriteGGVRT(const char *pszFilename, const gg_op *op, int nInputs,
                     const char *const *papszInputs)
 {
-    if (!pszFilename || !op || nInputs < 1 || !papszInputs)
+    if (!op)
+    {
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: GGWriteGGVRT: bad arguments");
+        return CE_Failure;
+    }
+    std::vector<const char *> apszKeys, apszValues;
+    const auto aoOptions = GGOperationOptions(op);
+    for (const auto &oKV : aoOptions)
+    {
+        apszKeys.push_back(oKV.first.c_str());
+        apszValues.push_back(oKV.second.c_str());
+    }
+    return GGWriteGGVRTNamed(pszFilename, gg_op_name(op), static_cast<int>(apszKeys.size()),
+                             apszKeys.data(), apszValues.data(), nInputs, papszInputs);
+}
+
+CPLErr GGWriteGGVRTNamed(const char *pszFilename, const char *pszOperation, int nOptions,
+                         const char *const *papszKeys, const char *const *papszValues,
+                         int nInputs, const char *const *papszInputs)
+{
+    if (!pszFilename || !pszOperation || nInputs < 1 || !papszInputs ||
+        (nOptions > 0 && (!papszKeys || !papszValues)))
     {
         CPLError(CE_Failure, CPLE_AppDefined, "GG: GGWriteGGVRT: bad arguments");
         return CE_Failure;
@@ -392,12 +422,11 @@ CPLErr GGWriteGGVRT(const char *pszFilename, const gg_op *op, int nInputs,
 
     CPLXMLNode *psRoot = CPLCreateXMLNode(nullptr, CXT_Element, "GGVRTDataset");
     CPLXMLTreeCloser oTree(psRoot);
-    CPLAddXMLAttributeAndValue(psRoot, "operation", gg_op_name(op));
-    for (const auto &oKV : GGOperationOptions(op))
+    CPLAddXMLAttributeAndValue(psRoot, "operation", pszOperation);
+    for (int i = 0; i < nOptions; ++i)
     {
-        CPLXMLNode *psOption =
-            CPLCreateXMLElementAndValue(psRoot, "Option", oKV.second.c_str());
-        CPLAddXMLAttributeAndValue(psOption, "name", oKV.first.c_str());
+        CPLXMLNode *psOption = CPLCreateXMLElementAndValue(psRoot, "Option", papszValues[i]);
+        CPLAddXMLAttributeAndValue(psOption, "name", papszKeys[i]);
     }
     for (int i = 0; i < nInputs; ++i)
     {

@@ -13,6 +13,7 @@
 #include "gg_ortho_direct.h"
 #include "gg_output.h"
 #include "gg_pipeline.h"
+#include "gg_processed.h"
 #include "gg_warp.h"
 #include "gg_warp_scene.h"
 
@@ -178,18 +179,6 @@ static int create_output(ggw_scene *w, GDALDriverH drv, const char *tmp)
     return 0;
 }
 
-/* Output block rows: about 64 MB of output per block, at least 16 rows. */
-static void plan_blocks(ggw_scene *w)
-{
-    const double row_bytes =
-        (double)w->out_w * gg_type_size(w->kt_dst) * w->nplanes * (w->nsrc > 1 ? 2 : 1) +
-        0.0;
-    double rows = 64.0 * 1048576.0 / fmax(row_bytes, 1.0);
-    rows = fmax(16.0, fmin(rows, 1024.0));
-    w->rows = rows > w->out_h ? w->out_h : (int)rows;
-    w->items = (w->out_h + w->rows - 1) / w->rows;
-}
-
 /* The device, started on a thread of its own while the sources and the
  * grid are set up (a CUDA context takes 0.3-0.5 s to start). */
 typedef struct device_start {
@@ -239,7 +228,7 @@ static int warp_files(ggw_scene *w, gg_context *given, device_start *dev)
     /* the CPU backend's threads take every core: one reader */
     if (ggw_scene_readers(w, strcmp(gg_context_backend(ctx), "cpu") ? gg_pipeline_readers() : 1))
         return 1;
-    plan_blocks(w);
+    ggw_plan_rows(w);
     if (o->verbose)
         fprintf(stderr, "%s: output %d x %d, origin %.10g %.10g, pixel %.10g x %.10g; %d block(s) "
                         "of %d rows; device %s\n",
@@ -325,6 +314,65 @@ static int warp_files(ggw_scene *w, gg_context *given, device_start *dev)
                 fprintf(stderr, " %s%d:%d", s ? "" : "row pieces ", s, w->steps[s]);
         fprintf(stderr, "\n");
     }
+    return rc;
+}
+
+/* ------------------------------------------------------------ -of GGVRT */
+
+static int is_ggvrt(const ggw_options *o)
+{
+    const char *dst = o->positional[CSLCount(o->positional) - 1];
+    return o->of ? EQUAL(o->of, "GGVRT") || EQUAL(o->of, "GG")
+                 : EQUAL(CPLGetExtension(dst), "ggvrt");
+}
+
+/* The warp as a .ggvrt (GG:warp:'s XML form) instead of pixels: set up and
+ * checked as the GG driver will open it (no device), then written safely. */
+static int write_ggvrt(ggw_scene *w)
+{
+    const ggw_options *o = w->o;
+    if (ggw_scene_setup(w) || ggw_scene_readers(w, 1))
+        return 1;
+    gg_input_files *inputs = gg_input_files_new();
+    if (!inputs)
+        return ggw_fail(w, "out of memory");
+    int rc = 0;
+    for (int s = 0; s < w->nsrc && !rc; s++)
+        if (gg_input_files_add_dataset(inputs, w->src[s].ds[0], w->src[s].name))
+            rc = ggw_fail(w, "out of memory");
+    char why[1024] = "";
+    if (!rc && gg_input_files_check_output(inputs, "the destination", w->dst_name, why,
+                                           sizeof why))
+        rc = ggw_fail(w, "%s", why);
+    gg_input_files_free(inputs);
+    VSIStatBufL st;
+    if (!rc && !o->overwrite && VSIStatL(w->dst_name, &st) == 0)
+        rc = ggw_fail(w, "'%s' exists: give -overwrite to replace it", w->dst_name);
+    if (rc)
+        return 1;
+    const int n = CSLCount(o->keyvals);
+    char **keys = calloc((size_t)n + 1, sizeof(char *));
+    const char **values = calloc((size_t)n + 1, sizeof(char *));
+    if (!keys || !values) {
+        free(keys);
+        free(values);
+        return ggw_fail(w, "out of memory");
+    }
+    for (int i = 0; i < n; i++)
+        values[i] = CPLParseNameValue(o->keyvals[i], &keys[i]);
+    char *tmp = gg_output_temporary_name(w->dst_name);
+    if (GGWriteGGVRTNamed(tmp, "warp", n, (const char *const *)keys, values, w->nsrc,
+                          (const char *const *)o->positional) != CE_None)
+        rc = ggw_fail(w, "cannot write '%s': %s", w->dst_name, CPLGetLastErrorMsg());
+    else if (gg_output_commit(NULL, tmp, w->dst_name, 1, why, sizeof why))
+        rc = ggw_fail(w, "%s", why);
+    if (rc)
+        gg_output_discard(NULL, tmp);
+    CPLFree(tmp);
+    for (int i = 0; i < n; i++)
+        CPLFree(keys[i]);
+    free(keys);
+    free(values);
     return rc;
 }
 
@@ -465,6 +513,19 @@ int gg_warp_run(int argc, char **argv, gg_context *ctx, char *err, size_t errlen
         rc = 0;
     } else if (o.rpc) {
         rc = run_rpc(&o, ctx, err, errlen);
+    } else if (is_ggvrt(&o)) {
+        ggw_scene w;
+        memset(&w, 0, sizeof w);
+        pthread_mutex_init(&w.mu, NULL);
+        w.o = &o;
+        w.dst_name = o.positional[CSLCount(o.positional) - 1];
+        CPLPushErrorHandler(CPLQuietErrorHandler);
+        const int failed = write_ggvrt(&w);
+        CPLPopErrorHandler();
+        if (failed)
+            rc = report(err, errlen, w.err[0] ? w.err : "failed");
+        ggw_scene_free(&w);
+        pthread_mutex_destroy(&w.mu);
     } else {
         device_start dev;
         memset(&dev, 0, sizeof dev);

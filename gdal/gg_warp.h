@@ -35,6 +35,8 @@ typedef struct ggw_options {
     const char *srcnodata, *dstnodata; /* gdalwarp's lists: "v1 v2 ...", or "None" */
     char **co, **to, **wo;             /* repeatable (CSLDestroy) */
     char **positional;                 /* sources, then the destination (CSLDestroy) */
+    char **keyvals;                    /* the table's options given, "key=value" (GG:warp:'s
+                                        * form, several values joined by ','), in order */
     int has_te, has_tr, has_ts, tap, overwrite, quiet, verbose;
     double te[4], tr[2];
     int ts[2];
@@ -59,6 +61,15 @@ const gg_option *ggw_options_table(int *count);
  * with ggw_options_free whatever it returned. */
 int ggw_parse_command_line(ggw_options *o, int argc, char **argv, char *err, size_t errlen);
 void ggw_options_free(ggw_options *o);
+
+/* Whether key is an option of the table (a GG:warp: key). */
+int ggw_is_option(const char *key);
+/* The options given as GG:warp: keys and values (n of them) with the
+ * inputs, through the same parser: argv is made here and kept by the
+ * caller (CSLDestroy after ggw_options_free). */
+int ggw_parse_keys(ggw_options *o, char ***argv, int n, const char *const *keys,
+                   const char *const *values, int ninputs, const char *const *inputs, char *err,
+                   size_t errlen);
 
 void ggw_print_usage(FILE *out);
 void ggw_print_description(FILE *out);

@@ -127,7 +127,62 @@ void ggw_options_free(ggw_options *o)
     CSLDestroy(o->to);
     CSLDestroy(o->wo);
     CSLDestroy(o->positional);
-    o->co = o->to = o->wo = o->positional = NULL;
+    CSLDestroy(o->keyvals);
+    o->co = o->to = o->wo = o->positional = o->keyvals = NULL;
+}
+
+int ggw_is_option(const char *key)
+{
+    for (int k = 0; key && k < NOPTIONS; k++)
+        if (EQUAL(table[k].key, key))
+            return 1;
+    return 0;
+}
+
+int ggw_parse_keys(ggw_options *o, char ***argv, int n, const char *const *keys,
+                   const char *const *values, int ninputs, const char *const *inputs, char *err,
+                   size_t errlen)
+{
+    char **a = CSLAddString(NULL, PROG);
+    *argv = NULL;
+    for (int i = 0; i < n; i++) {
+        const gg_option *e = NULL;
+        for (int k = 0; k < NOPTIONS && !e; k++)
+            if (EQUAL(table[k].key, keys[i]))
+                e = &table[k];
+        if (!e) {
+            memset(o, 0, sizeof *o);
+            CSLDestroy(a);
+            char names[512] = "";
+            for (int k = 0; k < NOPTIONS; k++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         k ? ", " : "", table[k].key);
+            snprintf(err, errlen, "'%s' is not an option of warp (options: %s)", keys[i], names);
+            return GGW_CMD_ERROR;
+        }
+        if (e->kind == GG_OPTION_BOOL) {
+            if (CPLTestBool(values[i]))
+                a = CSLAddString(a, e->flag);
+            continue;
+        }
+        a = CSLAddString(a, e->flag);
+        const char *names = placeholders(e);
+        int want = 0;
+        for (const char *c = names && names[0] == '<' ? names : ""; *c; c++)
+            want += *c == '<';
+        if (want > 1) { /* several values: "a,b" (a size also "WxH") */
+            char **t = CSLTokenizeString2(values[i], ",xX", 0);
+            for (int k = 0; t && t[k]; k++)
+                a = CSLAddString(a, t[k]);
+            CSLDestroy(t);
+        } else
+            a = CSLAddString(a, values[i]);
+    }
+    for (int i = 0; i < ninputs; i++)
+        a = CSLAddString(a, inputs[i]);
+    a = CSLAddString(a, "GG:warp"); /* the destination of the command line: not written */
+    *argv = a;
+    return ggw_parse_command_line(o, CSLCount(a), a, err, errlen);
 }
 
 static int number(const char *s, double *v)
@@ -183,6 +238,9 @@ int ggw_parse_command_line(ggw_options *o, int argc, char **argv, char *err, siz
                                            : NULL;
         if (sw) {
             *sw = 1;
+            if (!EQUAL(a, "-overwrite") && !EQUAL(a, "-q") && !EQUAL(a, "-quiet") &&
+                !EQUAL(a, "-v"))
+                o->keyvals = CSLAddString(o->keyvals, CPLSPrintf("%s=yes", a + 1));
             continue;
         }
         if (EQUAL(a, "-multi"))
@@ -225,10 +283,17 @@ int ggw_parse_command_line(ggw_options *o, int argc, char **argv, char *err, siz
                 o->ts[1] = (int)d[1];
                 o->has_ts = 1;
             }
+            char joined[512] = "";
+            for (int k = 0; k < want; k++)
+                snprintf(joined + strlen(joined), sizeof joined - strlen(joined), "%s%s",
+                         k ? "," : "", argv[i + 1 + k]);
+            o->keyvals = CSLAddString(o->keyvals, CPLSPrintf("%s=%s", a + 1, joined));
             i += want;
             continue;
         }
         i++;
+        if (ggw_is_option(a + 1))
+            o->keyvals = CSLAddString(o->keyvals, CPLSPrintf("%s=%s", a + 1, v));
         if (EQUAL(a, "-s_srs"))
             o->s_srs = v;
         else if (EQUAL(a, "-t_srs"))

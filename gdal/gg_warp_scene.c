@@ -729,6 +729,19 @@ int ggw_scene_readers(ggw_scene *w, int readers)
     return 0;
 }
 
+/* Output block rows: about 64 MB of output per block, 16 to 1024 rows;
+ * the same for gdal_warp and GG:warp, so that -et 0 grids are chosen over
+ * the same blocks and the pixels are the same. */
+void ggw_plan_rows(ggw_scene *w)
+{
+    const double row_bytes =
+        (double)w->out_w * gg_type_size(w->kt_dst) * w->nplanes * (w->nsrc > 1 ? 2 : 1);
+    double rows = 64.0 * 1048576.0 / fmax(row_bytes, 1.0);
+    rows = fmax(16.0, fmin(rows, 1024.0));
+    w->rows = rows > w->out_h ? w->out_h : (int)rows;
+    w->items = (w->out_h + w->rows - 1) / w->rows;
+}
+
 int ggw_slot_alloc(ggw_scene *w, wslot *sl, int rows)
 {
     const size_t ks = gg_type_size(w->kt_dst);

@@ -101,6 +101,8 @@ int ggw_scene_setup(ggw_scene *w);
 /* Then `readers` readers (each its own handles and transformers, plus the
  * worker's), the footprint check and gdalwarp's kernel scales. */
 int ggw_scene_readers(ggw_scene *w, int readers);
+/* Rows of a block (w->rows) and blocks (w->items). */
+void ggw_plan_rows(ggw_scene *w);
 /* Buffers of a slot for blocks of up to rows rows. */
 int ggw_slot_alloc(ggw_scene *w, wslot *sl, int rows);
 /* The block sl->y0 .. sl->y0 + sl->rows - 1: its coordinates and source

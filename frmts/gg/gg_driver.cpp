@@ -1,8 +1,9 @@
 /*
  * gg_driver.cpp -- the GG virtual processing driver: opens GG: connection
  * strings and .ggvrt files as processed datasets (gdal/gg_processed.h),
- * computed lazily block by block on the device, and GG:ortho: as an
- * orthorectified scene (ggortho.cpp).
+ * computed lazily block by block on the device, GG:ortho: as an
+ * orthorectified scene (ggortho.cpp) and GG:warp: as gdal_warp's output
+ * (ggwarp.cpp).
  *
  * MIT licence.
  */
@@ -114,6 +115,8 @@ GDALDataset *GGOpen(GDALOpenInfo *poOpenInfo)
 
     if (EQUAL(oSpec.osOperation.c_str(), "ortho"))
         return GGOrthoOpen(oSpec, poOpenInfo->pszFilename, bConnection);
+    if (EQUAL(oSpec.osOperation.c_str(), "warp"))
+        return GGWarpOpen(oSpec, poOpenInfo->pszFilename, bConnection);
 
     char szError[512] = "";
     gg_op *op = nullptr;

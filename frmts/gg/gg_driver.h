@@ -24,5 +24,7 @@ class GDALDataset;
 /* "ortho" is not an op of the registry (it needs GDAL/PROJ and reads its
  * source anywhere): GG:ortho: opens its own dataset (ggortho.cpp). */
 GDALDataset *GGOrthoOpen(const GGSpec &oSpec, const char *pszName, bool bConnection);
+/* "warp" likewise: GG:warp: opens gdal_warp's output (ggwarp.cpp). */
+GDALDataset *GGWarpOpen(const GGSpec &oSpec, const char *pszName, bool bConnection);
 #endif
 #endif /* GG_DRIVER_H */

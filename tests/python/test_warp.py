@@ -336,3 +336,90 @@ def test_python_warp_is_gdal_warp(gg, tmp_path, scenes):
     with pytest.raises(geogpu.ArgumentError, match="not an option"):
         geogpu.warp(scenes["Float32"], tmp_path / "bad.tif", resampling="cubic")
     assert not (tmp_path / "bad.tif").exists()
+
+
+# ------------------------------------------------------------ lazy: GG:warp and .ggvrt
+
+
+def _pixels(path):
+    ds = gdal.Open(str(path))
+    return ds.ReadAsArray(), ds.GetGeoTransform(), ds.RasterCount
+
+
+@pytest.mark.parametrize("case", [
+    ("Float32", ["t_srs=EPSG:3857", "r=cubic"], ["-t_srs", "EPSG:3857", "-r", "cubic"]),
+    ("UInt16", ["t_srs=EPSG:3857", "r=lanczos", "et=0"],
+     ["-t_srs", "EPSG:3857", "-r", "lanczos", "-et", "0"]),
+    ("CFloat32", ["t_srs=EPSG:4326", "tr=0.0002,0.0002", "r=bilinear"],
+     ["-t_srs", "EPSG:4326", "-tr", "0.0002", "0.0002", "-r", "bilinear"]),
+    ("geoloc", ["geoloc=yes", "t_srs=EPSG:32611", "tr=10,10", "r=cubicspline"],
+     ["-geoloc", "-t_srs", "EPSG:32611", "-tr", "10", "10", "-r", "cubicspline"]),
+    ("gcp", ["tps=yes", "et=0"], ["-tps", "-et", "0"]),
+], ids=["reproject", "lanczos_et0", "complex", "geoloc", "tps"])
+def test_gg_warp_string_is_gdal_warp(gg, tmp_path, scenes, case):
+    """GG:warp: opens gdal_warp's output lazily, block by block: the same
+    grid and the same pixels."""
+    src, keys, flags = case
+    lazy = gdal.Open("GG:warp:" + ":".join(keys + ["device=cpu", str(scenes[src])]))
+    assert lazy.GetMetadataItem("GG_OPERATION") == "warp"
+    out = tmp_path / "u.tif"
+    gg.run(str(BIN / "gdal_warp"), "-q", "-device", "cpu", *flags, str(scenes[src]), str(out))
+    a, gt, n = lazy.ReadAsArray(), lazy.GetGeoTransform(), lazy.RasterCount
+    b, gt2, n2 = _pixels(out)
+    assert (gt, n) == (gt2, n2) and np.array_equal(a, b)
+    assert np.count_nonzero(a) > 0.3 * a.size
+
+
+def test_ggvrt_output_opens_as_gdal_warp(gg, tmp_path, scenes):
+    """-of GGVRT writes the warp as a .ggvrt (options and the source, no
+    pixels), checked at once; opened, it is gdal_warp's output."""
+    flags = ["-t_srs", "EPSG:3857", "-tr", "20", "20", "-r", "bilinear"]
+    v = tmp_path / "w.ggvrt"
+    gg.run(str(BIN / "gdal_warp"), "-q", "-of", "GGVRT", *flags, str(scenes["UInt16"]), str(v))
+    text = v.read_text()
+    assert 'operation="warp"' in text and '<Option name="tr">20,20</Option>' in text
+    out = tmp_path / "u.tif"
+    gg.run(str(BIN / "gdal_warp"), "-q", "-device", "cpu", *flags, str(scenes["UInt16"]),
+           str(out))
+    assert np.array_equal(_pixels(v)[0], _pixels(out)[0])
+    # a .ggvrt of a warp that cannot run is refused when written, not when read
+    bad = tmp_path / "bad.ggvrt"
+    p = gg.run(str(BIN / "gdal_warp"), "-q", "-of", "GGVRT", "-t_srs", "EPSG:3857", "-te", "0",
+               "0", "10", "10", str(scenes["UInt16"]), str(bad), check=False)
+    assert p.returncode != 0 and not bad.exists() and "misses every source" in p.stderr
+
+
+def test_insar_chain_geocoded_lazily(gg, tmp_path, scenes):
+    """coherence -> warp without an intermediate file: GG:warp over a
+    coherence .ggvrt of two SLCs, geocoded with the real geolocation arrays
+    (SRC_GEOLOC_ARRAY), equals gdal_warp run on the coherence written out."""
+    slc = _texture()
+    rng = np.random.default_rng(3)
+    noise = rng.standard_normal(slc.shape) + 1j * rng.standard_normal(slc.shape)
+    s2 = (slc * np.exp(0.3j) + 0.1 * noise).astype(np.complex64)
+    for name, arr in (("s1.tif", slc), ("s2.tif", s2)):
+        ds = gdal.GetDriverByName("GTiff").Create(str(tmp_path / name), 250, 250, 1,
+                                                  gdal.GDT_CFloat32)
+        ds.GetRasterBand(1).WriteArray(arr)
+        ds = None
+    geo = tmp_path / "geo.vrt"
+    gdal.BuildVRT(str(geo), [str(scenes["dir"] / "lon.tif"), str(scenes["dir"] / "lat.tif")],
+                  separate=True)
+    coh = tmp_path / "coh.ggvrt"
+    coh.write_text('<GGVRTDataset operation="coherence">\n'
+                   '  <Option name="window">5x5</Option>\n'
+                   '  <Input relativeToVRT="1">s1.tif</Input>\n'
+                   '  <Input relativeToVRT="1">s2.tif</Input>\n</GGVRTDataset>\n')
+    lazy = gdal.Open(f"GG:warp:geoloc=yes:to=SRC_GEOLOC_ARRAY={geo}:t_srs=EPSG:4326:"
+                     f"r=bilinear:device=cpu:{coh}")
+    flat = tmp_path / "coh.tif"
+    gdal.Translate(str(flat), str(coh))
+    out = tmp_path / "u.tif"
+    gg.run(str(BIN / "gdal_warp"), "-q", "-device", "cpu", "-geoloc", "-to",
+           f"SRC_GEOLOC_ARRAY={geo}", "-t_srs", "EPSG:4326", "-r", "bilinear", str(flat),
+           str(out))
+    b, gt, n = _pixels(out)
+    assert lazy.GetGeoTransform() == gt and lazy.RasterCount == n
+    assert np.array_equal(lazy.ReadAsArray(), b, equal_nan=True)
+    coherence = np.real(b[1])[np.isfinite(np.real(b[1]))]  # band 2: coherence
+    assert np.nanmax(coherence) <= 1.0 + 1e-6 and np.mean(coherence > 0.5) > 0.2
