@@ -15,7 +15,7 @@ B=$(cd "${1:-build}" && pwd); D=${2:-$PWD/bwarp}; N=${3:-16384}; DEV=${4:-cuda}
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name --format=csv,noheader
 echo "cores $(nproc)"
 if [ -f .gdalrt/env.sh ]; then export GGRT_GLOBAL=1; . .gdalrt/env.sh; fi
-export LD_LIBRARY_PATH=$B/lib:${LD_LIBRARY_PATH:-} GG_BACKEND_DIR=$B/lib GDAL_DRIVER_PATH=$B/lib
+export LD_LIBRARY_PATH=$B/lib:${LD_LIBRARY_PATH:-} GG_BACKEND_DIR=$B/lib GDAL_DRIVER_PATH=$B/lib:$B/plugins
 mkdir -p "$D"
 
 # wall seconds and peak RSS (MB) of a command
