@@ -87,7 +87,8 @@ static void exact_piece(rowpieces *rp, int i0, int n)
         x[k] = i0 + k + 0.5;
         y[k] = rp->y;
     }
-    GDALGenImgProjTransform(rp->tr, TRUE, n, x, y, z, ok);
+    (void)z;
+    ggw_to_source(rp->tr, n, x, y, ok);
     for (int k = 0; k < n; k++) {
         const int good = ok[k] && isfinite(x[k]) && isfinite(y[k]);
         e[2 * k] = good ? x[k] : NAN;
@@ -195,7 +196,8 @@ static int transform3(rowpieces *rp, int n, const int *i, double *x, double *y)
         x[k] = i[k] + 0.5;
         y[k] = rp->y;
     }
-    GDALGenImgProjTransform(rp->tr, TRUE, n, x, y, z, ok);
+    (void)z;
+    ggw_to_source(rp->tr, n, x, y, ok);
     for (int k = 0; k < n; k++)
         if (!ok[k] || !isfinite(x[k]) || !isfinite(y[k]))
             return 0;

@@ -408,16 +408,28 @@ static int check_footprint(ggw_scene *w)
     return ggw_fail(w, "the output grid misses every source (check -te, -te_srs and -t_srs)");
 }
 
+void ggw_to_source(void *tr, int n, double *x, double *y, int *ok)
+{
+    double *z = calloc((size_t)n, sizeof(double));
+    if (z)
+        GDALGenImgProjTransform(tr, TRUE, n, x, y, z, ok);
+    for (int i = 0; i < n; i++)
+        if (!z || !ok[i] || !isfinite(x[i]) || !isfinite(y[i])) {
+            ok[i] = 0;
+            x[i] = y[i] = NAN;
+        }
+    free(z);
+}
+
 /* Source position of output position (px, py) through transformer tr;
  * 0 where it fails. */
 static int to_source(void *tr, double px, double py, double *x, double *y)
 {
-    double z = 0;
     int ok = 0;
     *x = px;
     *y = py;
-    GDALGenImgProjTransform(tr, TRUE, 1, x, y, &z, &ok);
-    return ok && isfinite(*x) && isfinite(*y);
+    ggw_to_source(tr, 1, x, y, &ok);
+    return ok;
 }
 
 /* The kernel scales gdalwarp uses for one chunk covering the output
@@ -517,7 +529,8 @@ static int block_nodes(ggw_scene *w, void *tr, wpart *p, int y0, int rows, int S
             y[(size_t)j * p->gnx + i] = y0 + (j - 1) * (double)S + 0.5;
             z[(size_t)j * p->gnx + i] = 0;
         }
-    GDALGenImgProjTransform(tr, TRUE, (int)n, x, y, z, ok);
+    (void)z;
+    ggw_to_source(tr, (int)n, x, y, ok);
     int all = 1;
     for (size_t i = 0; i < n; i++)
         if (!ok[i] || !isfinite(x[i]) || !isfinite(y[i])) {

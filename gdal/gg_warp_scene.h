@@ -113,6 +113,12 @@ int ggw_compute_rows(ggw_scene *w, wslot *sl);
 /* Frees everything the scene holds (sessions before their context). */
 void ggw_scene_free(ggw_scene *w);
 
+/* Output pixel positions (x, y: n of them, GDAL's corner convention) to
+ * source positions in place through transformer tr
+ * (GDALGenImgProjTransform, output -> source): ok[i] 0 and NaN where it
+ * fails. */
+void ggw_to_source(void *tr, int n, double *x, double *y, int *ok);
+
 /* gg_warp_rows.c: gdalwarp's approximate transformer along each row of a
  * block, as row pieces (geogpu.h, grid step 0).  0, or -1 out of memory. */
 int ggw_row_pieces(double et, void *tr, int out_w, int src_w, int src_h, wpart *p, int y0,
