@@ -656,6 +656,23 @@ def test_ortho_batch_identical(client, data, ortho_ref):
     assert sorted(p.name for p in out.glob("*.tif")) == sorted(s.stem + ".tif" for s in data["scenes"])
 
 
+def test_warp_batch_identical(client, data, tmp_path):
+    """Scenes warped on the workers, in their processes (gg_warp_run on the
+    context each keeps): each file gdal_warp's, bit for bit."""
+    out = tmp_path / "warped"
+    out.mkdir()
+    args = ["-t_srs", "EPSG:4326", "-r", "cubic"]
+    b = gd.warp_batch(client, data["slcs"], out, args)
+    assert b.ok and len(b.done) == len(data["slcs"]), b.failed
+    assert {r.runner for r in b.done} == {"in-process"}
+    for s in data["slcs"]:
+        ref = tmp_path / ("ref_" + s.stem + ".tif")
+        subprocess.run([str(BUILD / "bin" / "gdal_warp"), "-q", "-device", "cpu", *args, str(s),
+                        str(ref)], check=True)
+        assert (out / (s.stem + ".tif")).read_bytes() == ref.read_bytes(), s.stem
+    assert not leftovers(out)
+
+
 def test_ortho_rerun_skips_complete(client, data, ortho_ref):
     out = data["dir"] / "ortho_rerun"
     out.mkdir()

@@ -10,7 +10,7 @@ output files:
         gd.pair_batch(client, "gdal_insar", [("a.tif", "b.tif")], "ifgs/", ["-looks", "4", "1"])
         gd.tile_batch(client, "ptsel", ["stack.tif"], "ps.vrt", window=11, mask=True)
 
-- **scenes** (``ortho_batch``) and **pairs** (``pair_batch``: gdal_insar,
+- **scenes** (``ortho_batch``, ``warp_batch``) and **pairs** (``pair_batch``: gdal_insar,
   gdal_xcorr, gdal_coreg, ...): one task per scene or pair runs the geogpu
   utility on its worker's device (``-device``) and writes its own files.
   gdal_ortho runs *in-process* by default: the worker calls the utility's
@@ -52,7 +52,7 @@ ptsel|tiles|workers ...`` (``--help``).  See docs/distributed.md.
 # re-runs), utility_tasks (scenes and pairs), batches (submitting and ending
 # a batch), reads (a tile's input), tile_tasks (a tile task on its worker),
 # tiling (tile_batch and its mosaic), cli (the command line)
-from .batches import Batch, TaskRecord, ortho_batch, pair_batch
+from .batches import Batch, TaskRecord, ortho_batch, pair_batch, warp_batch
 from .cli import main
 from .cluster import cuda_devices, open_client, start_cluster, warm_up, worker_specs, workers
 from .markers import STATE_DIR, TaskError
@@ -60,5 +60,5 @@ from .tile_tasks import tile_grid
 from .tiling import tile_batch
 
 __all__ = ["start_cluster", "open_client", "worker_specs", "cuda_devices", "workers", "warm_up",
-           "ortho_batch", "pair_batch", "tile_batch", "tile_grid", "Batch", "TaskRecord",
+           "ortho_batch", "warp_batch", "pair_batch", "tile_batch", "tile_grid", "Batch", "TaskRecord",
            "TaskError", "main"]

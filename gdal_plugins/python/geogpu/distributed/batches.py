@@ -323,6 +323,21 @@ def ortho_batch(client, sources, outdir, args=(), device=None, retries=2, progra
                               in_process=bool(in_process))
 
 
+def warp_batch(client, sources, outdir, args=(), device=None, retries=2, ext=".tif",
+               progress=None, in_process=None):
+    """Warps scenes, one task per scene: ``gdal_warp [args] -device
+    <worker's> <src> <outdir>/<src stem><ext>``, args gdalwarp's options
+    (-t_srs, -tr, -r, -geoloc, ...) the same for every scene.  As
+    ortho_batch otherwise: markers, retries, re-runs that skip complete
+    outputs, and by default in the worker process (``gg_warp_run`` of
+    libgeogpu_gdal on the context the worker keeps) rather than a child
+    process per scene."""
+    if in_process is None:
+        in_process = True
+    return _batch_of_commands(client, [[s] for s in sources], outdir, args, device, retries,
+                              "gdal_warp", ext, progress, "scene", in_process=bool(in_process))
+
+
 def pair_batch(client, program, pairs, outdir, args=(), device=None, retries=2, ext=".tif",
                progress=None):
     """Runs a two-input utility once per pair: ``<program> [args] -device

@@ -43,16 +43,18 @@ def _dies_with_worker(argv):
     return argv
 
 
-# ------------------------------------------------ gdal_ortho in the worker
+# ------------------------------------------ gdal_ortho and gdal_warp in the worker
 
-_ORTHO_ENTRY = {}              # "entry": (gg_ortho_run, library path) or None, once looked up
+# the utilities that are also functions of libgeogpu_gdal (geogpu_gdal.h)
+_ENTRY_NAMES = {"gdal_ortho": "gg_ortho_run", "gdal_warp": "gg_warp_run"}
+_ENTRIES = {}                  # program: (function, library path) or None, once looked up
 
 
-_ORTHO_ENTRY_LOCK = threading.Lock()
+_ENTRY_LOCK = threading.Lock()
 
 
 def _one_libgeogpu():
-    """Whether this process maps a single libgeogpu.so file: gg_ortho_run
+    """Whether this process maps a single libgeogpu.so file: the entry point
     must run on the very library whose context it is handed (a context is a
     pointer into that library's state)."""
     try:
@@ -64,44 +66,58 @@ def _one_libgeogpu():
     return len({os.path.realpath(p) for p in paths}) <= 1
 
 
-def _ortho_entry():
-    """gdal_ortho as a function (``gg_ortho_run`` of libgeogpu_gdal, the GDAL
-    layer built beside this worker's libgeogpu): (function, library path),
-    or None where there is none (a build without GDAL, or another
-    libgeogpu mapped than the package's)."""
-    with _ORTHO_ENTRY_LOCK:
-        if "entry" not in _ORTHO_ENTRY:
-            _ORTHO_ENTRY["entry"] = _load_ortho_entry()
-        return _ORTHO_ENTRY["entry"]
+def _entry(program):
+    """The utility as a function (``gg_ortho_run`` / ``gg_warp_run`` of
+    libgeogpu_gdal, the GDAL layer built beside this worker's libgeogpu):
+    (function, library path), or None where there is none (another
+    utility, a build without GDAL, or another libgeogpu mapped than the
+    package's)."""
+    if program not in _ENTRY_NAMES:
+        return None
+    with _ENTRY_LOCK:
+        if program not in _ENTRIES:
+            _ENTRIES[program] = _load_entry(program)
+        return _ENTRIES[program]
 
 
-def _load_ortho_entry():
+def _load_entry(program):
+    import ctypes
+
     from .. import _lib
     layer = _lib.gdal_layer()
     if layer is None or not _one_libgeogpu():
         return None
     so, path = layer
-    return so.gg_ortho_run, path
+    fn = getattr(so, _ENTRY_NAMES[program])
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.c_void_p,
+                   ctypes.c_char_p, ctypes.c_size_t]
+    return fn, path
+
+
+def _ortho_entry():
+    """gdal_ortho's entry point (see _entry)."""
+    return _entry("gdal_ortho")
 
 
 def _in_process(spec):
-    """Whether a task runs gdal_ortho in this worker process: asked for by
-    the batch (``in_process``), the utility is the stock gdal_ortho (not a
-    path to another program), and the worker has the entry point."""
-    return (bool(spec.get("in_process")) and spec["program"] == "gdal_ortho"
-            and _ortho_entry() is not None)
+    """Whether a task runs its utility in this worker process: asked for by
+    the batch (``in_process``), the utility is the stock gdal_ortho or
+    gdal_warp (not a path to another program), and the worker has its entry
+    point."""
+    return bool(spec.get("in_process")) and _entry(spec["program"]) is not None
 
 
-def _run_ortho_here(argv, device):
-    """gdal_ortho's command line run by gg_ortho_run in this process on the
-    worker's context (device.context_for: the one warm_up started, kept
+def _run_here(argv, device):
+    """The utility's command line run by its entry point in this process on
+    the worker's context (device.context_for: the one warm_up started, kept
     across tasks; the call leaves it as it is).  ctypes releases the GIL for
     the call, so the worker keeps talking to the scheduler.  Returns (exit
     status, the first error line or "")."""
     import ctypes
 
     from ..device import context_for
-    fn, _ = _ortho_entry()
+    fn, _ = _entry(argv[0])
     ctx = context_for(device)
     raw = [os.fsencode(a) for a in argv]
     cargv = (ctypes.c_char_p * (len(raw) + 1))(*raw, None)
@@ -116,7 +132,7 @@ def _execute(spec, argv_tail, device):
     a child process.  Returns (ok, why it failed, runner: "in-process" or
     "subprocess")."""
     if _in_process(spec):
-        rc, err = _run_ortho_here([spec["program"]] + argv_tail, device)
+        rc, err = _run_here([spec["program"]] + argv_tail, device)
         why = f"{err} (in-process, status {rc})" if err else f"in-process, status {rc}"
         return rc == 0, why, "in-process"
     program = _find_program(spec["program"])
