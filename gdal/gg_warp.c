@@ -382,70 +382,39 @@ static int write_ggvrt(ggw_scene *w)
  * its command line made from gdalwarp's. */
 static int run_rpc(const ggw_options *o, gg_context *ctx, char *err, size_t errlen)
 {
-    char **a = CSLAddString(NULL, "gdal_ortho");
     char msg[512] = "";
-    if (CSLCount(o->positional) != 2)
+    char **kv = ggw_rpc_options(o, msg, sizeof msg);
+    if (!kv && !msg[0])
+        snprintf(msg, sizeof msg, "out of memory");
+    if (!msg[0] && CSLCount(o->positional) != 2)
         snprintf(msg, sizeof msg, "-rpc takes one source");
-    /* -et is accepted: the RPC path evaluates the model at every pixel */
-    if (o->te_srs || o->tap)
-        snprintf(msg, sizeof msg, "-rpc does not take -te_srs or -tap");
-    if (o->resampling > GG_ORTHO_METHOD_CUBIC)
-        snprintf(msg, sizeof msg, "-rpc resamples with near, bilinear or cubic");
-    static const char *const keys[][2] = {{"RPC_DEM", "-dem"},
-                                          {"RPC_DEMINTERPOLATION", "-dem_interp"},
-                                          {"RPC_DEM_MISSING_VALUE", "-dem_missing"},
-                                          {"RPC_HEIGHT", "-rpc_height"},
-                                          {"RPC_DEM_SRS", "-dem_srs"}};
-    for (int i = 0; o->to && o->to[i] && !msg[0]; i++) {
-        char *key = NULL;
-        const char *v = CPLParseNameValue(o->to[i], &key);
-        int found = 0;
-        for (size_t k = 0; k < sizeof keys / sizeof keys[0] && key && v; k++)
-            if (EQUAL(key, keys[k][0])) {
-                a = CSLAddString(a, keys[k][1]);
-                a = CSLAddString(a, v);
-                found = 1;
-            }
-        if (!found)
-            snprintf(msg, sizeof msg, "-to %s: with -rpc gdal_warp takes RPC_DEM, "
-                                      "RPC_DEMINTERPOLATION, RPC_DEM_MISSING_VALUE, RPC_HEIGHT "
-                                      "and RPC_DEM_SRS",
-                     o->to[i]);
-        CPLFree(key);
-    }
+    VSIStatBufL st;
+    if (!msg[0] && !o->overwrite && VSIStatL(o->positional[1], &st) == 0)
+        snprintf(msg, sizeof msg, "'%s' exists: give -overwrite to replace it", o->positional[1]);
     if (msg[0]) {
-        CSLDestroy(a);
+        CSLDestroy(kv);
         if (err)
             snprintf(err, errlen, "ERROR 1: %s: %s", PROG, msg);
         else
             fprintf(stderr, "ERROR 1: %s: %s\n", PROG, msg);
         return 1;
     }
-    static const char *const methods[] = {"near", "bilinear", "cubic"};
-    a = CSLAddString(a, "-r");
-    a = CSLAddString(a, methods[o->resampling]);
-    if (o->t_srs) {
-        a = CSLAddString(a, "-t_srs");
-        a = CSLAddString(a, o->t_srs);
+    /* gdal_ortho's flags are its keys; several values go one by one */
+    char **a = CSLAddString(NULL, "gdal_ortho");
+    for (int i = 0; kv[i]; i++) {
+        char *key = NULL;
+        const char *v = CPLParseNameValue(kv[i], &key);
+        a = CSLAddString(a, CPLSPrintf("-%s", key));
+        const int several = EQUAL(key, "tr") || EQUAL(key, "te") || EQUAL(key, "ts");
+        char **t = CSLTokenizeString2(v, several ? "," : "", 0);
+        for (int k = 0; t && t[k]; k++)
+            a = CSLAddString(a, t[k]);
+        if (!several && (!t || !t[0]))
+            a = CSLAddString(a, v);
+        CSLDestroy(t);
+        CPLFree(key);
     }
-    if (o->has_tr) {
-        a = CSLAddString(a, "-tr");
-        for (int k = 0; k < 2; k++)
-            a = CSLAddString(a, CPLSPrintf("%.17g", o->tr[k]));
-    }
-    if (o->has_te) {
-        a = CSLAddString(a, "-te");
-        for (int k = 0; k < 4; k++)
-            a = CSLAddString(a, CPLSPrintf("%.17g", o->te[k]));
-    }
-    if (o->has_ts) {
-        a = CSLAddString(a, "-ts");
-        for (int k = 0; k < 2; k++)
-            a = CSLAddString(a, CPLSPrintf("%d", o->ts[k]));
-    }
-    const char *pairs[][2] = {{"-ot", o->ot},          {"-srcnodata", o->srcnodata},
-                              {"-dstnodata", o->dstnodata}, {"-of", o->of},
-                              {"-device", o->device}};
+    const char *pairs[][2] = {{"-of", o->of}, {"-device", o->device}};
     for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++)
         if (pairs[k][1]) {
             a = CSLAddString(a, pairs[k][0]);
@@ -461,18 +430,9 @@ static int run_rpc(const ggw_options *o, gg_context *ctx, char *err, size_t errl
         a = CSLAddString(a, "-v");
     a = CSLAddString(a, o->positional[0]);
     a = CSLAddString(a, o->positional[1]);
-    VSIStatBufL st;
-    int rc;
-    if (!o->overwrite && VSIStatL(o->positional[1], &st) == 0) {
-        const char *m = CPLSPrintf("'%s' exists: give -overwrite to replace it", o->positional[1]);
-        if (err)
-            snprintf(err, errlen, "ERROR 1: %s: %s", PROG, m);
-        else
-            fprintf(stderr, "ERROR 1: %s: %s\n", PROG, m);
-        rc = 1;
-    } else
-        rc = gg_ortho_run(CSLCount(a), a, ctx, err, errlen);
+    const int rc = gg_ortho_run(CSLCount(a), a, ctx, err, errlen);
     CSLDestroy(a);
+    CSLDestroy(kv);
     return rc;
 }
 

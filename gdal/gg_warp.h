@@ -71,6 +71,13 @@ int ggw_parse_keys(ggw_options *o, char ***argv, int n, const char *const *keys,
                    const char *const *values, int ninputs, const char *const *inputs, char *err,
                    size_t errlen);
 
+/* -rpc: gdal_warp's options as gdal_ortho's keys ("dem=...", "t_srs=...",
+ * "tr=x,y", "r=cubic", ...: GG:ortho:'s form, gdal_ortho's flags), the
+ * RPC transformer options (-to RPC_DEM=...) among them.  NULL with one
+ * line in err for an option the RPC path does not take (-te_srs, -tap,
+ * other kernels, other -to keys). */
+char **ggw_rpc_options(const ggw_options *o, char *err, size_t errlen);
+
 void ggw_print_usage(FILE *out);
 void ggw_print_description(FILE *out);
 

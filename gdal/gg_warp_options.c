@@ -185,6 +185,61 @@ int ggw_parse_keys(ggw_options *o, char ***argv, int n, const char *const *keys,
     return ggw_parse_command_line(o, CSLCount(a), a, err, errlen);
 }
 
+char **ggw_rpc_options(const ggw_options *o, char *err, size_t errlen)
+{
+    /* -et is accepted: the RPC path evaluates the model at every pixel */
+    if (o->te_srs || o->tap) {
+        snprintf(err, errlen, "-rpc does not take -te_srs or -tap");
+        return NULL;
+    }
+    if (o->resampling > GG_ORTHO_METHOD_CUBIC) {
+        snprintf(err, errlen, "-rpc resamples with near, bilinear or cubic");
+        return NULL;
+    }
+    static const char *const to_keys[][2] = {{"RPC_DEM", "dem"},
+                                             {"RPC_DEMINTERPOLATION", "dem_interp"},
+                                             {"RPC_DEM_MISSING_VALUE", "dem_missing"},
+                                             {"RPC_HEIGHT", "rpc_height"},
+                                             {"RPC_DEM_SRS", "dem_srs"}};
+    static const char *const methods[] = {"near", "bilinear", "cubic"};
+    char **kv = CSLAddString(NULL, CPLSPrintf("r=%s", methods[o->resampling]));
+    for (int i = 0; o->to && o->to[i]; i++) {
+        char *key = NULL;
+        const char *v = CPLParseNameValue(o->to[i], &key);
+        int found = 0;
+        for (size_t k = 0; k < sizeof to_keys / sizeof to_keys[0] && key && v && !found; k++)
+            if (EQUAL(key, to_keys[k][0])) {
+                kv = CSLAddString(kv, CPLSPrintf("%s=%s", to_keys[k][1], v));
+                found = 1;
+            }
+        CPLFree(key);
+        if (!found) {
+            snprintf(err, errlen,
+                     "-to %s: with -rpc gdal_warp takes RPC_DEM, RPC_DEMINTERPOLATION, "
+                     "RPC_DEM_MISSING_VALUE, RPC_HEIGHT and RPC_DEM_SRS",
+                     o->to[i]);
+            CSLDestroy(kv);
+            return NULL;
+        }
+    }
+    if (o->t_srs)
+        kv = CSLAddString(kv, CPLSPrintf("t_srs=%s", o->t_srs));
+    if (o->has_tr)
+        kv = CSLAddString(kv, CPLSPrintf("tr=%.17g,%.17g", o->tr[0], o->tr[1]));
+    if (o->has_te)
+        kv = CSLAddString(kv, CPLSPrintf("te=%.17g,%.17g,%.17g,%.17g", o->te[0], o->te[1],
+                                         o->te[2], o->te[3]));
+    if (o->has_ts)
+        kv = CSLAddString(kv, CPLSPrintf("ts=%d,%d", o->ts[0], o->ts[1]));
+    if (o->ot)
+        kv = CSLAddString(kv, CPLSPrintf("ot=%s", o->ot));
+    if (o->srcnodata)
+        kv = CSLAddString(kv, CPLSPrintf("srcnodata=%s", o->srcnodata));
+    if (o->dstnodata)
+        kv = CSLAddString(kv, CPLSPrintf("dstnodata=%s", o->dstnodata));
+    return kv;
+}
+
 static int number(const char *s, double *v)
 {
     char *end = NULL;

@@ -261,9 +261,28 @@ GDALDataset *GGWarpDataset::Open(const GGSpec &oSpec, const char *pszName, bool 
     }
     if (poDS->m_sOptions.rpc)
     {
-        CPLError(CE_Failure, CPLE_OpenFailed,
-                 "GG: warp: rpc: RPC sources open as GG:ortho: (the same device path)");
-        return nullptr;
+        // RPC sources: gdal_ortho's path, as gdal_warp -rpc takes it
+        char **papszKV = ggw_rpc_options(&poDS->m_sOptions, szError, sizeof(szError));
+        if (!papszKV || aosInputs.size() != 1)
+        {
+            CSLDestroy(papszKV);
+            CPLError(CE_Failure, CPLE_OpenFailed, "GG: warp: %s",
+                     papszKV ? "rpc takes one source" : szError);
+            return nullptr;
+        }
+        GGSpec oOrtho;
+        oOrtho.osOperation = "ortho";
+        oOrtho.osDevice = oSpec.osDevice;
+        oOrtho.aosInputs = aosInputs;
+        for (int i = 0; papszKV[i]; ++i)
+        {
+            char *pszKey = nullptr;
+            const char *pszValue = CPLParseNameValue(papszKV[i], &pszKey);
+            oOrtho.aoOptions.emplace_back(pszKey, pszValue);
+            CPLFree(pszKey);
+        }
+        CSLDestroy(papszKV);
+        return GGOrthoOpen(oOrtho, pszName, bConnection);
     }
     char szDeviceError[256] = "";
     const std::string osCheckDevice = GGRequestedDevice(oSpec.osDevice, false);

@@ -479,3 +479,35 @@ def test_insar_chain_geocoded_lazily(gg, tmp_path, scenes):
     assert np.array_equal(lazy.ReadAsArray(), b, equal_nan=True)
     coherence = np.real(b[1])[np.isfinite(np.real(b[1]))]  # band 2: coherence
     assert np.nanmax(coherence) <= 1.0 + 1e-6 and np.mean(coherence > 0.5) > 0.2
+
+
+# ------------------------------------------------------------ RPC: gdal_ortho's path
+
+
+def test_rpc_goes_to_gdal_ortho(gg, tmp_path):
+    """-rpc -to RPC_DEM=...: gdal_ortho's device pipeline, the same file as
+    gdal_ortho with the same numbers, the same pixels through GG:warp:, and
+    gdalwarp's answer with the DEM (-et 0, as RPC_DEM makes it)."""
+    pytest.importorskip("scipy")
+    from test_ortho import synthetic_rpc, write_dem, write_scene
+    rng = np.random.default_rng(11)
+    scene = write_scene(tmp_path / "scene.tif", rng, 160, 150, "UInt16", synthetic_rpc(160, 150))
+    dem = write_dem(tmp_path / "dem.tif", rng, 4326)
+    grid = ["-t_srs", "EPSG:32632", "-tr", "20", "20", "-r", "bilinear"]
+    warped, ortho = tmp_path / "w.tif", tmp_path / "o.tif"
+    gg.run(str(BIN / "gdal_warp"), "-q", "-device", "cpu", "-rpc", "-to", f"RPC_DEM={dem}", *grid,
+           str(scene), str(warped))
+    gg.run(str(BIN / "gdal_ortho"), "-q", "-device", "cpu", "-dem", str(dem), *grid, str(scene),
+           str(ortho))
+    assert warped.read_bytes() == ortho.read_bytes()
+    lazy = gdal.Open(f"GG:warp:rpc=yes:to=RPC_DEM={dem}:t_srs=EPSG:32632:tr=20,20:r=bilinear:"
+                     f"device=cpu:{scene}")
+    assert np.array_equal(lazy.ReadAsArray(), gdal.Open(str(warped)).ReadAsArray())
+    peer = tmp_path / "gdalwarp.tif"
+    subprocess.run(["gdalwarp", "-q", "-rpc", "-to", f"RPC_DEM={dem}", "-et", "0", "-wm", "2000",
+                    *grid, str(scene), str(peer)], check=True, capture_output=True)
+    _agree(warped, peer)
+    # what the RPC path does not take is refused by name
+    p = gg.run(str(BIN / "gdal_warp"), "-q", "-rpc", "-r", "lanczos", str(scene),
+               str(tmp_path / "x.tif"), check=False)
+    assert p.returncode != 0 and "near, bilinear or cubic" in p.stderr
