@@ -861,27 +861,18 @@ static void warped_window(const ggo_scene *sc, int *x0, int *y0, int *x1, int *y
     }
 }
 
-/* The kernel scales gdalwarp uses when it warps the output in one chunk
- * (GDALWarpKernel::PerformWarp): the warped window's size over the width
- * and height of its source window, which ComputeSourceWindow takes from 21
- * points along each edge of the window (a 21 x 21 grid when an edge point
- * fails), clipped to the raster; a reciprocal within 0.05 of an integer n
- * becomes 1 / n.  gdalwarp computes this per chunk: when it splits a large
- * output into several chunks (-wm) its scales, and so its stretched pixels,
- * may differ slightly from chunk to chunk; gdal_ortho uses the one-chunk
- * scales everywhere. */
-static void kernel_scales(ggo_scene *sc)
+void ggo_chunk_scales(int (*to_source)(void *arg, double px, double py, double *x, double *y),
+                      void *arg, int wx0, int wy0, int ww, int wh, int src_w, int src_h,
+                      double *xscale, double *yscale, double *raw_w, double *raw_h)
 {
     enum { N = 21 };
-    int wx0, wy0, wx1, wy1;
-    warped_window(sc, &wx0, &wy0, &wx1, &wy1);
-    const int ww = wx1 - wx0, wh = wy1 - wy0;
     double xmin = 1e300, xmax = -1e300, ymin = 1e300, ymax = -1e300;
-    int failed = 0;
+    *xscale = *yscale = 1.0;
+    *raw_w = *raw_h = 0.0;
     for (int pass = 0; pass < 2; pass++) {
+        int failed = 0;
         xmin = ymin = 1e300;
         xmax = ymax = -1e300;
-        failed = 0;
         for (int j = 0; j < N; j++)
             for (int i = 0; i < N; i++) {
                 if (pass == 0 && i > 0 && i < N - 1 && j > 0 && j < N - 1)
@@ -889,7 +880,7 @@ static void kernel_scales(ggo_scene *sc)
                 const double px = wx0 + (i == N - 1 ? ww : (double)i / (N - 1) * ww);
                 const double py = wy0 + (j == N - 1 ? wh : (double)j / (N - 1) * wh);
                 double x, y;
-                if (!to_source(sc, px, py, &x, &y)) {
+                if (!to_source(arg, px, py, &x, &y)) {
                     failed++;
                     continue;
                 }
@@ -904,8 +895,8 @@ static void kernel_scales(ggo_scene *sc)
     if (!(xmax > xmin && ymax > ymin))
         return;
     const double cx = floor(fmax(0.0, xmin)), cy = floor(fmax(0.0, ymin));
-    const double rawx = fmax(0.0, fmin(sc->width - cx, xmax - xmin));
-    const double rawy = fmax(0.0, fmin(sc->height - cy, ymax - ymin));
+    const double rawx = fmax(0.0, fmin(src_w - cx, xmax - xmin));
+    const double rawy = fmax(0.0, fmin(src_h - cy, ymax - ymin));
     double s[2] = {rawx > 0 ? ww / rawx : 1.0, rawy > 0 ? wh / rawy : 1.0};
     for (int k = 0; k < 2; k++)
         if (s[k] < 1.0) {
@@ -914,8 +905,30 @@ static void kernel_scales(ggo_scene *sc)
             if (fabs(r - n) < 0.05)
                 s[k] = 1.0 / n;
         }
-    sc->xscale = s[0];
-    sc->yscale = s[1];
+    *xscale = s[0];
+    *yscale = s[1];
+    *raw_w = rawx;
+    *raw_h = rawy;
+}
+
+static int scene_to_source(void *arg, double px, double py, double *x, double *y)
+{
+    return to_source(arg, px, py, x, y);
+}
+
+/* gdal_ortho's kernel scales: gdalwarp's for the window it warps, in one
+ * chunk (ggo_chunk_scales).  gdalwarp computes them per chunk: when it
+ * splits a large output into several chunks (-wm) its scales, and so its
+ * stretched pixels, may differ slightly from chunk to chunk; gdal_ortho
+ * uses the one-chunk scales everywhere. */
+static void kernel_scales(ggo_scene *sc)
+{
+    int wx0, wy0, wx1, wy1;
+    warped_window(sc, &wx0, &wy0, &wx1, &wy1);
+    const int ww = wx1 - wx0, wh = wy1 - wy0;
+    double rawx = 0, rawy = 0;
+    ggo_chunk_scales(scene_to_source, sc, wx0, wy0, ww, wh, sc->width, sc->height, &sc->xscale,
+                     &sc->yscale, &rawx, &rawy);
     if (sc->o->verbose)
         fprintf(stderr,
                 "gdal_ortho: kernel scales %.6f %.6f (output window %d,%d %dx%d, source "

@@ -148,6 +148,17 @@ int ggo_compute_block(ggo_scene *sc, gg_ortho_session *sess, gg_context *ctx, in
 int ggo_set_file_nodata(ggo_scene *sc, const double *file_nd, int block_w, int block_h);
 /* Applies that to a block of rows y0 .. y0+rows-1 (nbands planes). */
 void ggo_fill_outside(const ggo_scene *sc, int y0, int rows, void *dst);
+/* The kernel scales gdalwarp uses when it warps an output window (wx0,
+ * wy0, ww x wh output pixels) in one chunk (GDALWarpKernel::PerformWarp):
+ * the window's size over its source window's, which ComputeSourceWindow
+ * takes from 21 points along each edge (a 21 x 21 grid when an edge point
+ * fails) through to_source (output -> source position, 0 where it fails),
+ * clipped to the src_w x src_h raster; a reciprocal within 0.05 of an
+ * integer n becomes 1 / n.  1 and 1 when the window has no source extent;
+ * raw_w, raw_h: the source window's size (for -v). */
+void ggo_chunk_scales(int (*to_source)(void *arg, double px, double py, double *x, double *y),
+                      void *arg, int wx0, int wy0, int ww, int wh, int src_w, int src_h,
+                      double *xscale, double *yscale, double *raw_w, double *raw_h);
 /* Creates the device session of the scene on ctx. */
 int ggo_session_create(ggo_scene *sc, gg_context *ctx, gg_ortho_session **out);
 

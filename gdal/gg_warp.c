@@ -179,6 +179,31 @@ static int create_output(ggw_scene *w, GDALDriverH drv, const char *tmp)
     return 0;
 }
 
+/* The destination may be written: not a file any source reads, not a
+ * device or a folder, and replaced only with -overwrite (gdal_warp does not
+ * warp into an existing file). */
+static int check_destination(ggw_scene *w)
+{
+    gg_input_files *inputs = gg_input_files_new();
+    if (!inputs)
+        return ggw_fail(w, "out of memory");
+    int rc = 0;
+    for (int s = 0; s < w->nsrc && !rc; s++)
+        if (gg_input_files_add_dataset(inputs, w->src[s].ds[0], w->src[s].name))
+            rc = ggw_fail(w, "out of memory");
+    char why[1024] = "";
+    if (!rc && gg_input_files_check_output(inputs, "the destination", w->dst_name, why,
+                                           sizeof why))
+        rc = ggw_fail(w, "%s", why);
+    gg_input_files_free(inputs);
+    VSIStatBufL st;
+    if (!rc && !w->o->overwrite && VSIStatL(w->dst_name, &st) == 0)
+        rc = ggw_fail(w, "'%s' exists: give -overwrite to replace it (gdal_warp does not warp "
+                         "into an existing file)",
+                      w->dst_name);
+    return rc;
+}
+
 /* The device, started on a thread of its own while the sources and the
  * grid are set up (a CUDA context takes 0.3-0.5 s to start). */
 typedef struct device_start {
@@ -237,25 +262,10 @@ static int warp_files(ggw_scene *w, gg_context *given, device_start *dev)
 
     /* the destination: checked against every input, written under a
      * temporary name, committed whole or not at all */
-    gg_input_files *inputs = gg_input_files_new();
-    if (!inputs)
-        return ggw_fail(w, "out of memory");
-    int rc = 0;
-    for (int s = 0; s < w->nsrc && !rc; s++)
-        if (gg_input_files_add_dataset(inputs, w->src[s].ds[0], w->src[s].name))
-            rc = ggw_fail(w, "out of memory");
-    char why[1024] = "";
-    if (!rc && gg_input_files_check_output(inputs, "the destination", w->dst_name, why,
-                                           sizeof why))
-        rc = ggw_fail(w, "%s", why);
-    gg_input_files_free(inputs);
-    if (rc)
+    if (check_destination(w))
         return 1;
-    VSIStatBufL st;
-    if (!o->overwrite && VSIStatL(w->dst_name, &st) == 0)
-        return ggw_fail(w, "'%s' exists: give -overwrite to replace it (gdal_warp does not warp "
-                       "into an existing file)",
-                    w->dst_name);
+    int rc = 0;
+    char why[1024] = "";
     GDALDriverH drv = output_driver(w);
     if (!drv)
         return ggw_fail(w, "-of %s: unknown format", o->of);
@@ -331,25 +341,10 @@ static int is_ggvrt(const ggw_options *o)
 static int write_ggvrt(ggw_scene *w)
 {
     const ggw_options *o = w->o;
-    if (ggw_scene_setup(w) || ggw_scene_readers(w, 1))
+    if (ggw_scene_setup(w) || ggw_scene_readers(w, 1) || check_destination(w))
         return 1;
-    gg_input_files *inputs = gg_input_files_new();
-    if (!inputs)
-        return ggw_fail(w, "out of memory");
     int rc = 0;
-    for (int s = 0; s < w->nsrc && !rc; s++)
-        if (gg_input_files_add_dataset(inputs, w->src[s].ds[0], w->src[s].name))
-            rc = ggw_fail(w, "out of memory");
     char why[1024] = "";
-    if (!rc && gg_input_files_check_output(inputs, "the destination", w->dst_name, why,
-                                           sizeof why))
-        rc = ggw_fail(w, "%s", why);
-    gg_input_files_free(inputs);
-    VSIStatBufL st;
-    if (!rc && !o->overwrite && VSIStatL(w->dst_name, &st) == 0)
-        rc = ggw_fail(w, "'%s' exists: give -overwrite to replace it", w->dst_name);
-    if (rc)
-        return 1;
     const int n = CSLCount(o->keyvals);
     char **keys = calloc((size_t)n + 1, sizeof(char *));
     const char **values = calloc((size_t)n + 1, sizeof(char *));

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "gg_warp_scene.h"
+#include "gg_ortho_scene.h"
 
 #include "cpl_conv.h"
 #include "cpl_string.h"
@@ -432,54 +433,18 @@ static int to_source(void *tr, double px, double py, double *x, double *y)
     return ok;
 }
 
+static int tr_to_source(void *tr, double px, double py, double *x, double *y)
+{
+    return to_source(tr, px, py, x, y);
+}
+
 /* The kernel scales gdalwarp uses for one chunk covering the output
- * (GDALWarpKernel::PerformWarp): the output size over the source window's,
- * which ComputeSourceWindow takes from 21 points along each edge (a 21 x 21
- * grid when an edge point fails), clipped to the raster; a reciprocal
- * within 0.05 of an integer n becomes 1 / n. */
+ * (ggo_chunk_scales, gdal_ortho's). */
 static void kernel_scales(ggw_scene *w, wsource *ws)
 {
-    enum { N = 21 };
-    ws->xscale = ws->yscale = 1.0;
-    double xmin = 1e300, xmax = -1e300, ymin = 1e300, ymax = -1e300;
-    for (int pass = 0; pass < 2; pass++) {
-        int failed = 0;
-        xmin = ymin = 1e300;
-        xmax = ymax = -1e300;
-        for (int j = 0; j < N; j++)
-            for (int i = 0; i < N; i++) {
-                if (pass == 0 && i > 0 && i < N - 1 && j > 0 && j < N - 1)
-                    continue;
-                const double px = (double)i / (N - 1) * w->out_w;
-                const double py = (double)j / (N - 1) * w->out_h;
-                double x, y;
-                if (!to_source(ws->tr[0], px, py, &x, &y)) {
-                    failed++;
-                    continue;
-                }
-                xmin = fmin(xmin, x);
-                xmax = fmax(xmax, x);
-                ymin = fmin(ymin, y);
-                ymax = fmax(ymax, y);
-            }
-        if (!failed)
-            break;
-    }
-    if (!(xmax > xmin && ymax > ymin))
-        return;
-    const double cx = floor(fmax(0.0, xmin)), cy = floor(fmax(0.0, ymin));
-    const double rawx = fmax(0.0, fmin(ws->width - cx, xmax - xmin));
-    const double rawy = fmax(0.0, fmin(ws->height - cy, ymax - ymin));
-    double s[2] = {rawx > 0 ? w->out_w / rawx : 1.0, rawy > 0 ? w->out_h / rawy : 1.0};
-    for (int k = 0; k < 2; k++)
-        if (s[k] < 1.0) {
-            const double r = 1.0 / s[k];
-            const int n = clamp_int(r + 0.5, 0, 1 << 20);
-            if (fabs(r - n) < 0.05)
-                s[k] = 1.0 / n;
-        }
-    ws->xscale = s[0];
-    ws->yscale = s[1];
+    double rw, rh;
+    ggo_chunk_scales(tr_to_source, ws->tr[0], 0, 0, w->out_w, w->out_h, ws->width, ws->height,
+                     &ws->xscale, &ws->yscale, &rw, &rh);
 }
 
 /* ------------------------------------------------------------ one block */
