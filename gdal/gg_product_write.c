@@ -200,11 +200,16 @@ int gg_product_write(GDALDatasetH *dss, int ndev, const char *dst,
         j.types[b] = o->type != GDT_Unknown ? o->type
                                             : GDALGetRasterDataType(GDALGetRasterBand(ds, b + 1));
     char **finals = gg_product_write_names(ds, dst, o), **tmps = NULL;
+    gg_output_set *set = o->set ? o->set : gg_output_set_new();
     int rc = 0;
     for (int f = 0; f < nfiles && !rc; f++) {
-        char *tmp = gg_output_temporary_name(finals[f]);
+        const char *tmp = set ? gg_output_set_add(set, finals[f], NULL) : NULL;
+        if (!tmp) {
+            CPLError(CE_Failure, CPLE_OutOfMemory, "out of memory");
+            rc = 1;
+            break;
+        }
         tmps = CSLAddString(tmps, tmp);
-        CPLFree(tmp);
         j.outs[f] = create_file(&j, ds, f, tmps[f]);
         if (!j.outs[f]) {
             CPLError(CE_Failure, CPLE_FileIO, "cannot create '%s'", finals[f]);
@@ -263,31 +268,15 @@ int gg_product_write(GDALDatasetH *dss, int ndev, const char *dst,
             if (CPLGetErrorCounter() != before && CPLGetLastErrorType() >= CE_Failure)
                 rc = 1;
         }
-    char **side_tmps = NULL, **side_finals = NULL;
-    if (!rc && o->side_outputs)
-        rc = o->side_outputs(o->side_outputs_user, tmps[0], &side_tmps, &side_finals) != 0;
-    for (int f = 0; !rc && f < nfiles; f++) {
-        char why[1024];
-        if (gg_output_commit(o->driver, tmps[f], finals[f], 0, why, sizeof why)) {
+    if (!rc && !o->set) {
+        char why[2048];
+        if (gg_output_set_commit(set, why, sizeof why)) {
             CPLError(CE_Failure, CPLE_FileIO, "%s", why);
             rc = 1;
         }
     }
-    for (int f = 0; !rc && f < CSLCount(side_tmps); f++) {
-        char why[1024];
-        if (gg_output_commit(NULL, side_tmps[f], side_finals[f], 1, why, sizeof why)) {
-            CPLError(CE_Failure, CPLE_FileIO, "%s", why);
-            rc = 1;
-        }
-    }
-    if (rc) {
-        for (int f = 0; f < CSLCount(tmps); f++)
-            gg_output_discard(o->driver, tmps[f]);
-        for (int f = 0; f < CSLCount(side_tmps); f++)
-            gg_output_discard(NULL, side_tmps[f]);
-    }
-    CSLDestroy(side_tmps);
-    CSLDestroy(side_finals);
+    if (!o->set)
+        gg_output_set_free(set); /* removes what a failure left */
     for (int s = 0; s < MAX_SLOTS; s++) {
         GGStripFree(j.strips[s]);
         for (int b = 0; j.bufs[s] && b < j.nb; b++)
