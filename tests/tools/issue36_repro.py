@@ -203,7 +203,7 @@ def shared_handle_threads():
             ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
             [t.start() for t in ts]
             [t.join() for t in ts]
-            wrong = sum(not np.array_equal(o, ref) for o in out)
+            wrong = sum(not np.array_equal(o, ref, equal_nan=True) for o in out)
             if wrong:
                 bad.append(f"{name.split(':')[1]} trial {trial}: {wrong} of 4 threads got other pixels")
             ds = None
