@@ -11,6 +11,7 @@
 
 #include "gg_input_files.h"
 #include "gg_output.h"
+#include "gg_work_limit.h"
 #include "gg_product_write.h"
 #include "gg_processed.h"
 
@@ -951,6 +952,39 @@ static int check_outputs(gg_app *app, GDALDatasetH ds, GDALDriverH drv, int ggvr
     return rc ? fail(app, "%s", why) : 0;
 }
 
+/* The work estimate (gg_work_limit.h), before any device starts or file
+ * is created: the bytes the run reads (its sources, twice when a
+ * statistics pass reads them first) and writes (the product's bands, as
+ * -ot writes them).  0, or 1 after the error. */
+static int check_work(gg_app *app, GDALDatasetH ds, GDALDataType out_type)
+{
+    double read_bytes = 0.0, write_bytes = 0.0;
+    CPLPushErrorHandler(CPLQuietErrorHandler);
+    for (int k = 0; !app->spec->open_source && app->srcs && app->srcs[k]; k++) {
+        GDALDatasetH h = GDALOpenEx(app->srcs[k], GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL,
+                                    NULL);
+        for (int b = 1; h && b <= GDALGetRasterCount(h); b++)
+            read_bytes += (double)GDALGetRasterXSize(h) * GDALGetRasterYSize(h) *
+                          GDALGetDataTypeSizeBytes(GDALGetRasterDataType(GDALGetRasterBand(h, b)));
+        if (h)
+            GDALClose(h);
+    }
+    CPLPopErrorHandler();
+    if (!app->spec->open_source && gg_op_needs_stats(GGDatasetOperation(ds)))
+        read_bytes *= 2;
+    const int W = GDALGetRasterXSize(ds), H = GDALGetRasterYSize(ds);
+    for (int b = 1; b <= GDALGetRasterCount(ds); b++)
+        write_bytes += (double)W * H *
+                       GDALGetDataTypeSizeBytes(out_type != GDT_Unknown
+                                                    ? out_type
+                                                    : GDALGetRasterDataType(GDALGetRasterBand(ds, b)));
+    char why[1024];
+    if (gg_work_limit_check(CPLSPrintf("the product of %d x %d pixels", W, H), read_bytes,
+                            write_bytes, why, sizeof why))
+        return fail(app, "%s", why);
+    return 0;
+}
+
 /* Computes the product of src into a temporary, then moves it to dst. */
 static int run(gg_app *app)
 {
@@ -1034,6 +1068,8 @@ static int run(gg_app *app)
         goto done;
     }
     const int mixed = bands_mix_types(ds);
+    if (!ggvrt && check_work(app, ds, out_type))
+        goto done;
     if (check_outputs(app, ds, drv, ggvrt, mixed))
         goto done;
     if (out_type != GDT_Unknown && mixed) {

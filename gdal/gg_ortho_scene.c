@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "gg_ortho_scene.h"
+#include "gg_work_limit.h"
 #include "gpu/fault.h"
 
 #include "cpl_conv.h"
@@ -613,6 +614,18 @@ static int output_grid(ggo_scene *sc)
                         "the output grid of %d x %d pixels is too large (at most %d a side: "
                         "check -tr, -ts and -te)",
                         w, h, GRID_MAX);
+    /* the work estimate before the set-up that grows with the grid (its
+     * DEM window, footprint and node grids: seconds and gigabytes for a
+     * polar scene's grid at 5 m), so a grid far larger than meant stops
+     * at once (gg_work_limit.h) */
+    char why[1024];
+    const double read_bytes =
+        (double)sc->width * sc->height * sc->nbands * (double)gg_type_size(sc->src_t);
+    const double write_bytes = (double)w * h * sc->nbands * (double)gg_type_size(sc->dst_t);
+    if (gg_work_limit_check(CPLSPrintf("the output grid of %d x %d pixels (check -tr, -ts and -te)",
+                                       w, h),
+                            read_bytes, write_bytes, why, sizeof why))
+        return ggo_fail(sc, "%s", why);
     sc->out_w = w;
     sc->out_h = h;
     return 0;
