@@ -11,6 +11,7 @@
 
 #include "gg_input_files.h"
 #include "gg_output.h"
+#include "gg_work_limit.h"
 #include "gg_product_write.h"
 #include "gg_processed.h"
 
@@ -717,16 +718,25 @@ static GDALDriverH guess_driver(const char *dst)
     return found ? found : GDALGetDriverByName("GTiff");
 }
 
-/* Replaces dst by the finished temporary (gg_output_commit), reporting a
+/* Puts the run's files in place (gg_output_set_commit), reporting a
  * failure as the utility's one error line. */
-static int replace_output(gg_app *app, GDALDriverH drv, const char *tmp, const char *dst,
-                          int single_file)
+static int commit_outputs(gg_app *app, gg_output_set *set)
 {
-    char why[1024];
+    char why[2048];
     app->failures = 0;
-    if (gg_output_commit(drv, tmp, dst, single_file, why, sizeof why))
+    if (gg_output_set_commit(set, why, sizeof why))
         return fail(app, "%s", why);
     return 0;
+}
+
+/* The product's side outputs (spec->side_outputs) into set, then the whole
+ * set committed.  0, or 1 after the error. */
+static int finish_outputs(gg_app *app, gg_output_set *set)
+{
+    if (app->spec->side_outputs &&
+        app->spec->side_outputs(app, gg_output_set_temporary(set, 0), set))
+        return 1;
+    return commit_outputs(app, set);
 }
 
 static double now_seconds(void)
@@ -942,11 +952,37 @@ static int check_outputs(gg_app *app, GDALDatasetH ds, GDALDriverH drv, int ggvr
     return rc ? fail(app, "%s", why) : 0;
 }
 
-/* The utility's side outputs, for gg_product_write. */
-static int side_outputs(void *user, const char *product, char ***tmps, char ***finals)
+/* The work estimate (gg_work_limit.h), before any device starts or file
+ * is created: the bytes the run reads (its sources, twice when a
+ * statistics pass reads them first) and writes (the product's bands, as
+ * -ot writes them).  0, or 1 after the error. */
+static int check_work(gg_app *app, GDALDatasetH ds, GDALDataType out_type)
 {
-    gg_app *app = user;
-    return app->spec->side_outputs(app, product, tmps, finals);
+    double read_bytes = 0.0, write_bytes = 0.0;
+    CPLPushErrorHandler(CPLQuietErrorHandler);
+    for (int k = 0; !app->spec->open_source && app->srcs && app->srcs[k]; k++) {
+        GDALDatasetH h = GDALOpenEx(app->srcs[k], GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL,
+                                    NULL);
+        for (int b = 1; h && b <= GDALGetRasterCount(h); b++)
+            read_bytes += (double)GDALGetRasterXSize(h) * GDALGetRasterYSize(h) *
+                          GDALGetDataTypeSizeBytes(GDALGetRasterDataType(GDALGetRasterBand(h, b)));
+        if (h)
+            GDALClose(h);
+    }
+    CPLPopErrorHandler();
+    if (!app->spec->open_source && gg_op_needs_stats(GGDatasetOperation(ds)))
+        read_bytes *= 2;
+    const int W = GDALGetRasterXSize(ds), H = GDALGetRasterYSize(ds);
+    for (int b = 1; b <= GDALGetRasterCount(ds); b++)
+        write_bytes += (double)W * H *
+                       GDALGetDataTypeSizeBytes(out_type != GDT_Unknown
+                                                    ? out_type
+                                                    : GDALGetRasterDataType(GDALGetRasterBand(ds, b)));
+    char why[1024];
+    if (gg_work_limit_check(CPLSPrintf("the product of %d x %d pixels", W, H), read_bytes,
+                            write_bytes, why, sizeof why))
+        return fail(app, "%s", why);
+    return 0;
 }
 
 /* Computes the product of src into a temporary, then moves it to dst. */
@@ -1025,8 +1061,15 @@ static int run(gg_app *app)
     GDALDatasetH ds = dss[0];
 
     int status = 1;
-    char *tmp = gg_output_temporary_name(app->dst);
+    /* every file of the run: one transaction, committed at the end */
+    gg_output_set *set = gg_output_set_new();
+    if (!set) {
+        fail(app, "out of memory");
+        goto done;
+    }
     const int mixed = bands_mix_types(ds);
+    if (!ggvrt && check_work(app, ds, out_type))
+        goto done;
     if (check_outputs(app, ds, drv, ggvrt, mixed))
         goto done;
     if (out_type != GDT_Unknown && mixed) {
@@ -1046,12 +1089,17 @@ static int run(gg_app *app)
 
     if (ggvrt) {
         /* no pixels: the description of the product only */
-        if (GGWriteGGVRT(tmp, GGDatasetOperation(ds), nsrc, (const char *const *)app->srcs) !=
-            CE_None) {
-            fail(app, "cannot write '%s'", tmp);
+        const char *tmp = gg_output_set_add(set, app->dst, NULL);
+        if (!tmp) {
+            fail(app, "out of memory");
             goto done;
         }
-        if (replace_output(app, NULL, tmp, app->dst, 1))
+        if (GGWriteGGVRT(tmp, GGDatasetOperation(ds), nsrc, (const char *const *)app->srcs) !=
+            CE_None) {
+            fail(app, "cannot write '%s'", app->dst);
+            goto done;
+        }
+        if (finish_outputs(app, set))
             goto done;
         progress(1.0, "", NULL);
         status = 0;
@@ -1102,9 +1150,7 @@ static int run(gg_app *app)
             .driver = drv, .creation_options = app->creation_options, .type = out_type,
             .per_band = per_band, .band_prefix = app->band_prefix,
             .band_folder = app->band_folder, .progress = GDALScaledProgress,
-            .progress_arg = write_progress,
-            .side_outputs = app->spec->side_outputs ? side_outputs : NULL,
-            .side_outputs_user = app, .error_handler = collect_errors,
+            .progress_arg = write_progress, .set = set, .error_handler = collect_errors,
             .error_handler_data = app};
         app->failures = 0;
         const int rc = gg_product_write(dss, ndev, app->dst, &wo);
@@ -1113,6 +1159,8 @@ static int run(gg_app *app)
             fail(app, "writing '%s' failed", app->dst);
             goto done;
         }
+        if (finish_outputs(app, set))
+            goto done;
         status = 0;
         if (app->verbose)
             fprintf(stderr, "%s: done in %.3f s\n", app->spec->name, now_seconds() - t0);
@@ -1140,39 +1188,24 @@ static int run(gg_app *app)
     GDALTranslateOptionsSetProgress(options, copy_progress, write_progress);
     app->failures = 0;
     int usage_error = FALSE;
-    GDALDatasetH out = GDALTranslate(tmp, ds, options, &usage_error);
+    const char *tmp = gg_output_set_add(set, app->dst, NULL);
+    GDALDatasetH out = tmp ? GDALTranslate(tmp, ds, options, &usage_error) : NULL;
     GDALTranslateOptionsFree(options);
     GDALDestroyScaledProgress(write_progress);
     if (out)
         GDALClose(out); /* flushes: errors while writing show up here */
     if (!out || app->failures > 0) {
         fail(app, "writing '%s' failed", app->dst);
-        gg_output_discard(drv, tmp);
         goto done;
     }
-    char **side_tmps = NULL, **side_finals = NULL;
-    int side_failed = app->spec->side_outputs &&
-                      app->spec->side_outputs(app, tmp, &side_tmps, &side_finals);
-    if (side_failed || replace_output(app, drv, tmp, app->dst, 0)) {
-        gg_output_discard(drv, tmp);
-        side_failed = 1;
-    }
-    for (int f = 0; !side_failed && f < CSLCount(side_tmps); f++)
-        side_failed = replace_output(app, NULL, side_tmps[f], side_finals[f], 1);
-    for (int f = 0; side_failed && f < CSLCount(side_tmps); f++)
-        gg_output_discard(NULL, side_tmps[f]);
-    CSLDestroy(side_tmps);
-    CSLDestroy(side_finals);
-    if (side_failed)
+    if (finish_outputs(app, set))
         goto done;
     status = 0;
     if (app->verbose)
         fprintf(stderr, "%s: done in %.3f s\n", app->spec->name, now_seconds() - t0);
 
 done:
-    if (status != 0 && ggvrt)
-        gg_output_discard(NULL, tmp);
-    CPLFree(tmp);
+    gg_output_set_free(set); /* removes the temporaries of a failed run */
     for (int k = ndev - 1; k >= 0; k--)
         GDALClose(dss[k]);
     CPLFree(dss);

@@ -2,8 +2,9 @@
  * gg_app.h -- what the gdal_* utilities of geogpu share: the command line
  * (GDAL's generic options, then -of -co -ot -srcnodata -dstnodata -device
  * -q -v --help --version), GDAL's terminal progress, and the one path that
- * writes an output safely (temporary name in the destination folder,
- * renamed on success, removed on failure).  A utility is a gg_app_spec and a
+ * writes a run's outputs safely (one transaction, gg_output.h: temporary
+ * names in the destination folders, all put in place on success, removed
+ * on failure).  A utility is a gg_app_spec and a
  * main that calls gg_app_main.
  *
  * MIT licence.
@@ -12,6 +13,7 @@
 #define GG_APP_H
 
 #include "geogpu.h"
+#include "gg_output.h"
 
 #include <stdio.h>
 
@@ -58,12 +60,12 @@ typedef struct gg_app_spec {
      * gdal_fmcw): opens the product of the one source on a device as a
      * GDALDatasetH (NULL after a CPLError); gg_app writes it as usual. */
     void *(*open_source)(gg_app *app, const char *src, const char *device);
-    /* Writes the utility's side outputs (gdal_xcorr's -table) from its
-     * product, written under the temporary name product, each to a
-     * temporary name it adds to *tmps beside its final name in *finals
-     * (CSLAddString); they are renamed with the product, or removed with
-     * it.  0, or 1 after reporting.  May be NULL. */
-    int (*side_outputs)(gg_app *app, const char *product, char ***tmps, char ***finals);
+    /* Writes the utility's side outputs (gdal_xcorr's -table, gdal_coreg's
+     * -fit and -prm) once its product is written under the temporary name
+     * product: each file under the name gg_output_set_add(set, final, ...)
+     * gives, so that it is committed with the product, or removed with it
+     * (gg_output.h).  0, or 1 after reporting.  May be NULL. */
+    int (*side_outputs)(gg_app *app, const char *product, gg_output_set *set);
     /* Registers the drivers the utility carries (GGRegisterDrivers), after
      * GDAL's own and before the command line is processed; may be NULL. */
     void (*register_drivers)(void);

@@ -9,8 +9,9 @@
  * the GG driver (which processes the SLCs block by block); the fit is host
  * float64; the resampling goes through gg_app like every utility, so -of,
  * -co, -device, -q and -of GGVRT (a lazily resampled secondary) behave as
- * elsewhere.  The fit's files (-fit, -prm) are written only once the
- * resampled output exists, each to a temporary name then renamed.
+ * elsewhere.  The fit's files (-fit, -prm) are the resampled output's side
+ * outputs: written under temporary names once it is, and committed with it
+ * in one step (gg_output.h), or not at all.
  *
  * MIT licence.
  */
@@ -18,6 +19,7 @@
 
 #include "gg_app.h"
 #include "gg_input_files.h"
+#include "gg_output.h"
 
 #include "cpl_conv.h"
 #include "cpl_string.h"
@@ -67,6 +69,8 @@ static const gg_app_flag flags[] = {
                                   "the secondary), none, or <azimuth>,<range> in cycles/pixel"},
     {NULL, NULL, NULL, NULL}};
 
+static int side_outputs(gg_app *app, const char *product, gg_output_set *set);
+
 static const gg_app_spec spec = {
     .name = "gdal_coreg",
     .operation = "resample",
@@ -82,6 +86,7 @@ static const gg_app_spec spec = {
     .flags = flags,
     .also_operation = "xcorr",
     .parse_flag = parse_flag,
+    .side_outputs = side_outputs,
     .register_drivers = NULL, /* the caller registers (gdal_coreg.c: GGRegisterDrivers) */
 };
 
@@ -114,36 +119,28 @@ static int fail(const char *fmt, const char *a, const char *b)
     return 1;
 }
 
-/* Writes text to a temporary name beside path (renamed by commit_text
- * once the raster is complete): an unwritable side output fails before
- * the raster is made, so that no output at all is left.  NULL after
- * reporting the error. */
-static char *write_text(const char *path, const char *text)
+/* The fit's files of the run in progress, for side_outputs: -fit's JSON
+ * and -prm's lines (NULL: not asked). */
+static const char *side_fit_path, *side_json, *side_prm_path, *side_prm;
+
+static int write_text(gg_output_set *set, const char *path, const char *text)
 {
-    char *tmp = CPLStrdup(CPLSPrintf("%s.tmp%d", path, (int)getpid()));
-    FILE *f = fopen(tmp, "w");
+    const char *tmp = gg_output_set_add(set, path, NULL);
+    FILE *f = tmp ? fopen(tmp, "w") : NULL;
     int ok = f && fputs(text, f) >= 0;
     if (f && fclose(f) != 0)
         ok = 0;
-    if (!ok) {
-        unlink(tmp);
-        CPLFree(tmp);
-        fail("cannot write '%s'%s", path, "");
-        return NULL;
-    }
-    return tmp;
+    return ok ? 0 : fail("cannot write '%s'%s", path, "");
 }
 
-/* Renames write_text's temporary to path (or only removes it: keep 0). */
-static int commit_text(char *tmp, const char *path, int keep)
+/* -fit and -prm as the resampled output's side outputs (gg_app_spec). */
+static int side_outputs(gg_app *app, const char *product, gg_output_set *set)
 {
-    if (!tmp)
-        return 0;
-    const int ok = keep && rename(tmp, path) == 0;
-    if (!ok)
-        unlink(tmp);
-    CPLFree(tmp);
-    return ok || !keep ? 0 : fail("cannot write '%s'%s", path, "");
+    (void)app;
+    (void)product;
+    if (side_fit_path && write_text(set, side_fit_path, side_json))
+        return 1;
+    return side_prm_path && write_text(set, side_prm_path, side_prm);
 }
 
 /* Window centres (primary pixel coordinates, centres at integers) of an
@@ -654,6 +651,9 @@ static int check_outputs(const gg_coreg_app_options *o)
         if (!outs[k])
             continue;
         rc = gg_input_files_check_output(inputs, what[k], outs[k], why, sizeof why);
+        /* an unwritable side output fails before any work */
+        if (!rc && k > 0)
+            rc = gg_output_check_writable(what[k], outs[k], why, sizeof why);
         for (int j = 0; j < k && !rc; j++)
             if (outs[j] && gg_input_files_same(outs[j], outs[k])) {
                 snprintf(why, sizeof why, "%s '%s' is also %s; every output needs its own file",
@@ -765,17 +765,13 @@ int gg_coreg_app(const gg_coreg_app_options *o)
         CSLDestroy(args);
         return 1;
     }
-    char *fit_tmp = fit_path ? write_text(fit_path, json) : NULL;
-    char *prm_tmp = prm_path && (fit_tmp || !fit_path) ? write_text(prm_path, prm) : NULL;
-    if ((fit_path && !fit_tmp) || (prm_path && !prm_tmp)) {
-        commit_text(fit_tmp, fit_path, 0);
-        CSLDestroy(args);
-        return 1;
-    }
+    /* the fit's files are committed with the raster (side_outputs) */
+    side_fit_path = fit_path;
+    side_json = json;
+    side_prm_path = prm_path;
+    side_prm = prm;
     rc = gg_app_main(&spec, CSLCount(args), args);
+    side_fit_path = side_json = side_prm_path = side_prm = NULL;
     CSLDestroy(args);
-    /* the fit's files appear only with a complete raster */
-    if (commit_text(fit_tmp, fit_path, !rc) | commit_text(prm_tmp, prm_path, !rc))
-        return 1;
     return rc;
 }

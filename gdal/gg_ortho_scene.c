@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "gg_ortho_scene.h"
+#include "gg_work_limit.h"
 #include "gpu/fault.h"
 
 #include "cpl_conv.h"
@@ -30,6 +31,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* The host allocations of the scene set-up and of its blocks: malloc and
+ * calloc, failing on GG_FAULT=hostalloc:N (tests) as when memory runs out,
+ * so that every caller's "out of memory" path is run (an unchecked one
+ * crashed gdal_ortho and GG:ortho: under ulimit -v). */
+static void *host_alloc(size_t n)
+{
+    return gg_fault_point("hostalloc") ? NULL : malloc(n);
+}
+
+static void *host_calloc(size_t n, size_t size)
+{
+    return gg_fault_point("hostalloc") ? NULL : calloc(n, size);
+}
 
 /* (int)v for a double that may be huge or NaN (corrupt metadata, a
  * diverging model): clamped into [lo, hi] first, NaN gives lo. */
@@ -256,7 +271,7 @@ static int exact_nodes(const ggo_scene *sc, int n, const double *px, const doubl
     double *x = planes, *y = planes + plane, *dx = planes + 2 * plane, *dy = planes + 3 * plane,
            *dz = planes + 4 * plane;
     int one;
-    int *ok = n == 1 ? &one : malloc(sizeof(int) * (size_t)n);
+    int *ok = n == 1 ? &one : host_alloc(sizeof(int) * (size_t)n);
     if (!ok)
         return 1;
     for (int i = 0; i < n; i++) {
@@ -322,8 +337,8 @@ int ggo_block_grid(const ggo_scene *sc, ggo_block *b, double lon_ref)
     b->gnx = (sc->out_w - 1) / S + 4;
     b->gny = (b->rows - 1) / S + 4;
     const size_t n = (size_t)b->gnx * b->gny;
-    b->nodes = malloc(n * GG_ORTHO_PLANES * sizeof(double));
-    double *px = malloc(n * sizeof(double)), *py = malloc(n * sizeof(double));
+    b->nodes = host_alloc(n * GG_ORTHO_PLANES * sizeof(double));
+    double *px = host_alloc(n * sizeof(double)), *py = host_alloc(n * sizeof(double));
     if (!b->nodes || !px || !py) {
         free(px);
         free(py);
@@ -409,7 +424,7 @@ int ggo_read_window(const ggo_scene *sc, GDALDatasetH ds, ggo_block *b)
     const size_t ss = gg_type_size(sc->src_t);
     const size_t plane = (size_t)b->sw * b->sh;
     free(b->src);
-    b->src = malloc(plane * ss * sc->nbands + 1);
+    b->src = host_alloc(plane * ss * sc->nbands + 1);
     if (!b->src)
         return 0;
     if (plane == 0)
@@ -613,6 +628,18 @@ static int output_grid(ggo_scene *sc)
                         "the output grid of %d x %d pixels is too large (at most %d a side: "
                         "check -tr, -ts and -te)",
                         w, h, GRID_MAX);
+    /* the work estimate before the set-up that grows with the grid (its
+     * DEM window, footprint and node grids: seconds and gigabytes for a
+     * polar scene's grid at 5 m), so a grid far larger than meant stops
+     * at once (gg_work_limit.h) */
+    char why[1024];
+    const double read_bytes =
+        (double)sc->width * sc->height * sc->nbands * (double)gg_type_size(sc->src_t);
+    const double write_bytes = (double)w * h * sc->nbands * (double)gg_type_size(sc->dst_t);
+    if (gg_work_limit_check(CPLSPrintf("the output grid of %d x %d pixels (check -tr, -ts and -te)",
+                                       w, h),
+                            read_bytes, write_bytes, why, sizeof why))
+        return ggo_fail(sc, "%s", why);
     sc->out_w = w;
     sc->out_h = h;
     return 0;
@@ -626,8 +653,8 @@ static int load_dem(ggo_scene *sc)
     /* a coarse pass over the whole output */
     const int nx = 33, ny = 33;
     const int n = nx * ny;
-    double *px = malloc(sizeof(double) * n), *py = malloc(sizeof(double) * n);
-    double *planes = malloc(sizeof(double) * n * GG_ORTHO_PLANES);
+    double *px = host_alloc(sizeof(double) * n), *py = host_alloc(sizeof(double) * n);
+    double *planes = host_alloc(sizeof(double) * n * GG_ORTHO_PLANES);
     if (px && py && planes)
         for (int j = 0; j < ny; j++)
             for (int i = 0; i < nx; i++) {
@@ -664,7 +691,7 @@ static int load_dem(ggo_scene *sc)
     sc->demw.y0 = y0;
     sc->demw.width = x1 - x0;
     sc->demw.height = y1 - y0;
-    sc->dem_buf = malloc(sizeof(double) * sc->demw.width * sc->demw.height);
+    sc->dem_buf = host_alloc(sizeof(double) * sc->demw.width * sc->demw.height);
     if (!sc->dem_buf)
         return ggo_fail(sc, "out of memory for the DEM window");
     CPLErrorReset();
@@ -723,8 +750,8 @@ static int check_coverage(ggo_scene *sc)
 static int check_footprint(ggo_scene *sc)
 {
     const int m = 65, n = m * m;
-    double *px = malloc(sizeof(double) * n), *py = malloc(sizeof(double) * n);
-    double *pl = malloc(sizeof(double) * n * GG_ORTHO_PLANES);
+    double *px = host_alloc(sizeof(double) * n), *py = host_alloc(sizeof(double) * n);
+    double *pl = host_alloc(sizeof(double) * n * GG_ORTHO_PLANES);
     int inside = 0;
     if (!px || !py || !pl) {
         free(px);
@@ -990,8 +1017,8 @@ int ggo_scene_open(ggo_scene *sc, const ggo_options *o, const char *src_name)
      * for a band without, as gdalwarp).  The output's: -dstnodata's list,
      * else the source's. */
     const int nb = sc->nbands;
-    sc->src_nd = calloc((size_t)nb, sizeof(double));
-    sc->dst_nd = calloc((size_t)nb, sizeof(double));
+    sc->src_nd = host_calloc((size_t)nb, sizeof(double));
+    sc->dst_nd = host_calloc((size_t)nb, sizeof(double));
     if (!sc->src_nd || !sc->dst_nd)
         return ggo_fail(sc, "out of memory");
     int any_own = 0;
@@ -1069,7 +1096,7 @@ int ggo_set_file_nodata(ggo_scene *sc, const double *file_nd, int block_w, int b
     if (!differ)
         return 0;
     free(sc->outside_nd);
-    sc->outside_nd = malloc(sizeof(double) * (size_t)sc->nbands);
+    sc->outside_nd = host_alloc(sizeof(double) * (size_t)sc->nbands);
     if (!sc->outside_nd)
         return ggo_fail(sc, "out of memory");
     memcpy(sc->outside_nd, file_nd, sizeof(double) * (size_t)sc->nbands);
@@ -1128,7 +1155,7 @@ int ggo_run_block(ggo_scene *sc, gg_ortho_session *sess, gg_context *ctx, GDALDa
     const size_t dsz = gg_type_size(sc->dst_t);
     const size_t plane = (size_t)sc->out_w * b->rows;
     if (!b->dst)
-        b->dst = malloc(plane * dsz * sc->nbands);
+        b->dst = host_alloc(plane * dsz * sc->nbands);
     if (!b->dst)
         return ggo_fail(sc, "out of memory");
     gg_ortho_grid g = {b->nodes, b->gnx, b->gny, sc->step};

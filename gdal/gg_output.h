@@ -1,10 +1,21 @@
 /*
- * gg_output.h -- the safe output path of every file a geogpu run writes:
- * written under a temporary name in its destination's folder, renamed over
- * the destination on success, removed on failure -- and, in a program that
- * asked for it (gg_output_catch_signals), removed when SIGINT, SIGTERM or
- * SIGHUP ends the process, so that an interrupted run leaves nothing
- * behind either.
+ * gg_output.h -- the one output transaction of a geogpu run: every file a
+ * run writes (rasters, band files, tables, JSON, PRM lines, PNGs, GGVRT)
+ * is written under a temporary name in its destination's folder, and all
+ * are put in place together in one commit step, or none is:
+ *
+ *  - the commit holds an advisory lock (flock) on each destination folder,
+ *    so that concurrent runs on one destination end with one run's
+ *    complete set, never a mix;
+ *  - each existing destination (with the side files its driver lists, such
+ *    as an old .aux.xml) is kept aside under a hidden name until every new
+ *    file is in place; a failure on the way puts every old file back, so
+ *    that nothing at a destination changes;
+ *  - in a program that asked for it (gg_output_catch_signals), SIGINT,
+ *    SIGTERM and SIGHUP remove the temporaries and end the process as the
+ *    signal would; one arriving during a commit step waits until the step
+ *    has finished (or rolled back), so an interrupted run leaves either
+ *    the old set or the new one, and no temporary.
  *
  * MIT licence.
  */
@@ -12,6 +23,7 @@
 #define GG_OUTPUT_H
 
 #include "gdal.h"
+#include "geogpu_gdal.h"
 
 #include <stddef.h>
 
@@ -19,30 +31,24 @@
 extern "C" {
 #endif
 
-/* "<dir>/.<stem>.tmp<pid>.<ext>" for dst: same folder (the rename is a
- * rename, not a copy), same extension (drivers that look at it behave).
- * The name is tracked for removal on a signal until it is committed or
- * discarded.  CPLFree() it. */
-char *gg_output_temporary_name(const char *dst);
+/* gg_output_set: new, add, count, temporary, commit, free -- public
+ * (include/geogpu_gdal.h: the Python package writes its PNGs through
+ * them). */
 
-/* Replaces dst by the finished (closed) temporary tmp: an existing dst is
- * deleted with its own driver (all its files) unless single_file (then
- * rename() replaces it atomically), then tmp is renamed: a plain rename
- * when single_file, else GDALRenameDataset with drv (NULL: the driver
- * GDAL identifies), all the dataset's files.  0 on success; 1 with the reason in err
- * (errlen bytes), tmp left for gg_output_discard. */
+/* 0 when a file can be created in path's folder (a hidden probe, removed
+ * at once), so that an unwritable side output fails before any work; 1
+ * with "cannot write <what> '<path>': <reason>" in err. */
+int gg_output_check_writable(const char *what, const char *path, char *err, size_t errlen);
+
+/* One destination on its own (gdal_ortho's scenes), the same transaction:
+ * gg_output_temporary_name gives the temporary (CPLFree() it),
+ * gg_output_commit puts it and its side files in place (drv and
+ * single_file are not needed: the files are found by the temporary's
+ * name), gg_output_discard removes what a failed write left. */
+char *gg_output_temporary_name(const char *dst);
 int gg_output_commit(GDALDriverH drv, const char *tmp, const char *dst, int single_file,
                      char *err, size_t errlen);
-
-/* Removes whatever a failed write left under tmp (with drv: all the
- * dataset's files), quietly, and stops tracking it. */
 void gg_output_discard(GDALDriverH drv, const char *tmp);
-
-/* For programs (never a library call inside someone else's process):
- * SIGINT, SIGTERM and SIGHUP, where their disposition is the default one,
- * remove the tracked temporaries (the file and its .aux.xml) and then end
- * the process as the signal would have.  Idempotent. */
-void gg_output_catch_signals(void);
 
 #ifdef __cplusplus
 }

@@ -170,6 +170,13 @@ struct GGStrip
 
 class GGRasterBand;
 
+// GDALDataset::IRasterIO's band map became const in GDAL 3.8.
+#if GDAL_VERSION_NUM >= GDAL_COMPUTE_VERSION(3, 8, 0)
+#define GG_BANDMAP_TYPE const int *
+#else
+#define GG_BANDMAP_TYPE int *
+#endif
+
 class GGDataset final : public GDALPamDataset
 {
     friend class GGRasterBand;
@@ -201,6 +208,14 @@ class GGDataset final : public GDALPamDataset
     std::mutex m_oReadMutex{};
     // m_aapoReaders and the one-time look at how a stack lies in its file
     std::mutex m_oHandleMutex{};
+    // Every RasterIO on the dataset or its bands, one at a time: GDAL's
+    // block cache (3.6) is not thread-safe for one handle read from
+    // several threads (two threads missing one block each adopt their own
+    // copy, and reads returned other blocks' pixels).  Blocks are computed
+    // one at a time anyway (m_oReadMutex, m_oMutex), so this costs only
+    // the copies out of the cache.  Recursive: a dataset read goes through
+    // its bands', a block read puts its stack siblings into the cache.
+    std::recursive_mutex m_oIOMutex{};
     // input and band (1-based) of each band of m_apoStack
     std::vector<int> m_anStackInput{}, m_anStackBand{};
     int m_nBlockXSize = 0, m_nBlockYSize = 0;
@@ -258,6 +273,23 @@ class GGDataset final : public GDALPamDataset
     CPLErr GetGeoTransform(double *padfTransform) override;
     const OGRSpatialReference *GetSpatialRef() const override;
     char **GetFileList() override;
+
+    std::recursive_mutex &IOMutex()
+    {
+        return m_oIOMutex;
+    }
+
+  protected:
+    CPLErr IRasterIO(GDALRWFlag eRWFlag, int nXOff, int nYOff, int nXSize, int nYSize, void *pData,
+                     int nBufXSize, int nBufYSize, GDALDataType eBufType, int nBandCount,
+                     GG_BANDMAP_TYPE panBandMap, GSpacing nPixelSpace, GSpacing nLineSpace,
+                     GSpacing nBandSpace, GDALRasterIOExtraArg *psExtraArg) override
+    {
+        std::lock_guard<std::recursive_mutex> oLock(m_oIOMutex);
+        return GDALPamDataset::IRasterIO(eRWFlag, nXOff, nYOff, nXSize, nYSize, pData, nBufXSize,
+                                         nBufYSize, eBufType, nBandCount, panBandMap, nPixelSpace,
+                                         nLineSpace, nBandSpace, psExtraArg);
+    }
 };
 
 /************************************************************************/
@@ -282,6 +314,18 @@ class GGRasterBand final : public GDALPamRasterBand
     {
         return cpl::down_cast<GGDataset *>(poDS)->ReadBlock(nBand - 1, nBlockXOff, nBlockYOff,
                                                              nBlockXSize, nBlockYSize, pImage);
+    }
+
+    // One RasterIO at a time on the dataset (GGDataset::m_oIOMutex).
+    CPLErr IRasterIO(GDALRWFlag eRWFlag, int nXOff, int nYOff, int nXSize, int nYSize, void *pData,
+                     int nBufXSize, int nBufYSize, GDALDataType eBufType, GSpacing nPixelSpace,
+                     GSpacing nLineSpace, GDALRasterIOExtraArg *psExtraArg) override
+    {
+        std::lock_guard<std::recursive_mutex> oLock(
+            cpl::down_cast<GGDataset *>(poDS)->IOMutex());
+        return GDALPamRasterBand::IRasterIO(eRWFlag, nXOff, nYOff, nXSize, nYSize, pData,
+                                            nBufXSize, nBufYSize, eBufType, nPixelSpace,
+                                            nLineSpace, psExtraArg);
     }
 
     // The op decides the nodata value; PAM must not override it.

@@ -14,6 +14,7 @@
 #include "cpl_error.h"
 #include "cpl_string.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Strips in flight: one per reader, one on each device, one being
@@ -29,6 +30,7 @@ typedef struct job {
     GGStrip *strips[MAX_SLOTS]; /* processed */
     void **bufs[MAX_SLOTS]; /* others: one plane per band */
     const gg_product_write_options *o;
+    const char *dst;
 } job;
 
 static void thread_begin(void *user)
@@ -65,6 +67,31 @@ static int compute_strip(void *user, int worker, int item, int slot)
     return GGStripCompute(j->dss[worker], j->strips[slot]) != CE_None;
 }
 
+/* The first +-Inf of a computed band (h rows of W samples; complex: 2W
+ * numbers a row) that is not its nodata value, as its row, or -1.  An op
+ * treats infinite inputs as invalid, so an infinite output is an overflow
+ * of the band's type (a multilook of 3.4e38s sums past FLT_MAX), not a
+ * value: written, it would pass for a result. */
+static int first_inf_row(const void *data, GDALDataType type, int W, int h, double nodata,
+                         int has_nodata)
+{
+    const int per_row = GDALDataTypeIsComplex(type) ? 2 * W : W;
+    for (int y = 0; y < h; y++) {
+        if (type == GDT_Float32 || type == GDT_CFloat32) {
+            const float *r = (const float *)data + (size_t)y * per_row;
+            for (int x = 0; x < per_row; x++)
+                if (isinf(r[x]) && !(has_nodata && r[x] == nodata))
+                    return y;
+        } else if (type == GDT_Float64 || type == GDT_CFloat64) {
+            const double *r = (const double *)data + (size_t)y * per_row;
+            for (int x = 0; x < per_row; x++)
+                if (isinf(r[x]) && !(has_nodata && r[x] == nodata))
+                    return y;
+        }
+    }
+    return -1;
+}
+
 static int write_strip(void *user, int item, int slot)
 {
     job *j = user;
@@ -81,7 +108,20 @@ static int write_strip(void *user, int item, int slot)
         GDALDataType type = j->types[b];
         if (j->processed) {
             data = GGStripBand(j->strips[slot], b, &y0, &h);
-            type = GDALGetRasterDataType(GDALGetRasterBand(j->dss[0], b + 1));
+            GDALRasterBandH band = GDALGetRasterBand(j->dss[0], b + 1);
+            type = GDALGetRasterDataType(band);
+            int has_nd = 0;
+            const double nd = GDALGetRasterNoDataValue(band, &has_nd);
+            const int row = first_inf_row(data, type, j->W, h, nd, has_nd);
+            if (row >= 0) {
+                const char *name = GDALGetDescription(band);
+                CPLError(CE_Failure, CPLE_AppDefined,
+                         "the product overflows %s: band %d%s%s%s is infinite at row %d from "
+                         "finite inputs (values too large for the type); '%s' not written",
+                         GDALGetDataTypeName(type), b + 1, *name ? " (" : "", name,
+                         *name ? ")" : "", y0 + row, j->dst);
+                return 1;
+            }
         }
         if (GDALRasterIO(ob, GF_Write, 0, y0, j->W, h, (void *)data, j->W, h, type, 0, 0) !=
             CE_None)
@@ -186,7 +226,7 @@ int gg_product_write(GDALDatasetH *dss, int ndev, const char *dst,
                      const gg_product_write_options *o)
 {
     GDALDatasetH ds = dss[0];
-    job j = {.dss = dss, .ndev = ndev, .o = o, .per_band = o->per_band};
+    job j = {.dss = dss, .ndev = ndev, .o = o, .per_band = o->per_band, .dst = dst};
     j.processed = GGDatasetStripCount(ds) > 0;
     if (!j.processed)
         j.ndev = 1;
@@ -200,11 +240,16 @@ int gg_product_write(GDALDatasetH *dss, int ndev, const char *dst,
         j.types[b] = o->type != GDT_Unknown ? o->type
                                             : GDALGetRasterDataType(GDALGetRasterBand(ds, b + 1));
     char **finals = gg_product_write_names(ds, dst, o), **tmps = NULL;
+    gg_output_set *set = o->set ? o->set : gg_output_set_new();
     int rc = 0;
     for (int f = 0; f < nfiles && !rc; f++) {
-        char *tmp = gg_output_temporary_name(finals[f]);
+        const char *tmp = set ? gg_output_set_add(set, finals[f], NULL) : NULL;
+        if (!tmp) {
+            CPLError(CE_Failure, CPLE_OutOfMemory, "out of memory");
+            rc = 1;
+            break;
+        }
         tmps = CSLAddString(tmps, tmp);
-        CPLFree(tmp);
         j.outs[f] = create_file(&j, ds, f, tmps[f]);
         if (!j.outs[f]) {
             CPLError(CE_Failure, CPLE_FileIO, "cannot create '%s'", finals[f]);
@@ -263,31 +308,15 @@ int gg_product_write(GDALDatasetH *dss, int ndev, const char *dst,
             if (CPLGetErrorCounter() != before && CPLGetLastErrorType() >= CE_Failure)
                 rc = 1;
         }
-    char **side_tmps = NULL, **side_finals = NULL;
-    if (!rc && o->side_outputs)
-        rc = o->side_outputs(o->side_outputs_user, tmps[0], &side_tmps, &side_finals) != 0;
-    for (int f = 0; !rc && f < nfiles; f++) {
-        char why[1024];
-        if (gg_output_commit(o->driver, tmps[f], finals[f], 0, why, sizeof why)) {
+    if (!rc && !o->set) {
+        char why[2048];
+        if (gg_output_set_commit(set, why, sizeof why)) {
             CPLError(CE_Failure, CPLE_FileIO, "%s", why);
             rc = 1;
         }
     }
-    for (int f = 0; !rc && f < CSLCount(side_tmps); f++) {
-        char why[1024];
-        if (gg_output_commit(NULL, side_tmps[f], side_finals[f], 1, why, sizeof why)) {
-            CPLError(CE_Failure, CPLE_FileIO, "%s", why);
-            rc = 1;
-        }
-    }
-    if (rc) {
-        for (int f = 0; f < CSLCount(tmps); f++)
-            gg_output_discard(o->driver, tmps[f]);
-        for (int f = 0; f < CSLCount(side_tmps); f++)
-            gg_output_discard(NULL, side_tmps[f]);
-    }
-    CSLDestroy(side_tmps);
-    CSLDestroy(side_finals);
+    if (!o->set)
+        gg_output_set_free(set); /* removes what a failure left */
     for (int s = 0; s < MAX_SLOTS; s++) {
         GGStripFree(j.strips[s]);
         for (int b = 0; j.bufs[s] && b < j.nb; b++)

@@ -4,8 +4,8 @@
  * on the device(s) and written while the next ones are read and computed.
  * A processed dataset (gg_processed.h) is read and computed apart (its
  * GGStrip calls); any other dataset (the FMCW driver's products) computes
- * inside its reads.  Every file goes to a temporary name first
- * (gg_output.h) and all are renamed at the end, or none.
+ * inside its reads.  Every file goes to a temporary name first and
+ * all are put in place together, or none (gg_output.h).
  *
  * MIT licence.
  */
@@ -13,6 +13,7 @@
 #define GG_PRODUCT_WRITE_H
 
 #include "gdal.h"
+#include "gg_output.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,14 +30,10 @@ typedef struct gg_product_write_options {
     const char *band_prefix, *band_folder;
     GDALProgressFunc progress; /* NULL: none */
     void *progress_arg;
-    /* Side outputs written from the finished product (gdal_xcorr's -table),
-     * after every file is closed and before anything is renamed: the call
-     * gets the product's first file under its temporary name and adds a
-     * (temporary, final) name pair for each file it wrote; they are
-     * renamed with the product, or removed with it.  0, or 1 after a
-     * CPLError.  NULL: none. */
-    int (*side_outputs)(void *user, const char *product, char ***tmps, char ***finals);
-    void *side_outputs_user;
+    /* The output transaction the files join (gg_output.h): the caller
+     * adds its other files and commits them all.  NULL: the call commits
+     * its files itself. */
+    gg_output_set *set;
     /* Pushed on each pipeline thread (CPLPushErrorHandlerEx), so that its
      * errors reach the caller's handler; NULL: GDAL's default. */
     CPLErrorHandler error_handler;
@@ -55,8 +52,9 @@ char **gg_product_write_names(GDALDatasetH ds, const char *dst,
 
 /* Writes the product dss[0] (the same product on ndev devices: each strip
  * is computed on whichever device is free; other datasets than processed
- * ones take ndev 1) to dst.  0 on success; 1 after a CPLError, nothing
- * written. */
+ * ones take ndev 1) to dst.  0 on success (with o->set: the files written
+ * under their temporary names, the first file the set's entry it had
+ * when called); 1 after a CPLError, nothing written. */
 int gg_product_write(GDALDatasetH *dss, int ndev, const char *dst,
                      const gg_product_write_options *o);
 

@@ -156,6 +156,16 @@ std::vector<std::pair<std::string, std::string>> GGOperationOptions(const gg_op 
     return ao;
 }
 
+std::string GGShortName(const std::string &osName)
+{
+    constexpr size_t nMax = 200, nKeep = 80;
+    if (osName.size() <= nMax)
+        return osName;
+    return osName.substr(0, nKeep) + "... [" +
+           std::to_string(osName.size() - 2 * nKeep) + " characters] ..." +
+           osName.substr(osName.size() - nKeep);
+}
+
 /* GG:<operation>:<key>=<value>[:<key>=<value>...]:<input>[,<input>...]
  * After the operation, segments are consumed while they are key=value with a
  * key the operation knows (or "device"); the rest, colons included, is the
@@ -167,7 +177,7 @@ bool GGParseConnectionString(const char *pszName, GGSpec &oSpec)
     if (pszName == nullptr || !GGIsConnectionString(pszName))
     {
         CPLError(CE_Failure, CPLE_OpenFailed, "GG: '%s' is not a GG: connection string",
-                 pszName ? pszName : "(null)");
+                 pszName ? GGShortName(pszName).c_str() : "(null)");
         return false;
     }
     const std::string osName(pszName);
@@ -178,7 +188,7 @@ bool GGParseConnectionString(const char *pszName, GGSpec &oSpec)
         CPLError(CE_Failure, CPLE_OpenFailed,
                  "GG: malformed connection string '%s' (expected "
                  "GG:<operation>:[<key>=<value>:...]<input>)",
-                 pszName);
+                 GGShortName(pszName).c_str());
         return false;
     }
     oSpec.osOperation = osBody.substr(0, nOpEnd);
@@ -246,7 +256,7 @@ bool GGParseConnectionString(const char *pszName, GGSpec &oSpec)
     if (osInputs.empty())
     {
         CPLError(CE_Failure, CPLE_OpenFailed, "GG: no input raster in connection string '%s'",
-                 pszName);
+                 GGShortName(pszName).c_str());
         return false;
     }
     oSpec.aosInputs = SplitInputs(osInputs);
@@ -254,7 +264,7 @@ bool GGParseConnectionString(const char *pszName, GGSpec &oSpec)
         if (osInput.empty())
         {
             CPLError(CE_Failure, CPLE_OpenFailed, "GG: empty input name in connection string '%s'",
-                     pszName);
+                     GGShortName(pszName).c_str());
             return false;
         }
     return true;

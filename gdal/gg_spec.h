@@ -40,6 +40,12 @@ bool GGIsOperationOption(const char *pszOperation, const char *pszKey);
 // The op's options as (key, value) pairs, from gg_op_options_string.
 std::vector<std::pair<std::string, std::string>> GGOperationOptions(const gg_op *op);
 
+// A name as messages show it: whole up to 200 characters, else its first
+// and last 80 with the number left out between them ("GG:rotate:...
+// [119964 characters] ...:slc.tif"), so that a deeply nested GG: string
+// gives a one-line message, not a megabyte.
+std::string GGShortName(const std::string &osName);
+
 // The device a dataset asks for: the one it names, else the GG_DEVICE
 // configuration option, else "" (bWithAuto: "auto").
 std::string GGRequestedDevice(const std::string &osNamed, bool bWithAuto);

@@ -142,20 +142,21 @@ static int write_table(const char *raster, const char *path, const char *tmp)
     return ok ? 0 : 1;
 }
 
-/* -table as the raster's side output: written with it, renamed with it. */
-static int table_side_output(gg_app *app, const char *product, char ***tmps, char ***finals)
+/* -table as the raster's side output: written with it, committed with it. */
+static int table_side_output(gg_app *app, const char *product, gg_output_set *set)
 {
     (void)app;
     if (!table_path)
         return 0;
     /* a table name without an extension is written as CSV (its driver
      * wants the extension on the temporary name) */
-    char *tmp = gg_output_temporary_name(
-        *CPLGetExtension(table_path) ? table_path : CPLSPrintf("%s.csv", table_path));
-    *tmps = CSLAddString(*tmps, tmp);
-    *finals = CSLAddString(*finals, table_path);
-    CPLFree(tmp);
-    return write_table(product, table_path, (*tmps)[CSLCount(*tmps) - 1]);
+    const char *tmp = gg_output_set_add(set, table_path,
+                                        *CPLGetExtension(table_path) ? NULL : "csv");
+    if (!tmp) {
+        fprintf(stderr, "ERROR 1: gdal_xcorr: out of memory\n");
+        return 1;
+    }
+    return write_table(product, table_path, tmp);
 }
 
 static const gg_app_flag flags[] = {
@@ -209,20 +210,11 @@ static int table_writable(const char *path)
         fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", why); /* not a regular file */
         return 1;
     }
-    const char *dir = CPLGetPath(path);
-    char *tmp = CPLStrdup(CPLFormFilename(*dir ? dir : ".",
-                                          CPLSPrintf(".%s.probe%d", CPLGetFilename(path), (int)getpid()),
-                                          NULL));
-    FILE *f = fopen(tmp, "w");
-    if (f) {
-        fclose(f);
-        unlink(tmp);
+    if (gg_output_check_writable("the table", path, why, sizeof why)) {
+        fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", why);
+        return 1;
     }
-    CPLFree(tmp);
-    if (f)
-        return 0;
-    fprintf(stderr, "ERROR 1: gdal_xcorr: cannot write the table '%s'\n", path);
-    return 1;
+    return 0;
 }
 
 int gg_xcorr_app_table_check(int argc, char **argv)
@@ -554,11 +546,12 @@ int gg_xcorr_gmtsar_app(const gg_xcorr_gmtsar_app_options *opts, gg_context *ctx
         fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", gg_context_last_error(ctx));
         return gm_fail(&dev, 1);
     }
-    /* temporary name in the destination folder, renamed when complete */
+    /* the output transaction (gg_output.h): a temporary in the
+     * destination folder, put in place when complete */
     const char *outname = opts->outname;
-    const char *tmp = CPLSPrintf("%s.tmp%d", outname, (int)getpid());
-    char *tmpc = CPLStrdup(tmp);
-    FILE *f = fopen(tmpc, "w");
+    gg_output_set *set = gg_output_set_new();
+    const char *tmp = set ? gg_output_set_add(set, outname, NULL) : NULL;
+    FILE *f = tmp ? fopen(tmp, "w") : NULL;
     int ok = f != NULL;
     for (int i = 0; ok && i < n; i++)
         ok = fprintf(f, " %d %6.3f %d %6.3f %6.2f\n", (int)rows[i].x, rows[i].xoff, (int)rows[i].y,
@@ -566,14 +559,15 @@ int gg_xcorr_gmtsar_app(const gg_xcorr_gmtsar_app_options *opts, gg_context *ctx
     const int fault = ok && gg_fault_point("write"); /* GG_FAULT=write:N (tests) */
     if (f && fclose(f) != 0)
         ok = 0;
-    if (ok && (fault || rename(tmpc, outname) != 0))
+    char why[2048] = "";
+    if (ok && (fault || gg_output_set_commit(set, why, sizeof why)))
         ok = 0;
-    if (!ok) {
-        unlink(tmpc);
+    if (!ok && *why)
+        fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", why);
+    else if (!ok)
         fprintf(stderr, "ERROR 1: gdal_xcorr: cannot write '%s'%s\n", outname,
                 fault ? ": injected fault (GG_FAULT)" : "");
-    }
-    CPLFree(tmpc);
+    gg_output_set_free(set);
     gg_xcorr_free(rows);
     if (!ctx_in)
         gg_context_destroy(ctx);

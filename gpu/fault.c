@@ -6,8 +6,10 @@
  * can check every error path: a clean message, no partial output, no leak.
  * Kinds: alloc (device allocation), launch (kernel launch), transfer
  * (host<->device copy), fft (FFT execution), read (a GDAL read of an input
- * block), write (a GDAL write of an output block).  The library checks the
- * first four; the GDAL layer the last two.  Without GG_FAULT this is one
+ * block), write (a GDAL write of an output block), commit (putting one
+ * file of an output transaction in place), hostalloc (a host allocation
+ * of the ortho scene set-up).  The library checks the first four; the
+ * GDAL layer the last four.  Without GG_FAULT this is one
  * load of a flag per call.
  *
  * MIT licence.
@@ -19,7 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kinds[] = {"alloc", "launch", "transfer", "fft", "read", "write"};
+static const char *const kinds[] = {"alloc", "launch", "transfer", "fft", "read", "write",
+                                     "commit", "hostalloc"};
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

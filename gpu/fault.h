@@ -19,9 +19,13 @@ extern "C" {
 
 /* Test-only fault injection: with GG_FAULT="<kind>:<N>[,...]" in the
  * environment, returns 1 on the N-th call (process-wide) of that kind
- * (alloc, launch, transfer, fft, read, write), 0 otherwise.  The library
- * checks alloc/launch/transfer/fft itself; the GDAL layer calls it before
- * reading an input block ("read") and writing an output block ("write"). */
+ * (alloc, launch, transfer, fft, read, write, commit, hostalloc), 0
+ * otherwise.  The
+ * library checks alloc/launch/transfer/fft itself; the GDAL layer calls it
+ * before reading an input block ("read"), writing an output block
+ * ("write"), putting a file of an output transaction in place ("commit",
+ * gdal/gg_output.c) and allocating host memory in the ortho scene set-up
+ * ("hostalloc", gdal/gg_ortho_scene.c). */
 GG_API int gg_fault_point(const char *kind);
 
 #ifdef __cplusplus

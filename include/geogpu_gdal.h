@@ -127,6 +127,47 @@ typedef struct gg_stack_layout {
  * file with GDAL (registering its drivers if none are). */
 int gg_stack_layout_find(const char *path, gg_type type, gg_stack_layout *out);
 
+/* ------------------------------------------------ the output transaction */
+
+/* Every file a geogpu run writes is written under a temporary name in its
+ * destination's folder and all are put in place together in one commit
+ * step, or none (gdal/gg_output.h tells how: folder locks, the old files
+ * kept aside until the new ones are in place, signals). */
+
+/* The files of one run, committed together. */
+typedef struct gg_output_set gg_output_set;
+
+/* An empty set; NULL when out of memory. */
+gg_output_set *gg_output_set_new(void);
+
+/* Adds the destination dst and returns the name to write it under:
+ * "<dir>/.<stem>.tmp<pid>-<n>.<ext>", in dst's folder (the commit is a
+ * rename, not a copy), with ext (NULL: dst's own extension, so that
+ * drivers that look at it behave).  Every file whose name starts with
+ * "<dir>/.<stem>.tmp<pid>-<n>." is part of it (a driver's side files:
+ * .aux.xml, .hdr, .dbf) and goes to "<dir>/<stem>.<rest>".  The name
+ * belongs to the set; NULL when out of memory. */
+const char *gg_output_set_add(gg_output_set *set, const char *dst, const char *ext);
+
+/* How many destinations the set has, and the temporary of the i-th (in
+ * the order added). */
+int gg_output_set_count(const gg_output_set *set);
+const char *gg_output_set_temporary(const gg_output_set *set, int i);
+
+/* Puts every written file in place, in one commit step.  0 on
+ * success; 1 with the reason in err (errlen bytes, one line naming the
+ * file): every destination is as it was before, the temporaries removed. */
+int gg_output_set_commit(gg_output_set *set, char *err, size_t errlen);
+
+/* Removes the temporaries of a set not committed, then frees it. */
+void gg_output_set_free(gg_output_set *set);
+
+/* For programs (never a library call inside someone else's process):
+ * SIGINT, SIGTERM and SIGHUP, where their disposition is the default one,
+ * remove the temporaries and then end the process as the signal would
+ * have (after a commit step in progress).  Idempotent. */
+void gg_output_catch_signals(void);
+
 #ifdef __cplusplus
 }
 #endif

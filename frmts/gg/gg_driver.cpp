@@ -158,13 +158,21 @@ GDALDataset *GGOpen(GDALOpenInfo *poOpenInfo)
             // name the likelier mistake.
             CPLError(CE_Failure, CPLE_OpenFailed,
                      "GG: '%s' is not an option of %s (options: %s) nor an openable input",
-                     osInput.substr(0, osInput.find('=')).c_str(), oSpec.osOperation.c_str(),
+                     GGShortName(osInput.substr(0, osInput.find('='))).c_str(),
+                     oSpec.osOperation.c_str(),
                      OptionNames(oSpec.osOperation).c_str());
+        }
+        else if (!poInput && osError.rfind("GG: cannot open input '", 0) == 0)
+        {
+            // a nested GG: input that failed to open its own input: its
+            // message names the innermost input and the cause; wrapping it
+            // at every level made a 3000-deep string's message 1.1 MB
+            CPLError(CE_Failure, nErrorNo ? nErrorNo : CPLE_OpenFailed, "%s", osError.c_str());
         }
         else if (!poInput)
         {
             CPLError(CE_Failure, nErrorNo ? nErrorNo : CPLE_OpenFailed,
-                     "GG: cannot open input '%s'%s%s", osInput.c_str(),
+                     "GG: cannot open input '%s'%s%s", GGShortName(osInput).c_str(),
                      osError.empty() ? "" : ": ", osError.c_str());
         }
         if (!poInput)

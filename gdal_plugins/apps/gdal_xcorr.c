@@ -11,6 +11,7 @@
  * MIT licence.
  */
 #include "gg_app.h"
+#include "gg_output.h"
 #include "gg_xcorr_app.h"
 #include "register_drivers.h"
 
@@ -20,6 +21,7 @@
 int main(int argc, char **argv)
 {
     if (argc > 2 && EQUAL(argv[1], "-mode") && EQUAL(argv[2], "gmtsar")) {
+        gg_output_catch_signals(); /* an interrupted run leaves no temporary */
         int usage_error = 0;
         gg_xcorr_gmtsar_app_options *o =
             gg_xcorr_gmtsar_app_options_new(argc - 2, argv + 2, &usage_error);

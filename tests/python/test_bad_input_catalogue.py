@@ -400,6 +400,121 @@ def test_insar_huge_window_is_the_whole_image(gg, inputs, tmp_path):
     np.testing.assert_allclose(coh, ref, rtol=1e-5)
 
 
+# finite inputs whose product is past the output type's range (issue 36):
+# ops treat infinite inputs as invalid, so an infinite output is an overflow
+OVERFLOW = {
+    "multilook-real-3.4e38": ("gdal_multilook", np.full((32, 32), 3.4e38, np.float32),
+                              ["-looks", "2", "2"]),
+    "multilook-intensity-1e20": ("gdal_multilook", np.full((32, 32), 1e20 + 1e20j, np.complex64),
+                                 ["-looks", "2", "2"]),
+    "insar-1e20": ("gdal_insar", np.full((32, 32), 1e20 + 1e20j, np.complex64), ["-window", "3", "3"]),
+}
+
+
+@pytest.mark.parametrize("case", list(OVERFLOW))
+def test_overflow_to_inf_is_an_error(gg, tmp_path, case):
+    """exit 1, one ERROR line saying the product overflows its type (it
+    exited 0 with a raster of Inf), no output."""
+    utility, array, opts = OVERFLOW[case]
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    _write(src / "big.tif", [array],
+           gdal.GDT_CFloat32 if np.iscomplexobj(array) else gdal.GDT_Float32)
+    before = gg.snapshot(src)
+    srcs = [src / "big.tif"] * (2 if utility == "gdal_insar" else 1)
+    p = gg.run(utility, "-q", "-device", "cpu", *opts, *srcs, out / "o.tif", check=False)
+    _clean_failure(gg, p, out, ["overflows", "o.tif"], before, src)
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+# work estimated before any heavy set-up (issue 36, gg_work_limit.h): a
+# product or grid whose reads and writes pass GG_WORK_LIMIT (256 GiB by
+# default) stops at once with one line, instead of starting hours of work
+def _huge_vrt(folder, size=1000000):
+    _write(folder / "s.tif", [np.ones((16, 16), np.float32)], gdal.GDT_Float32)
+    (folder / "huge.vrt").write_text(
+        f'<VRTDataset rasterXSize="{size}" rasterYSize="{size}">'
+        '<VRTRasterBand dataType="Float32" band="1"><SimpleSource>'
+        '<SourceFilename relativeToVRT="1">s.tif</SourceFilename><SourceBand>1</SourceBand>'
+        '</SimpleSource></VRTRasterBand></VRTDataset>')
+    return folder / "huge.vrt"
+
+
+@pytest.mark.parametrize("utility", ["gdal_radnorm", "gdal_multilook", "gdal_rotate"])
+def test_work_past_the_limit_stops_at_once(gg, tmp_path, utility):
+    """A 10^6 x 10^6 VRT (3.6 TiB of Float32): one line naming the work and
+    the limit, exit 1, no output, within seconds (gdal_radnorm started
+    hours of work without a word)."""
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    opts = {"gdal_radnorm": ["-coef", "30"], "gdal_multilook": ["-looks", "2", "2"],
+            "gdal_rotate": ["-angle", "10"]}[utility]
+    huge = _huge_vrt(src)
+    before = gg.snapshot(src)
+    p = gg.run(utility, "-q", "-device", "cpu", *opts, huge, out / "o.tif", check=False,
+               timeout=30)
+    _clean_failure(gg, p, out, ["work limit", "GG_WORK_LIMIT none", "TiB"], before, src)
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_work_limit_is_stated_and_overridden(gg, tmp_path):
+    """GG_WORK_LIMIT sets the limit (--config or the environment), none
+    lifts it; a value that is not a size is refused."""
+    _write(tmp_path / "r.tif", [np.ones((64, 64), np.float32)], gdal.GDT_Float32)
+    ml = ["gdal_multilook", "-q", "-device", "cpu", "-looks", "2", "2", tmp_path / "r.tif"]
+    p = gg.run(*ml, "--config", "GG_WORK_LIMIT", "16K", tmp_path / "o.tif", check=False)
+    assert p.returncode == 1 and "past the work limit of 16 KiB" in p.stderr, p.stderr
+    assert not (tmp_path / "o.tif").exists()
+    p = gg.run(*ml, tmp_path / "o.tif", check=False, env={"GG_WORK_LIMIT": "16K"})
+    assert p.returncode == 1 and "work limit" in p.stderr, p.stderr
+    gg.run(*ml, "--config", "GG_WORK_LIMIT", "20K", tmp_path / "o.tif")  # 16 + 4 KiB: fits
+    gg.run(*ml, "--config", "GG_WORK_LIMIT", "none", tmp_path / "o2.tif")
+    p = gg.run(*ml, "--config", "GG_WORK_LIMIT", "lots", tmp_path / "o3.tif", check=False)
+    assert p.returncode == 1 and "GG_WORK_LIMIT 'lots' is not a size" in p.stderr, p.stderr
+
+
+def test_ortho_polar_grid_past_the_limit_stops_at_once(gg, tmp_path):
+    """RPCs near a pole with -t_srs EPSG:3263 -tr 5 5: a grid of petabytes,
+    refused before the set-up that took seconds and a gigabyte."""
+    subprocess.run(["bench_ortho_make", str(tmp_path), "200", "160"], check=True,
+                   capture_output=True)  # on PATH: <build>/bin
+    vrt = (tmp_path / "scene.vrt").read_text()
+    (tmp_path / "pole.vrt").write_text(vrt.replace('"LAT_OFF">45.2<', '"LAT_OFF">89.9<'))
+    out = tmp_path / "out"
+    out.mkdir()
+    before = gg.snapshot(tmp_path / "out")
+    p = gg.run("gdal_ortho", "-q", "-device", "cpu", "-t_srs", "EPSG:3263", "-tr", "5", "5",
+               tmp_path / "pole.vrt", out / "o.tif", check=False, timeout=30)
+    _clean_failure(gg, p, out, ["output grid", "work limit", "-tr"], before, out)
+
+
+def test_deeply_nested_gg_string_message_is_cut_short(gg, tmp_path):
+    """A 3000-deep GG: string that cannot open: one ERROR line of at most
+    1000 characters, the string cut in its middle, the cause kept at the
+    end (its message echoed 1.1 MB, later 2 KB cut before the cause)."""
+    _write(tmp_path / "r.tif", [np.ones((16, 16), np.float32)], gdal.GDT_Float32)
+    name = str(tmp_path / "r.tif")
+    for _ in range(3000):
+        name = "GG:rotate:angle=0:" + name
+    p = gg.run("gdal_multilook", "-q", "-device", "cpu", "-looks", "2", "2", name,
+               tmp_path / "o.tif", check=False)
+    errors = [line for line in p.stderr.splitlines() if line.startswith("ERROR")]
+    assert p.returncode == 1 and len(errors) == 1, p.stderr[:2000]
+    assert len(errors[0]) < 1000 and "characters] ..." in errors[0], errors[0][:2000]
+    assert errors[0].rstrip().endswith(("nested more than 16 deep (does a .ggvrt reference "
+                                        "itself?)")), errors[0]
+    assert not (tmp_path / "o.tif").exists()
+    gdal.PushErrorHandler("CPLQuietErrorHandler")
+    try:
+        with pytest.raises(RuntimeError) as e:
+            gdal.Open(name)
+    finally:
+        gdal.PopErrorHandler()
+    assert len(str(e.value)) < 1000, str(e.value)[:2000]
+
+
 # side outputs (gdal_xcorr -table, gdal_coreg -fit and -prm) whose folder
 # cannot be written: a clean error and no output at all, as for the raster
 SIDE = {

@@ -167,3 +167,32 @@ def test_auto_falls_back_to_cpu_with_notice(gg, inputs, tmp_path, utility):
     p = gg.run(*argv)
     assert sum("no GPU device found, using the CPU" in l for l in p.stderr.splitlines()) == 1, p.stderr
     assert _same(_outputs(auto), _outputs(ref), gg)
+
+
+def test_ortho_host_allocation_faults(gg, inputs, tmp_path):
+    """GG_FAULT=hostalloc:N fails the N-th host allocation of gdal_ortho's
+    scene set-up and blocks (gdal/gg_ortho_scene.c), as memory running out
+    under ulimit -v would (an unchecked one segfaulted): each run until one
+    no longer reaches the fault ends with one ERROR line saying 'out of
+    memory' and an empty output folder, or with the fault-free output."""
+    argv = lambda out: _argv("gdal_ortho", inputs, out, "cpu")  # noqa: E731
+    ref_dir = tmp_path / "ref"
+    ref_dir.mkdir()
+    gg.run(*argv(ref_dir / "out.tif"))
+    reference = _outputs(ref_dir)
+    failed = 0
+    for n in range(1, 60):
+        outdir = tmp_path / f"out_{n}"
+        outdir.mkdir()
+        p = gg.run(*argv(outdir / "out.tif"), check=False, env={"GG_FAULT": f"hostalloc:{n}"})
+        assert p.returncode in (0, 1), f"hostalloc:{n}: exit {p.returncode}\n{p.stderr}"
+        if p.returncode == 0:
+            assert _same(_outputs(outdir), reference, gg), f"hostalloc:{n}: another output"
+            break
+        failed += 1
+        errors = [line for line in p.stderr.splitlines() if line.startswith("ERROR")]
+        assert len(errors) == 1 and "out of memory" in errors[0], f"hostalloc:{n}:\n{p.stderr}"
+        assert list(outdir.iterdir()) == [], f"hostalloc:{n}: output or temporary left behind"
+    else:
+        pytest.fail("every run reached a failing allocation")
+    assert failed >= 3, f"only {failed} host allocations were reached"

@@ -138,6 +138,17 @@ def gdal_layer():
             so.gg_stack_layout_find.restype = ctypes.c_int
             so.gg_stack_layout_find.argtypes = [ctypes.c_char_p, ctypes.c_int,
                                                 ctypes.POINTER(GGStackLayout)]
+            # the output transaction (geogpu_gdal.h)
+            so.gg_output_set_new.restype = ctypes.c_void_p
+            so.gg_output_set_new.argtypes = []
+            so.gg_output_set_add.restype = ctypes.c_char_p
+            so.gg_output_set_add.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
+            so.gg_output_set_commit.restype = ctypes.c_int
+            so.gg_output_set_commit.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+            so.gg_output_set_free.restype = None
+            so.gg_output_set_free.argtypes = [ctypes.c_void_p]
+            so.gg_output_catch_signals.restype = None
+            so.gg_output_catch_signals.argtypes = []
             _GDAL_LAYER["lib"] = (so, str(path))
     return _GDAL_LAYER["lib"]
 

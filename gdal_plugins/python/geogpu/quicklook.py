@@ -38,6 +38,7 @@ colour bar, ``geogpu:image`` = the image box) for scripts and tests.
 
 MIT licence.
 """
+import ctypes
 import math
 import os
 import stat as _stat
@@ -669,14 +670,32 @@ def _save(canvas, out_png, info):
         if isinstance(value, tuple):
             value = ",".join(str(int(v)) for v in value)
         meta.add_text(f"geogpu:{key}", str(value))
-    out_png = Path(out_png)
-    tmp = out_png.with_name(f".{out_png.name}.tmp{os.getpid()}.png")
+    # the output transaction every geogpu writer uses (geogpu_gdal.h): a
+    # temporary in the destination folder, committed under the folder's
+    # lock with the old PNG's side files, removed on failure or on a signal
+    so = _output_layer()
+    out = os.fsencode(str(out_png))
+    err = ctypes.create_string_buffer(2048)
+    tx = so.gg_output_set_new()
+    if not tx:
+        raise MemoryError("out of memory")
     try:
-        canvas.save(tmp, "PNG", pnginfo=meta)
-        os.replace(tmp, out_png)
+        tmp = so.gg_output_set_add(tx, out, None)
+        if not tmp:
+            raise MemoryError("out of memory")
+        canvas.save(os.fsdecode(tmp), "PNG", pnginfo=meta)
+        if so.gg_output_set_commit(tx, err, len(err)):
+            raise OSError(err.value.decode(errors="replace"))
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        so.gg_output_set_free(tx)
+
+
+def _output_layer():
+    from ._lib import gdal_layer
+    layer = gdal_layer()
+    if layer is None:
+        raise RuntimeError("geogpu's GDAL layer (libgeogpu_gdal) was not built")
+    return layer[0]
 
 
 render_file = render
@@ -762,6 +781,9 @@ def main(argv=None):
         folder = Path(dst).parent
         if not folder.is_dir():
             return fail(f"the destination folder '{folder}' does not exist")
+        # a program: SIGTERM and SIGHUP remove the temporary (SIGINT is
+        # Python's KeyboardInterrupt, which removes it on the way out)
+        _output_layer().gg_output_catch_signals()
         info = render(src, dst, kind=kind, band=band, max_size=size, background=background,
                       title=title)
     except (ValueError, RuntimeError, OSError) as e:
