@@ -13,6 +13,7 @@
  * MIT licence.
  */
 #include "gg_driver.h"
+#include "gg_rows_dataset.h"
 #include "gg_ortho_scene.h"
 #include "gg_spec.h"
 
@@ -32,12 +33,8 @@ namespace
 // Bytes of one block of output rows, all bands (GDAL's cache holds a few).
 constexpr double BLOCK_BYTES = 16.0 * 1024 * 1024;
 
-class GGOrthoBand;
-
-class GGOrthoDataset final : public GDALPamDataset
+class GGOrthoDataset final : public GGRowsDataset
 {
-    friend class GGOrthoBand;
-
     ggo_options m_sOptions{};
     std::vector<std::string> m_aosValues{};  // storage of m_sOptions' strings
     std::string m_osScene{};
@@ -55,7 +52,7 @@ class GGOrthoDataset final : public GDALPamDataset
     std::vector<GByte> m_abyBlock{};
 
     bool StartLocked();
-    CPLErr ReadBlock(int iBand, int nBlockYOff, void *pImage);
+    CPLErr ReadRows(int iBand, int nBlockYOff, void *pImage) override;
 
   public:
     GGOrthoDataset() = default;
@@ -72,39 +69,8 @@ class GGOrthoDataset final : public GDALPamDataset
     {
         return &m_oSRS;
     }
-    void DisablePamSaving()
-    {
-        nPamFlags |= GPF_NOSAVE;
-    }
 };
 
-class GGOrthoBand final : public GDALPamRasterBand
-{
-    bool m_bHasNodata;
-    double m_dfNodata;
-
-  public:
-    GGOrthoBand(GGOrthoDataset *poDSIn, int nBandIn, GDALDataType eType, int nBlockY,
-                bool bHasNodata, double dfNodata)
-        : m_bHasNodata(bHasNodata), m_dfNodata(dfNodata)
-    {
-        poDS = poDSIn;
-        nBand = nBandIn;
-        eDataType = eType;
-        nBlockXSize = poDSIn->GetRasterXSize();
-        nBlockYSize = nBlockY;
-    }
-    CPLErr IReadBlock(int, int nBlockYOff, void *pImage) override
-    {
-        return cpl::down_cast<GGOrthoDataset *>(poDS)->ReadBlock(nBand - 1, nBlockYOff, pImage);
-    }
-    double GetNoDataValue(int *pbSuccess) override
-    {
-        if (pbSuccess)
-            *pbSuccess = m_bHasNodata;
-        return m_bHasNodata ? m_dfNodata : 0.0;
-    }
-};
 
 GGOrthoDataset::~GGOrthoDataset()
 {
@@ -148,7 +114,7 @@ bool GGOrthoDataset::StartLocked()
 
 // Computes every band of block row nBlockYOff once and keeps them, so that
 // reading the other bands of the same block costs nothing.
-CPLErr GGOrthoDataset::ReadBlock(int iBand, int nBlockYOff, void *pImage)
+CPLErr GGOrthoDataset::ReadRows(int iBand, int nBlockYOff, void *pImage)
 {
     std::lock_guard<std::mutex> oLock(m_oMutex);
     int nBlockY = 0, nDummy = 0;
@@ -302,7 +268,7 @@ GDALDataset *GGOrthoDataset::Open(const GGSpec &oSpec, const char *pszName, bool
     nRows = std::min(nRows, sc.out_h);
     for (int i = 1; i <= sc.nbands; ++i)
     {
-        auto poBand = new GGOrthoBand(poDS.get(), i, sc.dst_gdt, nRows, sc.has_dstnodata != 0,
+        auto poBand = new GGRowsBand(poDS.get(), i, sc.dst_gdt, nRows, sc.has_dstnodata != 0,
                                       sc.dst_nd ? sc.dst_nd[i - 1] : sc.dstnodata);
         poBand->SetColorInterpretation(
             GDALGetRasterColorInterpretation(GDALGetRasterBand(sc.src, i)));

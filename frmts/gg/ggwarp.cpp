@@ -9,6 +9,7 @@
  * MIT licence.
  */
 #include "gg_driver.h"
+#include "gg_rows_dataset.h"
 #include "gg_spec.h"
 #include "gg_warp_scene.h"
 
@@ -25,10 +26,8 @@
 
 namespace
 {
-class GGWarpDataset final : public GDALPamDataset
+class GGWarpDataset final : public GGRowsDataset
 {
-    friend class GGWarpBand;
-
     ggw_options m_sOptions{};
     char **m_papszArgv = nullptr;  // the strings m_sOptions points into
     ggw_scene m_sScene{};
@@ -44,7 +43,7 @@ class GGWarpDataset final : public GDALPamDataset
     std::vector<GByte> m_abyBlock{};
 
     bool StartLocked();
-    CPLErr ReadBlock(int iBand, int nBlockYOff, void *pImage);
+    CPLErr ReadRows(int iBand, int nBlockYOff, void *pImage) override;
 
   public:
     GGWarpDataset() = default;
@@ -61,39 +60,8 @@ class GGWarpDataset final : public GDALPamDataset
     {
         return m_oSRS.IsEmpty() ? nullptr : &m_oSRS;
     }
-    void DisablePamSaving()
-    {
-        nPamFlags |= GPF_NOSAVE;
-    }
 };
 
-class GGWarpBand final : public GDALPamRasterBand
-{
-    bool m_bHasNodata;
-    double m_dfNodata;
-
-  public:
-    GGWarpBand(GGWarpDataset *poDSIn, int nBandIn, GDALDataType eType, int nBlockY,
-               bool bHasNodata, double dfNodata)
-        : m_bHasNodata(bHasNodata), m_dfNodata(dfNodata)
-    {
-        poDS = poDSIn;
-        nBand = nBandIn;
-        eDataType = eType;
-        nBlockXSize = poDSIn->GetRasterXSize();
-        nBlockYSize = nBlockY;
-    }
-    CPLErr IReadBlock(int, int nBlockYOff, void *pImage) override
-    {
-        return cpl::down_cast<GGWarpDataset *>(poDS)->ReadBlock(nBand - 1, nBlockYOff, pImage);
-    }
-    double GetNoDataValue(int *pbSuccess) override
-    {
-        if (pbSuccess)
-            *pbSuccess = m_bHasNodata;
-        return m_bHasNodata ? m_dfNodata : 0.0;
-    }
-};
 
 GGWarpDataset::~GGWarpDataset()
 {
@@ -135,7 +103,7 @@ bool GGWarpDataset::StartLocked()
 
 // Computes every band of block row nBlockYOff once and keeps them, so that
 // reading the other bands of the same block costs nothing.
-CPLErr GGWarpDataset::ReadBlock(int iBand, int nBlockYOff, void *pImage)
+CPLErr GGWarpDataset::ReadRows(int iBand, int nBlockYOff, void *pImage)
 {
     std::lock_guard<std::mutex> oLock(m_oMutex);
     ggw_scene &w = m_sScene;
@@ -312,7 +280,7 @@ GDALDataset *GGWarpDataset::Open(const GGSpec &oSpec, const char *pszName, bool 
     for (int i = 1; i <= w.nbands; ++i)
     {
         const int k = (i - 1) * (w.complex ? 2 : 1);
-        auto poBand = new GGWarpBand(poDS.get(), i, w.dst_gdt, w.rows, w.has_dstnd != 0,
+        auto poBand = new GGRowsBand(poDS.get(), i, w.dst_gdt, w.rows, w.has_dstnd != 0,
                                      w.dst_nd[k]);
         poBand->SetColorInterpretation(
             GDALGetRasterColorInterpretation(GDALGetRasterBand(w.src[0].ds[0], i)));

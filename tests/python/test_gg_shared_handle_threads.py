@@ -17,6 +17,11 @@ def rasters(tmp_path_factory):
     ds = gdal.GetDriverByName("GTiff").Create(str(folder / "r.tif"), 512, 768, 1, gdal.GDT_Float32)
     ds.GetRasterBand(1).WriteArray(rng.random((768, 512)).astype("f4"))
     ds = None
+    ds = gdal.GetDriverByName("GTiff").Create(str(folder / "g.tif"), 512, 768, 1, gdal.GDT_Float32)
+    ds.SetGeoTransform((633000, 10, 0, 5530000, 0, -10))
+    ds.SetProjection('EPSG:32614')
+    ds.GetRasterBand(1).WriteArray(rng.random((768, 512)).astype("f4"))
+    ds = None
     for k in (1, 2):
         z = rng.standard_normal((768, 512)) + 1j * rng.standard_normal((768, 512))
         ds = gdal.GetDriverByName("GTiff").Create(str(folder / f"c{k}.tif"), 512, 768, 1,
@@ -30,20 +35,23 @@ PRODUCTS = {
     "multilook": "GG:multilook:looks=2x2:device=cpu:{d}/r.tif",
     "rotate": "GG:rotate:angle=10:device=cpu:{d}/r.tif",
     "coherence": "GG:coherence:window=5x5:device=cpu:{d}/c1.tif,{d}/c2.tif",
+    "warp": "GG:warp:t_srs=EPSG:3857:r=cubic:device=cpu:{d}/g.tif",
 }
 
 
 def _threads(ds, ref, whole_dataset):
     """Four threads read the handle ds in rows of 32, each from another
-    starting row; returns each thread's image."""
+    starting row (every row, whatever the height); returns each thread's
+    image."""
     nb, h, w = ref.shape
     out = [np.zeros_like(ref) for _ in range(4)]
     errors = []
 
     def work(k):
         try:
-            for i in range(0, h, 32):
-                y = (i + k * h // 4) % h
+            starts = list(range(0, h, 32))  # every row, from another row each
+            r = k * len(starts) // 4
+            for y in starts[r:] + starts[:r]:
                 n = min(32, h - y)
                 if whole_dataset:
                     out[k][:, y:y + n] = ds.ReadAsArray(0, y, w, n, buf_type=gdal.GDT_CFloat64
