@@ -24,7 +24,7 @@
 /* ------------------------------------------------------- products */
 
 static char products[256];
-static double grid_res = 0, max_range = 0;
+static double grid_res = 0, max_range = 0, average = 0;
 static int grid_given = 0;
 
 static int parse_number(gg_app *app, const char *flag, const char *v, double *out)
@@ -43,10 +43,13 @@ static int parse_flag(gg_app *app, int argc, char **argv, int *pi)
     if (EQUAL(argv[*pi], "-products")) {
         if (gg_app_values(app, argc, argv, pi, 1, v) < 0)
             return -1;
-        int list[GG_FMCW_NPRODUCTS], n;
-        char err[256];
-        if (gg_fmcw_parse_products(v[0], list, &n, err, sizeof err) != GG_OK)
-            return gg_app_usage_error(app, "-products: %s", err);
+        int list[GG_FMCW_NPRODUCTS + GG_MRR2_NPROD], n;
+        char err[256], err2[256];
+        /* sector or MRR-2 product names: the source tells which apply (the
+         * driver refuses the other kind's) */
+        if (gg_fmcw_parse_products(v[0], list, &n, err, sizeof err) != GG_OK &&
+            gg_mrr2_parse_products(v[0], list, &n, err2, sizeof err2) != GG_OK)
+            return gg_app_usage_error(app, "-products: %s; %s", err, err2);
         snprintf(products, sizeof products, "%s", v[0]);
         return 1;
     }
@@ -57,6 +60,13 @@ static int parse_flag(gg_app *app, int argc, char **argv, int *pi)
             return gg_app_usage_error(app, "-grid resolution must be positive, not '%s'", v[0]);
         grid_given = 1;
         gg_app_per_band_files(app);
+        return 1;
+    }
+    if (EQUAL(argv[*pi], "-average")) {
+        if (gg_app_values(app, argc, argv, pi, 1, v) < 0 || parse_number(app, "-average", v[0], &average) < 0)
+            return -1;
+        if (!(average > 0 && average <= 86400))
+            return gg_app_usage_error(app, "-average takes seconds in (0, 86400], not '%s'", v[0]);
         return 1;
     }
     if (EQUAL(argv[*pi], "-max_range")) {
@@ -88,6 +98,8 @@ static void *open_source(gg_app *app, const char *src, const char *device)
         oo = CSLSetNameValue(oo, "GRID_RES", CPLSPrintf("%.17g", grid_res));
     if (max_range != 0)
         oo = CSLSetNameValue(oo, "MAX_RANGE", CPLSPrintf("%.17g", max_range));
+    if (average != 0)
+        oo = CSLSetNameValue(oo, "AVERAGE", CPLSPrintf("%.17g", average));
     char *name = CPLStrdup(CPLSPrintf("FMCW:%s", src));
     GDALDatasetH ds = GDALOpenEx(name, GDAL_OF_RASTER, (const char *const *)NULL,
                                  (const char *const *)oo, NULL);
@@ -97,7 +109,10 @@ static void *open_source(gg_app *app, const char *src, const char *device)
 }
 
 static const gg_app_flag flags[] = {
-    {"-products", "<list>", "string", "comma-separated products, CfRadial short names (default all)"},
+    {"-products", "<list>", "string", "comma-separated products, CfRadial short names; MRR-2: ZE, W, "
+                                      "WIDTH, SNR, NOISE, FLAG (default all)"},
+    {"-average", "<seconds>", "float", "MRR-2: average the records of each clock interval of this "
+                                       "length (60: the instrument's AVE; default: every record)"},
     {"-grid", "<res_m>", "float", "PPI grid of this cell size (m) instead of the polar raster"},
     {"-max_range", "<m>", "float", "extent of the PPI grid (with -grid; default: the last gate's "
                                    "ground range)"},
@@ -110,9 +125,11 @@ static const gg_app_spec spec = {
                "PHIDP, SNR, SNRVC, SNRHX) from raw HH/VV/HV sectors (docs/fmcw_format.md): a polar\n"
                "raster (rows = sectors, columns = range gates, one band per product), or with\n"
                "-grid one PPI GeoTIFF per product, <dst stem>_<PRODUCT><ext>, in an azimuthal-\n"
-               "equidistant CRS centred on the radar.  gdal_fmcw -simulate writes a simulated file\n"
+               "equidistant CRS centred on the radar.  Metek MRR-2 raw spectra (.raw, .raw.gz):\n"
+               "a time x height raster (rows = records or -average intervals, columns = gates),\n"
+               "one band per product (docs/mrr2.md).  gdal_fmcw -simulate writes a simulated file\n"
                "(gdal_fmcw -simulate --help).",
-    .operands = "<src_fmcw_file> <dst_dataset>",
+    .operands = "<src_fmcw_or_mrr2_file> <dst_dataset>",
     .required = NULL,
     .flags = flags,
     .parse_flag = parse_flag,

@@ -590,6 +590,18 @@ enum { GG_MRR2_ZE, GG_MRR2_W, GG_MRR2_WIDTH, GG_MRR2_SNR, GG_MRR2_NOISE, GG_MRR2
 GG_API gg_status gg_mrr2_products(gg_context *ctx, const gg_mrr2 *m, const gg_mrr2_options *o,
                                   float *out);
 
+/* Product names (band descriptions: "ZE", "W", ...), units ("dBZ", "m/s";
+ * "" for FLAG) and CF standard names; "" out of range. */
+GG_API const char *gg_mrr2_product_name(int product);
+GG_API const char *gg_mrr2_product_units(int product);
+GG_API const char *gg_mrr2_product_standard_name(int product);
+GG_API int gg_mrr2_product_index(const char *name);  /* case-insensitive; -1 unknown */
+/* "ZE,W,..." (case-insensitive, NULL or "": all, in plane order) -> list
+ * of planes (GG_MRR2_NPROD entries at most); GG_ERR_ARGUMENT with a one-line
+ * message naming the unknown or repeated product. */
+GG_API gg_status gg_mrr2_parse_products(const char *csv, int *list, int *n, char *err,
+                                        size_t errlen);
+
 /* ============================================================ ortho (gg_ortho_*)
  * RPC + DEM orthorectification (gdal_ortho), the indirect method of
  * gdalwarp -rpc -to RPC_DEM=... with its conventions (see

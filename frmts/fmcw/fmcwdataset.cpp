@@ -13,6 +13,8 @@
  */
 #include "fmcw_driver.h"
 #include "fmcw_file.h"
+#include "mrr2_file.h"
+#include "mrr2dataset.h"
 
 #include "cpl_string.h"
 
@@ -96,10 +98,20 @@ class FMCWDataset final : public GDALDataset
     ~FMCWDataset() override;
     static GDALDataset *Open(GDALOpenInfo *poOpenInfo);
     static GDALDataset *Create(const char *file, const char *products, const char *device, double res,
-                               double maxRange);
+                               double maxRange, double average = 0);
+    // "FMCW:<file>", or an MRR-2 raw file by its content: "MRR " at the
+    // start, or a gzip stream named .gz that decompresses to it
     static int Identify(GDALOpenInfo *poOpenInfo)
     {
-        return STARTS_WITH_CI(poOpenInfo->pszFilename, "FMCW:");
+        if (STARTS_WITH_CI(poOpenInfo->pszFilename, "FMCW:"))
+            return TRUE;
+        if (poOpenInfo->nHeaderBytes < 4)
+            return FALSE;
+        const GByte *h = poOpenInfo->pabyHeader;
+        if (!memcmp(h, "MRR ", 4))
+            return TRUE;
+        return h[0] == 0x1f && h[1] == 0x8b && EQUAL(CPLGetExtension(poOpenInfo->pszFilename), "gz") &&
+               MRR2FileIdentify(poOpenInfo->pszFilename);
     }
     CPLErr GetGeoTransform(double *gt) override;
     const OGRSpatialReference *GetSpatialRef() const override { return m_res > 0 ? &m_srs : nullptr; }
@@ -392,9 +404,26 @@ CPLErr FMCWBand::IReadBlock(int, int nBlockYOff, void *pData)
 }
 
 GDALDataset *FMCWDataset::Create(const char *file, const char *products, const char *device, double res,
-                                 double maxRange)
+                                 double maxRange, double average)
 {
     char err[512];
+    // Metek MRR-2 spectra (text, maybe gzipped): time x height products
+    if (MRR2FileIdentify(file))
+    {
+        if (res != 0 || maxRange != 0)
+        {
+            CPLError(CE_Failure, CPLE_IllegalArg,
+                     "FMCW: %s: MRR-2 spectra look straight up: no PPI grid (GRID_RES, MAX_RANGE)", file);
+            return nullptr;
+        }
+        return MRR2DatasetCreate(file, products, device, average);
+    }
+    if (average != 0)
+    {
+        CPLError(CE_Failure, CPLE_IllegalArg,
+                 "FMCW: %s: time averaging (AVERAGE) applies to MRR-2 spectra, not to raw sectors", file);
+        return nullptr;
+    }
     int list[GG_FMCW_NPRODUCTS], n = 0;
     if (gg_fmcw_parse_products(products, list, &n, err, sizeof err) != GG_OK)
     {
@@ -502,7 +531,9 @@ GDALDataset *FMCWDataset::Open(GDALOpenInfo *poOpenInfo)
     const char *device = CSLFetchNameValueDef(poOpenInfo->papszOpenOptions, "DEVICE", "");
     const double res = CPLAtof(CSLFetchNameValueDef(poOpenInfo->papszOpenOptions, "GRID_RES", "0"));
     const double maxr = CPLAtof(CSLFetchNameValueDef(poOpenInfo->papszOpenOptions, "MAX_RANGE", "0"));
-    return Create(poOpenInfo->pszFilename + 5, products, device, res, maxr);
+    const double average = CPLAtof(CSLFetchNameValueDef(poOpenInfo->papszOpenOptions, "AVERAGE", "0"));
+    const char *file = poOpenInfo->pszFilename;
+    return Create(STARTS_WITH_CI(file, "FMCW:") ? file + 5 : file, products, device, res, maxr, average);
 }
 
 }  // namespace
@@ -520,19 +551,23 @@ void FMCWRegisterDriver(void)
     GDALDriver *drv = new GDALDriver();
     drv->SetDescription("FMCW");
     drv->SetMetadataItem(GDAL_DCAP_RASTER, "YES");
-    drv->SetMetadataItem(GDAL_DMD_LONGNAME, "geogpu FMCW weather radar (products of raw sectors)");
+    drv->SetMetadataItem(GDAL_DMD_LONGNAME,
+                         "geogpu FMCW weather radar (products of raw sectors and Metek MRR-2 spectra)");
     drv->SetMetadataItem(GDAL_DMD_HELPTOPIC, "docs/driver_fmcw.md");
     drv->SetMetadataItem(GDAL_DMD_CONNECTION_PREFIX, "FMCW:");
     drv->SetMetadataItem(GDAL_DMD_OPENOPTIONLIST,
                          "<OpenOptionList>"
                          "  <Option name='PRODUCTS' type='string' description='comma-separated products "
-                         "(DBZ,ZDR,LDR,VEL,WIDTH,RHOHV,PHIDP,SNR,SNRVC,SNRHX); default all'/>"
+                         "(DBZ,ZDR,LDR,VEL,WIDTH,RHOHV,PHIDP,SNR,SNRVC,SNRHX; MRR-2: ZE,W,WIDTH,SNR,NOISE,FLAG); "
+                         "default all'/>"
                          "  <Option name='DEVICE' type='string' description='auto, cpu, cuda[:N], "
                          "opencl[:P[:D]]'/>"
                          "  <Option name='GRID_RES' type='float' description='PPI cell size in m (0: polar "
                          "raster)' default='0'/>"
                          "  <Option name='MAX_RANGE' type='float' description='PPI extent in m (0: last "
                          "gate)' default='0'/>"
+                         "  <Option name='AVERAGE' type='float' description='MRR-2: seconds of the clock "
+                         "intervals whose records are averaged (0: every record)' default='0'/>"
                          "</OpenOptionList>");
     drv->pfnOpen = FMCWDataset::Open;
     drv->pfnIdentify = FMCWDataset::Identify;

@@ -254,6 +254,8 @@ def test_bad_sector_is_nodata_with_warning(gg, storm, tmp_path):
     (["-grid", "-5"], "-grid resolution must be positive"),
     (["-max_range", "5000"], "-max_range needs -grid"),
     (["-device", "gpu7"], "unknown device"),
+    (["-average", "60"], "applies to MRR-2 spectra"),
+    (["-products", "ZE"], "unknown product 'ZE'"),
 ])
 def test_bad_options(gg, storm, tmp_path, args, message):
     out = tmp_path / "o.tif"

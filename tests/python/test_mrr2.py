@@ -177,3 +177,95 @@ def test_bad_input(tmp_path, mrr2):
     assert np.isnan(m["spectra"][0, :, 33]).all()
     p = geogpu.mrr2_products(m, average=0, device="cpu")
     assert np.all(p["ZE"][0] == ND) and np.all(p["FLAG"][0].astype(int) & 4)
+
+
+# ------------------------------------------------- gdal_fmcw and the FMCW driver
+
+
+def read_bands(path):
+    from osgeo import gdal
+    ds = gdal.Open(str(path))
+    names = [ds.GetRasterBand(b + 1).GetDescription() for b in range(ds.RasterCount)]
+    return ds, {n: ds.GetRasterBand(b + 1).ReadAsArray() for b, n in enumerate(names)}
+
+
+@pytest.mark.parametrize("average", [0, 60])
+def test_gdal_fmcw(gg, mrr2, device, tmp_path, average):
+    """gdal_fmcw on the real file: a time x height raster, one band per
+    product, its first rows against the float64 reference and every row
+    against the library's products; times and heights as metadata."""
+    out = tmp_path / "mrr2.tif"
+    before = RAW.read_bytes()
+    args = ["-average", average] if average else []
+    r = gg.run("gdal_fmcw", "-device", device, *args, RAW, out)
+    assert r.returncode == 0 and RAW.read_bytes() == before
+    ds, b = read_bands(out)
+    assert list(b) == list(geogpu.fmcw.MRR2_PRODUCTS)
+    rows = 362 if average == 0 else 60
+    assert (ds.RasterXSize, ds.RasterYSize) == (32, rows)
+    assert [ds.GetRasterBand(i + 1).GetUnitType() for i in range(3)] == ["dBZ", "m/s", "m/s"]
+    assert ds.GetRasterBand(1).GetNoDataValue() == ND
+    md = ds.GetMetadata()
+    p = geogpu.mrr2_products(mrr2, average=average, device="cpu")
+    t = np.array(md["TIME_S"].split(","), np.int64)
+    assert np.array_equal(t, p["seconds"]) and len(t) == rows
+    assert np.allclose(np.array(md["HEIGHT_M"].split(","), float), mrr2["height"])
+    assert float(md["CALIBRATION_CONSTANT"]) == 1265000 and float(md["AVERAGE_S"]) == average
+    for k in geogpu.fmcw.MRR2_PRODUCTS:
+        assert np.array_equal(b[k] == ND, p[k] == ND), k
+        np.testing.assert_allclose(b[k], p[k], atol=1e-3, err_msg=k)
+    # the first rows against the float64 reference of Metek's formulas
+    nrec = 6 if average == 0 else 36
+    sub = {k: (v[:nrec] if isinstance(v, np.ndarray) and len(v) == 362 else v) for k, v in mrr2.items()}
+    ref = reference(sub, [0, 1, 2, 3, 4, 5, 6] if average == 0 else list(range(0, 37, 6)))
+    got = np.stack([b[k][:6] for k in ("ZE", "W", "WIDTH", "SNR")], axis=1)
+    det = ref != ND
+    assert np.array_equal(got == ND, ref == ND) and det[:, 0].sum() > 100
+    np.testing.assert_allclose(got[det], ref[det], atol=0.01)
+
+
+def test_driver_and_products(gg, tmp_path):
+    """The FMCW driver opens the raw file by name or as FMCW:<file>;
+    -products picks bands, in the order given."""
+    from osgeo import gdal
+    for name in (str(RAW), f"FMCW:{RAW}"):
+        ds = gdal.Open(name)
+        assert ds.GetDriver().ShortName == "FMCW" and ds.RasterCount == 6
+        assert ds.GetRasterBand(1).GetDescription() == "ZE"
+    ds = gdal.OpenEx(str(RAW), open_options=["AVERAGE=60", "PRODUCTS=w,ze", "DEVICE=cpu"])
+    assert ds.RasterYSize == 60 and [ds.GetRasterBand(i).GetDescription() for i in (1, 2)] == ["W", "ZE"]
+    ze = ds.GetRasterBand(2).ReadAsArray()
+    assert (ze != ND).sum() > 500 and np.nanmax(ze[ze != ND]) > 20     # rain, not an empty raster
+    out = tmp_path / "zw.tif"
+    gg.run("gdal_fmcw", "-q", "-device", "cpu", "-products", "ZE,W", "-average", "60", RAW, out)
+    _, b = read_bands(out)
+    assert list(b) == ["ZE", "W"] and np.array_equal(b["ZE"], ze)
+
+
+def test_gdal_fmcw_bad_input(gg, tmp_path):
+    """Bad MRR-2 input: one error line naming the file, a non-zero exit,
+    nothing written (neither the output nor a temporary)."""
+    text = gzip.open(RAW, "rt").read()
+    rec = text[:text.index("MRR", 10)]
+    cases = {"cut.raw.gz": RAW.read_bytes()[:5000],
+             "garbled.raw": rec.replace("F10        3", "F10       3x", 1).encode(),
+             "nocount.raw.gz": gzip.compress(rec.replace(" MDQ 100 57 57", "").encode())}
+    for name, data in cases.items():
+        src = tmp_path / name
+        src.write_bytes(data)
+        out = tmp_path / "out.tif"
+        r = gg.run("gdal_fmcw", "-q", "-device", "cpu", src, out, check=False)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode != 0 and len(lines) == 1 and name in lines[0], (name, r.stderr)
+        assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            n for n in cases if (tmp_path / n).exists())
+    assert "line 14" in gg.run("gdal_fmcw", "-q", tmp_path / "garbled.raw", tmp_path / "o.tif",
+                               check=False).stderr
+    # options that do not apply to vertically pointing spectra
+    r = gg.run("gdal_fmcw", "-q", "-grid", "100", RAW, tmp_path / "g.tif", check=False)
+    assert r.returncode != 0 and "PPI" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = gg.run("gdal_fmcw", "-q", "-products", "DBZ", RAW, tmp_path / "p.tif", check=False)
+    assert r.returncode != 0 and "unknown MRR-2 product 'DBZ'" in r.stderr
+    r = gg.run("gdal_fmcw", "-q", "-average", "-5", RAW, tmp_path / "a.tif", check=False)
+    assert r.returncode != 0 and "-average" in r.stderr
+    assert not list(tmp_path.glob("*.tif"))
