@@ -110,7 +110,7 @@ static void *open_source(gg_app *app, const char *src, const char *device)
 
 static const gg_app_flag flags[] = {
     {"-products", "<list>", "string", "comma-separated products, CfRadial short names; MRR-2: ZE, W, "
-                                      "WIDTH, SNR, NOISE, FLAG (default all)"},
+                                      "WIDTH, SNR, NOISE, FLAG, Z, PIA, RR, LWC (default all)"},
     {"-average", "<seconds>", "float", "MRR-2: average the records of each clock interval of this "
                                        "length (60: the instrument's AVE; default: every record)"},
     {"-grid", "<res_m>", "float", "PPI grid of this cell size (m) instead of the polar raster"},

@@ -553,6 +553,7 @@ GG_API void gg_mrr2_free(gg_mrr2 *m);
 #define GG_MRR2_FREQUENCY 24.23e9  /* MRR-2 transmit frequency (Hz): lambda = c / f */
 #define GG_MRR2_K2 0.92            /* |K|^2 of water */
 #define GG_MRR2_NODATA (-9999.0f)
+#define GG_MRR2_PIA_MAX_DB 10.0    /* attenuation corrected up to this PIA (Metek's limit) */
 
 typedef struct gg_mrr2_options {
     double average_s;   /* records whose times fall in the same clock interval of
@@ -580,15 +581,40 @@ GG_API int gg_mrr2_rows(const gg_mrr2 *m, double average_s, int *first);
  *  NOISE the noise of the gate as a reflectivity (dBZ);
  *  FLAG  bits: 1 gate 1, 2 or the last (disturbed; gate 0 carries no eta),
  *        2 a record of the row was left out (count 0 or a missing line),
- *        4 no data (gate 0, TF <= 0 or no usable record).
+ *        4 no data (gate 0, TF <= 0 or no usable record), 8 the PIA passed
+ *        GG_MRR2_PIA_MAX_DB at or below the gate (Z, RR, LWC nodata);
+ *  Z     attenuation-corrected reflectivity from the drop sizes (dBZ):
+ *        10 log10 sum N(D) D^6 dD, D in mm;
+ *  PIA   two-way path-integrated attenuation to the gate's centre (dB);
+ *  RR    rain rate (mm/h): pi/6 sum N(D) D^3 v(D) dD;
+ *  LWC   liquid water content (g/m^3): pi/6 rho_w sum N(D) D^3 dD.
+ * Drop sizes (Metek's rain assumption, meaningless in snow): the peak's
+ * lines less the noise, eta corrected by the attenuation below, N(D) =
+ * eta(D) / sigma_b(D) with Mie cross sections of water at 10 degC and
+ * v(D) = (9.65 - 10.3 exp(-0.6 D)) (1 + 3.68e-5 h + 1.71e-9 h^2); the
+ * gate's attenuation k = sum N(D) sigma_e(D) dD, from the lowest gate up
+ * (see gg_mrr2_drop_table).
  * Noise: Hildebrand-Sekhon with the row's summed count of spectra; the
  * peak: the lines above the largest noise line around the largest line, at
  * least min_width of them.  Nodata GG_MRR2_NODATA.  out: [rows][GG_MRR2_NPROD]
  * [n_gates] with rows from gg_mrr2_rows; o NULL: defaults. */
 enum { GG_MRR2_ZE, GG_MRR2_W, GG_MRR2_WIDTH, GG_MRR2_SNR, GG_MRR2_NOISE, GG_MRR2_FLAG,
-       GG_MRR2_NPROD };
+       GG_MRR2_Z, GG_MRR2_PIA, GG_MRR2_RR, GG_MRR2_LWC, GG_MRR2_NPROD };
 GG_API gg_status gg_mrr2_products(gg_context *ctx, const gg_mrr2 *m, const gg_mrr2_options *o,
                                   float *out);
+/* The same, and when nd is not NULL the drop-size distribution N(D)
+ * (m^-3 mm^-1) of each row, gate and spectral line, [rows][n_gates]
+ * [n_bins]: 0 on lines of no rain drop (gg_mrr2_drop_table's diameter 0)
+ * or outside the peak, nodata where the gate has no signal or its PIA
+ * passed the limit. */
+GG_API gg_status gg_mrr2_products_dsd(gg_context *ctx, const gg_mrr2 *m,
+                                      const gg_mrr2_options *o, float *out, float *nd);
+/* The drop-size table, [n_gates][n_bins][4]: per gate and line, the
+ * diameter D (mm) of a rain drop falling at the line's velocity j * 0.1887
+ * m/s at the gate's height (0: none, D above 6 mm or line 0), the
+ * diameter interval of the line (mm), the backscattering and extinction
+ * cross sections (m^2, Mie, water at 10 degC, o's frequency). */
+GG_API gg_status gg_mrr2_drop_table(const gg_mrr2 *m, const gg_mrr2_options *o, float *tab);
 
 /* Product names (band descriptions: "ZE", "W", ...), units ("dBZ", "m/s";
  * "" for FLAG) and CF standard names; "" out of range. */

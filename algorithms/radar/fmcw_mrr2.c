@@ -240,6 +240,12 @@ int gg_mrr2_rows(const gg_mrr2 *m, double average_s, int *first)
 gg_status gg_mrr2_products(gg_context *ctx, const gg_mrr2 *m, const gg_mrr2_options *o,
                            float *out)
 {
+    return gg_mrr2_products_dsd(ctx, m, o, out, NULL);
+}
+
+gg_status gg_mrr2_products_dsd(gg_context *ctx, const gg_mrr2 *m, const gg_mrr2_options *o,
+                               float *out, float *nd)
+{
     if (!ctx || !m || !out)
         return GG_ERR_ARGUMENT;
     const int G = m->n_gates, B = m->n_bins, R = m->n_records;
@@ -268,8 +274,9 @@ gg_status gg_mrr2_products(gg_context *ctx, const gg_mrr2 *m, const gg_mrr2_opti
     const int rows = gg_mrr2_rows(m, opt.average_s, NULL);
     int *first = malloc(sizeof(int) * ((size_t)rows + 1));
     float *cnt = malloc(sizeof(float) * (size_t)R), *k = malloc(sizeof(float) * (size_t)G);
-    if (!first || !cnt || !k) {
-        free(first), free(cnt), free(k);
+    float *tab = malloc(sizeof(float) * (size_t)G * B * GG_MRR2_TAB_N);
+    if (!first || !cnt || !k || !tab) {
+        free(first), free(cnt), free(k), free(tab);
         return gg_rt_fail(ctx, GG_ERR_NOMEM, "MRR-2: out of memory");
     }
     gg_mrr2_rows(m, opt.average_s, first);
@@ -289,22 +296,36 @@ gg_status gg_mrr2_products(gg_context *ctx, const gg_mrr2 *m, const gg_mrr2_opti
     p.dv = (float)GG_MRR2_DV;
     p.ze_db = (float)(10.0 * log10(1e18 * pow(lambda, 4) / (pow(M_PI, 5) * opt.k2)));
     p.nodata = GG_MRR2_NODATA;
+    p.dh = (float)dh;
+    p.pia_max_db = (float)GG_MRR2_PIA_MAX_DB;
+    gg_mrr2_drop_table(m, &opt, tab);
     const size_t nin = (size_t)R * G * B, nout = (size_t)rows * GG_MRR2_NPROD * G;
-    gg_buffer *v[5] = {NULL, NULL, NULL, NULL, NULL};
+    const size_t nsig = (size_t)rows * G * B;
+    /* spectra, counts, rows, gate constants, products, signal; drop table, N(D) */
+    gg_buffer *v[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     gg_status s;
     if ((s = gg_buffer_alloc(ctx, nin * 4, &v[0])) == GG_OK &&
         (s = gg_buffer_alloc(ctx, (size_t)R * 4, &v[1])) == GG_OK &&
         (s = gg_buffer_alloc(ctx, ((size_t)rows + 1) * 4, &v[2])) == GG_OK &&
         (s = gg_buffer_alloc(ctx, (size_t)G * 4, &v[3])) == GG_OK &&
         (s = gg_buffer_alloc(ctx, nout * 4, &v[4])) == GG_OK &&
+        (s = gg_buffer_alloc(ctx, nsig * 4, &v[5])) == GG_OK &&
+        (s = gg_buffer_alloc(ctx, (size_t)G * B * GG_MRR2_TAB_N * 4, &v[6])) == GG_OK &&
+        (s = gg_buffer_alloc(ctx, nsig * 4, &v[7])) == GG_OK &&
         (s = gg_buffer_write(ctx, v[0], 0, m->spectra, nin * 4)) == GG_OK &&
         (s = gg_buffer_write(ctx, v[1], 0, cnt, (size_t)R * 4)) == GG_OK &&
         (s = gg_buffer_write(ctx, v[2], 0, first, ((size_t)rows + 1) * 4)) == GG_OK &&
         (s = gg_buffer_write(ctx, v[3], 0, k, (size_t)G * 4)) == GG_OK &&
-        (s = gg_rt_launch(ctx, GG_K_MRR2_MOMENTS, G, rows, &p, sizeof p, v, 5)) == GG_OK)
-        s = gg_buffer_read(ctx, v[4], 0, out, nout * 4);
-    for (int i = 0; i < 5; i++)
+        (s = gg_buffer_write(ctx, v[6], 0, tab, (size_t)G * B * GG_MRR2_TAB_N * 4)) == GG_OK &&
+        (s = gg_rt_launch(ctx, GG_K_MRR2_MOMENTS, G, rows, &p, sizeof p, v, 6)) == GG_OK) {
+        /* then, row by row upward in height, the attenuation and drop sizes */
+        gg_buffer *d[4] = {v[5], v[6], v[4], v[7]};
+        if ((s = gg_rt_launch(ctx, GG_K_MRR2_DSD, rows, 1, &p, sizeof p, d, 4)) == GG_OK &&
+            (s = gg_buffer_read(ctx, v[4], 0, out, nout * 4)) == GG_OK && nd)
+            s = gg_buffer_read(ctx, v[7], 0, nd, nsig * 4);
+    }
+    for (int i = 0; i < 8; i++)
         gg_buffer_free(ctx, v[i]);
-    free(first), free(cnt), free(k);
+    free(first), free(cnt), free(k), free(tab);
     return s;
 }

@@ -13,13 +13,19 @@
 #define GG_MRR2_P_SNR 3
 #define GG_MRR2_P_NOISE 4
 #define GG_MRR2_P_FLAG 5
-#define GG_MRR2_NP 6
+#define GG_MRR2_P_Z 6
+#define GG_MRR2_P_PIA 7
+#define GG_MRR2_P_RR 8
+#define GG_MRR2_P_LWC 9
+#define GG_MRR2_NP 10
 
 /* Item (gate g, output row).  Buffers: raw spectral lines F [record][gate]
  * [bin]; counts [record] (spectra each record averages; <= 0: left out);
  * rows [n_rows + 1] (records rows[i] .. rows[i+1]-1 make row i); gate_k
  * [gate] (Metek's calibration CC i^2 dH / (1e20 TF(i)), eta per unit of F;
- * 0: a gate without eta); out [row][GG_MRR2_NP][gate].
+ * 0: a gate without eta); out [row][GG_MRR2_NP][gate] (planes ZE..FLAG);
+ * sig [row][gate][bin]: the peak's eta per line less the noise (1/m), 0
+ * elsewhere and where no signal, for the DSD kernel.
  *
  * The average of the records is weighted by their counts, so it is the
  * mean of all N single spectra; white noise averaged over N spectra has
@@ -29,8 +35,8 @@
  * (circular) lines above the limit; a peak of fewer than min_width lines
  * is not taken as signal.  Power, mean velocity and width are the moments
  * of the peak's lines less the mean noise. */
-GG_KERNEL5(gg_k_mrr2_moments, gg_mrr2_params, p, const float, spec, const float, counts,
-           const int, rows, const float, gate_k, float, out)
+GG_KERNEL6(gg_k_mrr2_moments, gg_mrr2_params, p, const float, spec, const float, counts,
+           const int, rows, const float, gate_k, float, out, float, sig)
 {
     const int g = GG_X, row = GG_Y;
     if (g >= gg_nx || row >= gg_ny)
@@ -38,6 +44,9 @@ GG_KERNEL5(gg_k_mrr2_moments, gg_mrr2_params, p, const float, spec, const float,
     const int B = p.n_bins, G = p.n_gates;
     const float nd = p.nodata;
     const size_t o = (size_t)row * GG_MRR2_NP * (size_t)G + (size_t)g;
+    GG_GLOBAL float *sg = sig + ((size_t)row * (size_t)G + (size_t)g) * (size_t)B;
+    for (int b = 0; b < B; b++)
+        sg[b] = 0.0f;
     int flag = (g == 1 || g == 2 || g == G - 1) ? 1 : 0;
     double s[GG_MRR2_MAX_BINS], t[GG_MRR2_MAX_BINS];
     for (int b = 0; b < B; b++)
@@ -117,6 +126,8 @@ GG_KERNEL5(gg_k_mrr2_moments, gg_mrr2_params, p, const float, spec, const float,
                 w = (float)v;
                 width = (float)((double)p.dv * sqrt(var));
                 snr = noise > 0.0 ? (float)(10.0 * log10(pw / (noise * (double)B))) : 100.0f;
+                for (int d = -lo; d <= hi; d++)
+                    sg[(ipk + d + B) % B] = (float)((s[(ipk + d + B) % B] - noise) * k);
             }
         }
     }
@@ -126,4 +137,90 @@ GG_KERNEL5(gg_k_mrr2_moments, gg_mrr2_params, p, const float, spec, const float,
     out[o + GG_MRR2_P_SNR * (size_t)G] = snr;
     out[o + GG_MRR2_P_NOISE * (size_t)G] = noise_db;
     out[o + GG_MRR2_P_FLAG * (size_t)G] = (float)flag;
+}
+
+/* Item: one output row; the gates are walked upward, since each gate's
+ * attenuation correction needs the attenuation of every gate below it
+ * (Metek's path-integrated attenuation, computed from the drop sizes).
+ * Buffers: sig [row][gate][bin] (the moments kernel's signal), tab
+ * [gate][bin][GG_MRR2_TAB_N] (drop diameter, its interval, backscattering
+ * and extinction cross sections of each line), out (planes Z, PIA, RR,
+ * LWC written, FLAG read and bit 8 added), nd [row][gate][bin] (N(D),
+ * m^-3 mm^-1; nodata where no signal).
+ *
+ * Per gate: the number of drops of line j is n_j = eta_j / sigma_b(D_j)
+ * (m^-3), with eta corrected by the two-way attenuation below the gate and
+ * over its own lower half, exp(2 (sum of k below) dh + k dh); the gate's
+ * specific attenuation k = sum n_j sigma_e(D_j) depends on the corrected
+ * eta, so it is iterated (a few steps converge at the PIAs the correction
+ * is made for).  Z = sum n_j D_j^6, RR = pi/6 sum n_j D_j^3 v_j (mm/h),
+ * LWC = pi/6 rho_w sum n_j D_j^3 (g/m^3).  Beyond pia_max_db (Metek: 10
+ * dB) the correction is not trusted: Z, RR, LWC and N(D) are nodata there
+ * and above, with FLAG bit 8. */
+GG_KERNEL4(gg_k_mrr2_dsd, gg_mrr2_params, p, const float, sig, const float, tab, float, out,
+           float, nd)
+{
+    const int row = GG_X;
+    if (row >= gg_nx || GG_Y >= gg_ny)
+        return;
+    const int B = p.n_bins, G = p.n_gates;
+    const float ndv = p.nodata;
+    const double dh = (double)p.dh;
+    double below = 0.0; /* sum of k dh over the gates below (nepers, one way) */
+    int lost = 0;       /* the PIA passed pia_max_db at or below this gate */
+    for (int g = 0; g < G; g++) {
+        const size_t o = (size_t)row * GG_MRR2_NP * (size_t)G + (size_t)g;
+        GG_GLOBAL const float *e = sig + ((size_t)row * (size_t)G + (size_t)g) * (size_t)B;
+        GG_GLOBAL const float *t = tab + (size_t)g * (size_t)B * GG_MRR2_TAB_N;
+        GG_GLOBAL float *n = nd + ((size_t)row * (size_t)G + (size_t)g) * (size_t)B;
+        int flag = (int)out[o + GG_MRR2_P_FLAG * (size_t)G];
+        const int signal = out[o + GG_MRR2_P_ZE * (size_t)G] != ndv;
+        double k = 0.0;
+        if (signal) {
+            for (int it = 0; it < 4; it++) {
+                const double a = exp(2.0 * below + k * dh);
+                double kk = 0.0;
+                for (int b = 0; b < B; b++)
+                    if (t[b * GG_MRR2_TAB_N + GG_MRR2_TAB_D] > 0.0f && e[b] > 0.0f)
+                        kk += (double)e[b] * a / (double)t[b * GG_MRR2_TAB_N + GG_MRR2_TAB_SB] *
+                              (double)t[b * GG_MRR2_TAB_N + GG_MRR2_TAB_SE];
+                k = kk;
+            }
+        }
+        const double a = exp(2.0 * below + k * dh);
+        const double pia_db = 10.0 * log10(a);
+        if (pia_db > (double)p.pia_max_db)
+            lost = 1;
+        float z = ndv, rr = ndv, lwc = ndv;
+        if (!signal || lost || (flag & 4)) {
+            for (int b = 0; b < B; b++)
+                n[b] = ndv;
+        } else {
+            double z6 = 0.0, r3 = 0.0, m3 = 0.0;
+            for (int b = 0; b < B; b++) {
+                const double d = (double)t[b * GG_MRR2_TAB_N + GG_MRR2_TAB_D];
+                if (!(d > 0.0) || !(e[b] > 0.0f)) {
+                    n[b] = 0.0f;
+                    continue;
+                }
+                const double nj = (double)e[b] * a / (double)t[b * GG_MRR2_TAB_N + GG_MRR2_TAB_SB];
+                n[b] = (float)(nj / (double)t[b * GG_MRR2_TAB_N + GG_MRR2_TAB_DD]);
+                z6 += nj * d * d * d * d * d * d;
+                m3 += nj * d * d * d;
+                r3 += nj * d * d * d * (double)p.dv * (double)b;
+            }
+            /* mm^3 m^-3 -> m^3 m^-3 (1e-9); rain rate in mm/h: x 3.6e6 */
+            rr = (float)(3.14159265358979 / 6.0 * 3.6e-3 * r3);
+            lwc = (float)(3.14159265358979 / 6.0 * 1e-3 * m3);
+            z = z6 > 0.0 ? (float)(10.0 * log10(z6)) : ndv;
+        }
+        if (lost)
+            flag |= 8;
+        out[o + GG_MRR2_P_Z * (size_t)G] = z;
+        out[o + GG_MRR2_P_PIA * (size_t)G] = (flag & 4) ? ndv : (float)pia_db;
+        out[o + GG_MRR2_P_RR * (size_t)G] = rr;
+        out[o + GG_MRR2_P_LWC * (size_t)G] = lwc;
+        out[o + GG_MRR2_P_FLAG * (size_t)G] = (float)flag;
+        below += k * dh;
+    }
 }

@@ -11,14 +11,17 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const names[GG_MRR2_NPROD] = {"ZE", "W", "WIDTH", "SNR", "NOISE", "FLAG"};
-static const char *const units[GG_MRR2_NPROD] = {"dBZ", "m/s", "m/s", "dB", "dBZ", ""};
+static const char *const names[GG_MRR2_NPROD] = {"ZE",   "W", "WIDTH", "SNR", "NOISE",
+                                                  "FLAG", "Z", "PIA",   "RR",  "LWC"};
+static const char *const units[GG_MRR2_NPROD] = {"dBZ", "m/s", "m/s", "dB",   "dBZ",
+                                                  "",    "dBZ", "dB",  "mm/h", "g/m3"};
 /* CF / CfRadial standard names where one exists (W is positive downward:
  * toward the instrument, which looks up) */
 static const char *const standard[GG_MRR2_NPROD] = {
     "equivalent_reflectivity_factor", "radial_velocity_of_scatterers_toward_instrument",
     "doppler_spectrum_width", "signal_to_noise_ratio", "noise_equivalent_reflectivity_factor",
-    "quality_flag"};
+    "quality_flag", "equivalent_reflectivity_factor", "path_integrated_attenuation",
+    "rainfall_rate", "liquid_water_content"};
 
 const char *gg_mrr2_product_name(int k) { return k >= 0 && k < GG_MRR2_NPROD ? names[k] : ""; }
 const char *gg_mrr2_product_units(int k) { return k >= 0 && k < GG_MRR2_NPROD ? units[k] : ""; }

@@ -19,6 +19,16 @@ typedef struct gg_mrr2_params {
     float dv;          /* fall velocity of one line (m/s) */
     float ze_db;       /* 10 log10(1e18 lambda^4 / (pi^5 |K|^2)): eta (1/m) -> dBZ */
     float nodata;
+    float dh;          /* gate spacing (m) */
+    float pia_max_db;  /* attenuation correction up to this PIA (dB); beyond: nodata */
 } gg_mrr2_params;
+
+/* Per gate and spectral line, the drop-size table of the DSD kernel
+ * (host-computed: Mie needs complex series): */
+#define GG_MRR2_TAB_D 0      /* drop diameter (mm) of the line's fall velocity; 0: no rain drop */
+#define GG_MRR2_TAB_DD 1     /* diameter interval of the line (mm) */
+#define GG_MRR2_TAB_SB 2     /* backscattering cross section (m^2) */
+#define GG_MRR2_TAB_SE 3     /* extinction cross section (m^2) */
+#define GG_MRR2_TAB_N 4
 
 #endif

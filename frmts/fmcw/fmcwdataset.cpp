@@ -558,7 +558,7 @@ void FMCWRegisterDriver(void)
     drv->SetMetadataItem(GDAL_DMD_OPENOPTIONLIST,
                          "<OpenOptionList>"
                          "  <Option name='PRODUCTS' type='string' description='comma-separated products "
-                         "(DBZ,ZDR,LDR,VEL,WIDTH,RHOHV,PHIDP,SNR,SNRVC,SNRHX; MRR-2: ZE,W,WIDTH,SNR,NOISE,FLAG); "
+                         "(DBZ,ZDR,LDR,VEL,WIDTH,RHOHV,PHIDP,SNR,SNRVC,SNRHX; MRR-2: ZE,W,WIDTH,SNR,NOISE,FLAG,Z,PIA,RR,LWC); "
                          "default all'/>"
                          "  <Option name='DEVICE' type='string' description='auto, cpu, cuda[:N], "
                          "opencl[:P[:D]]'/>"

@@ -2,7 +2,7 @@
  * mrr2dataset.cpp -- Metek MRR-2 raw spectra (docs/mrr2.md) as a raster of
  * its products: rows = output times (records, or averaging intervals),
  * columns = range gates (heights), one Float32 band per product named by
- * it (ZE, W, WIDTH, SNR, NOISE, FLAG).  The file is parsed when opened (a
+ * it (ZE, W, WIDTH, SNR, NOISE, FLAG, Z, PIA, RR, LWC).  The file is parsed when opened (a
  * bad file fails there, before any output exists); the products are
  * computed on the device by gg_mrr2_products on the first block read, all
  * rows at once (an hour of 10-s records is 362 x 32 gates).

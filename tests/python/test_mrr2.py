@@ -230,7 +230,7 @@ def test_driver_and_products(gg, tmp_path):
     from osgeo import gdal
     for name in (str(RAW), f"FMCW:{RAW}"):
         ds = gdal.Open(name)
-        assert ds.GetDriver().ShortName == "FMCW" and ds.RasterCount == 6
+        assert ds.GetDriver().ShortName == "FMCW" and ds.RasterCount == 10
         assert ds.GetRasterBand(1).GetDescription() == "ZE"
     ds = gdal.OpenEx(str(RAW), open_options=["AVERAGE=60", "PRODUCTS=w,ze", "DEVICE=cpu"])
     assert ds.RasterYSize == 60 and [ds.GetRasterBand(i).GetDescription() for i in (1, 2)] == ["W", "ZE"]
@@ -269,3 +269,203 @@ def test_gdal_fmcw_bad_input(gg, tmp_path):
     r = gg.run("gdal_fmcw", "-q", "-average", "-5", RAW, tmp_path / "a.tif", check=False)
     assert r.returncode != 0 and "-average" in r.stderr
     assert not list(tmp_path.glob("*.tif"))
+
+
+# ------------------------------------------------- PIA and drop sizes (N(D), RR, LWC)
+
+LAMBDA = 299792458.0 / 24.23e9
+
+
+def water_index(t_c=10.0, f_hz=24.23e9):
+    """Liebe et al. (1991) double-Debye permittivity of water -> refractive index."""
+    th = 300.0 / (273.15 + t_c) - 1.0
+    f = f_hz * 1e-9
+    e0 = 77.66 + 103.3 * th
+    e1, e2 = 0.0671 * e0, 3.52
+    fp = 20.20 - 146.0 * th + 316.0 * th ** 2
+    return np.sqrt(e2 + (e0 - e1) / (1 - 1j * f / fp) + (e1 - e2) / (1 - 1j * f / (39.8 * fp)))
+
+
+def mie64(d_mm, m=None):
+    """float64 Mie (Bohren & Huffman's series): (sigma_b, sigma_e) in m^2."""
+    m = water_index() if m is None else m
+    r = 0.5e-3 * d_mm
+    x = 2 * math.pi * r / LAMBDA
+    nstop = int(x + 4 * x ** (1 / 3) + 2)
+    y = m * x
+    nmx = int(max(nstop, abs(y))) + 16
+    dl = np.zeros(nmx + 1, complex)
+    for n in range(nmx, 0, -1):
+        dl[n - 1] = n / y - 1 / (dl[n] + n / y)
+    n = np.arange(1, nstop + 1)
+    # Riccati-Bessel functions through scipy's spherical Bessel functions
+    from scipy.special import spherical_jn, spherical_yn
+    psi = x * spherical_jn(n, x)
+    psim = x * spherical_jn(n - 1, x)
+    xi = x * (spherical_jn(n, x) + 1j * spherical_yn(n, x))
+    xim = x * (spherical_jn(n - 1, x) + 1j * spherical_yn(n - 1, x))
+    da, db = dl[1:nstop + 1] / m + n / x, m * dl[1:nstop + 1] + n / x
+    a = (da * psi - psim) / (da * xi - xim)
+    b = (db * psi - psim) / (db * xi - xim)
+    qe = 2 / x ** 2 * np.sum((2 * n + 1) * (a + b).real)
+    qb = abs(np.sum((2 * n + 1) * (-1.0) ** n * (a - b))) ** 2 / x ** 2
+    return qb * math.pi * r * r, qe * math.pi * r * r
+
+
+def test_drop_table(mrr2):
+    """Drop diameters from Metek's velocity relation and the Mie cross
+    sections against float64 (scipy's Bessel functions), and the Rayleigh
+    limit of small drops."""
+    p = geogpu.mrr2_products(mrr2, average=3600, device="cpu", dsd=True)
+    D, DD, SB, SE = p["D"], p["DD"], p["SIGMA_B"], p["SIGMA_E"]
+    for g in (3, 15, 30):
+        h = mrr2["height"][g]
+        dv = 1 + 3.68e-5 * h + 1.71e-9 * h * h
+        v = np.arange(64) * geogpu.fmcw.MRR2_DV
+        u = 9.65 - v / dv
+        d = np.where((u > 0) & (u <= 10.3), -np.log(np.clip(u, 1e-30, None) / 10.3) / 0.6, 0)
+        used = D[g] > 0
+        assert used[1:40].all() and not used[0] and (d[used] <= 6).all()
+        np.testing.assert_allclose(D[g][used], d[used], rtol=1e-5)
+        # the lines' diameter intervals tile D(lower edge of line 1) .. D(upper edge of the last)
+        top = (np.flatnonzero(used)[-1] + 0.5) * geogpu.fmcw.MRR2_DV
+        dia = lambda v: -math.log((9.65 - v / dv) / 10.3) / 0.6
+        span = dia(top) - dia(0.5 * geogpu.fmcw.MRR2_DV)
+        assert abs(DD[g][used].sum() - span) < 1e-4
+        for j in np.flatnonzero(used)[::6]:
+            sb, se = mie64(D[g, j])
+            np.testing.assert_allclose([SB[g, j], SE[g, j]], [sb, se], rtol=1e-4)
+    m = water_index()
+    K = (m ** 2 - 1) / (m ** 2 + 2)
+    d = D[3, 1] * 1e-3                                              # 0.24 mm: Rayleigh
+    assert abs(SB[3, 1] / (math.pi ** 5 * abs(K) ** 2 * d ** 6 / LAMBDA ** 4) - 1) < 0.01
+    assert abs(SE[3, 1] / (math.pi ** 2 * d ** 3 / LAMBDA * K.imag) - 1) < 0.03   # + O(x) terms
+
+
+def reference_dsd(m, first, tab, minw=3):
+    """float64 walk up each row: attenuation-corrected N(D), Z, PIA, RR, LWC
+    from the peak signal of the moments reference (tab: the drop table)."""
+    R, G, B = m["spectra"].shape
+    dh = m["height"][1] - m["height"][0]
+    D, DD, SB, SE = tab
+    out = np.full((len(first) - 1, 4, G), ND)
+    for i in range(len(first) - 1):
+        below = 0.0
+        for g in range(G):
+            e = signal64(m, first[i], first[i + 1], g, minw)
+            k = 0.0
+            use = (D[g] > 0) & (e > 0) if e is not None else None
+            if e is not None:
+                for _ in range(4):
+                    a = math.exp(2 * below + k * dh)
+                    k = float(np.sum(e[use] * a / SB[g][use] * SE[g][use]))
+            a = math.exp(2 * below + k * dh)
+            if g > 0:
+                out[i, 1, g] = 10 * math.log10(a)
+            if e is not None and 10 * math.log10(a) <= 10:
+                n = e[use] * a / SB[g][use]
+                d = D[g][use]
+                v = geogpu.fmcw.MRR2_DV * np.flatnonzero(use)
+                z6 = np.sum(n * d ** 6)
+                out[i, 0, g] = 10 * math.log10(z6) if z6 > 0 else ND
+                out[i, 2, g] = math.pi / 6 * 3.6e-3 * np.sum(n * d ** 3 * v)
+                out[i, 3, g] = math.pi / 6 * 1e-3 * np.sum(n * d ** 3)
+            below += k * dh
+    return out
+
+
+def signal64(m, r0, r1, g, minw):
+    """The peak's eta less the noise (1/m per line), float64, as in reference()."""
+    B = m["spectra"].shape[2]
+    dh = m["height"][1] - m["height"][0]
+    recs = [r for r in range(r0, r1) if m["n_spectra"][r] > 0 and np.all(np.isfinite(m["spectra"][r, g]))]
+    n = float(sum(m["n_spectra"][r] for r in recs))
+    if g == 0 or n == 0 or not m["tf"][g] > 0:
+        return None
+    f = sum(m["n_spectra"][r] * m["spectra"][r, g].astype(np.float64) for r in recs) / n
+    eta = f * m["cc"] * g * g * dh / (1e20 * m["tf"][g])
+    t = np.sort(eta)
+    nn = max(k for k in range(1, B + 1) if t[:k].var() <= t[:k].mean() ** 2 / n * (1 + 1e-9))
+    noise, limit = t[:nn].mean(), t[nn - 1]
+    pk = int(np.argmax(eta))
+    hi = lo = 0
+    while hi + lo + 1 < B and eta[(pk + hi + 1) % B] > limit:
+        hi += 1
+    while hi + lo + 1 < B and eta[(pk - lo - 1) % B] > limit:
+        lo += 1
+    if nn == B or hi + lo + 1 < minw:
+        return None
+    e = np.zeros(B)
+    idx = (pk + np.arange(-lo, hi + 1)) % B
+    e[idx] = eta[idx] - noise
+    return e
+
+
+@pytest.mark.parametrize("average", [0, 60])
+def test_dsd_reference(mrr2, device, average):
+    """Z, PIA, RR, LWC and N(D) of the first rows against the float64 walk."""
+    p = geogpu.mrr2_products(mrr2, average=average, device=device, dsd=True)
+    nrec = 6 if average == 0 else 36
+    sub = {k: (v[:nrec] if isinstance(v, np.ndarray) and len(v) == 362 else v) for k, v in mrr2.items()}
+    first = [0, 1, 2, 3, 4, 5, 6] if average == 0 else list(range(0, 37, 6))
+    tab = [p[k].astype(np.float64) for k in geogpu.fmcw.MRR2_TABLE]
+    ref = reference_dsd(sub, first, tab)
+    got = np.stack([p[k][:6] for k in ("Z", "PIA", "RR", "LWC")], axis=1)
+    assert np.array_equal(got == ND, ref == ND)
+    det = ref != ND
+    rain = ref[:, 2][det[:, 2]]
+    assert (rain > 0.1).sum() > 30 and ref[:, 1, 31].max() > 0.5   # rain, and attenuation aloft
+    np.testing.assert_allclose(got[:, 0][det[:, 0]], ref[:, 0][det[:, 0]], atol=0.01)
+    np.testing.assert_allclose(got[:, 1][det[:, 1]], ref[:, 1][det[:, 1]], atol=0.01, rtol=1e-3)
+    np.testing.assert_allclose(got[:, 2:][det[:, 2:]], ref[:, 2:][det[:, 2:]], rtol=2e-3, atol=1e-5)
+    # Z nodata: no signal, no data, the PIA past its limit (flag 8), or a peak
+    # on lines no rain drop falls at (aliased, > 9.4 m/s: RR and LWC 0)
+    gap = (p["Z"] == ND) & (p["ZE"] != ND) & ((p["FLAG"].astype(int) & 12) == 0)
+    assert np.all(p["RR"][gap] == 0) and np.all(p["LWC"][gap] == 0) and gap.sum() < 20
+    assert ((p["FLAG"].astype(int) & 8) > 0).sum() > 0
+    nd = p["ND"][:6]
+    ok = p["Z"][:6] != ND
+    assert np.all((nd == ND).all(axis=2) == ~ok)                    # N(D) where Z, nodata elsewhere
+    # N(D) integrates back to the liquid water content
+    lwc = math.pi / 6 * 1e-3 * np.sum(np.where(nd > 0, nd, 0) * p["DD"] * p["D"] ** 3, axis=2)
+    np.testing.assert_allclose(lwc[ok], p["LWC"][:6][ok], rtol=1e-3)
+
+
+def test_known_drop_size_distribution():
+    """A synthetic record whose spectrum at one gate is a Marshall-Palmer
+    distribution (N0 = 8000 m^-3 mm^-1, rain rate R) above a flat noise
+    floor: N(D) comes back, RR and LWC as the analytic integrals as the analytic integrals over the
+    diameters the lines cover (no attenuation below: the other gates are
+    noise)."""
+    from scipy.integrate import quad
+    m = geogpu.mrr2_read(RAW)
+    m = {k: (v[:1].copy() if isinstance(v, np.ndarray) and len(v) == 362 else v) for k, v in m.items()}
+    g, R = 5, 4.0
+    lam_mp = 4.1 * R ** -0.21                                       # mm^-1
+    tab = geogpu.mrr2_products(m, average=0, device="cpu", dsd=True)
+    D, DD, SB = tab["D"][g].astype(float), tab["DD"][g].astype(float), tab["SIGMA_B"][g].astype(float)
+    use = D > 0
+    N = 8000 * np.exp(-lam_mp * D)
+    eta = np.where(use, N * DD * np.where(use, SB, 1), 0)             # 1/m per line
+    dh = m["height"][1] - m["height"][0]
+    kf = m["cc"] * g * g * dh / (1e20 * m["tf"][g])                  # eta per unit of F
+    noise = 1e-7 * (eta / kf).max()    # a floor every drop line stands out of in float32
+    m["spectra"][0] = noise
+    m["spectra"][0, g] = noise + eta / kf
+    p = geogpu.mrr2_products(m, average=0, device="cpu", dsd=True)
+    h = m["height"][g]
+    dv = 1 + 3.68e-5 * h + 1.71e-9 * h * h
+    lo = math.log(10.3 / 9.65) / 0.6                                # D(v = 0)
+    hi = D[use].max() + DD[use][-1] / 2
+    v = lambda d: (9.65 - 10.3 * math.exp(-0.6 * d)) * dv
+    nmp = lambda d: 8000 * math.exp(-lam_mp * d)
+    rr = math.pi / 6 * 3.6e-3 * quad(lambda d: nmp(d) * d ** 3 * v(d), lo, hi)[0]
+    lwc = math.pi / 6 * 1e-3 * quad(lambda d: nmp(d) * d ** 3, lo, hi)[0]
+    print(f"\nMarshall-Palmer {R} mm/h at gate {g}: RR {p['RR'][0, g]:.3f} (analytic {rr:.3f}), "
+          f"LWC {p['LWC'][0, g]:.4f} ({lwc:.4f}), PIA {p['PIA'][0, g]:.3f} dB")
+    assert abs(p["RR"][0, g] / rr - 1) < 0.03 and abs(p["LWC"][0, g] / lwc - 1) < 0.03
+    assert 0 < p["PIA"][0, g] < 0.2 and p["PIA"][0, g - 1] == 0         # only the gate's own half
+    np.testing.assert_allclose(p["ND"][0, g][use], N[use], rtol=0.02)
+    ze = 10 * math.log10(1e18 * LAMBDA ** 4 / (math.pi ** 5 * 0.92) * eta.sum())
+    assert abs(p["ZE"][0, g] - ze) < 0.01
+    assert all(p["ZE"][0, k] == ND for k in range(32) if k != g)

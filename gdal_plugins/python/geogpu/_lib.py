@@ -382,6 +382,8 @@ _PROTOTYPES.update({
     "gg_mrr2_free": (None, [_P(GGMrr2)]),
     "gg_mrr2_rows": (_int, [_P(GGMrr2), _dbl, _P(_int)]),
     "gg_mrr2_products": (_int, [_vp, _P(GGMrr2), _P(GGMrr2Options), _f32p]),
+    "gg_mrr2_products_dsd": (_int, [_vp, _P(GGMrr2), _P(GGMrr2Options), _f32p, _f32p]),
+    "gg_mrr2_drop_table": (_int, [_P(GGMrr2), _P(GGMrr2Options), _f32p]),
     "gg_ortho_session_create": (_int, [_vp, _P(GGOrthoRpc), _P(GGOrthoDem), _P(GGOrthoOptions),
                                        _P(_vp)]),
     "gg_ortho_session_destroy": (None, [_vp]),

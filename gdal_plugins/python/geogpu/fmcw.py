@@ -7,7 +7,7 @@ PPI gridding.
     prod = geogpu.fmcw_process(sectors, p, products="DBZ,VEL", device="opencl")
     prod["DBZ"]                                   # (n_sectors, n_gates) float32
     m = geogpu.mrr2_read("0308.raw.gz")           # dict of numpy arrays
-    p = geogpu.mrr2_products(m, average=60)       # ZE W WIDTH SNR NOISE FLAG
+    p = geogpu.mrr2_products(m, average=60)       # ZE W WIDTH SNR NOISE FLAG Z PIA RR LWC
 
 Sectors are int16 arrays laid out as the library's host layout
 [channel HH, VV, HV][I, Q][sweep][sample]: shape (3, 2, n_sweeps, n_samples)
@@ -33,7 +33,8 @@ NODATA = -9999.0
 MRR2_DV = 0.1887          # m/s per spectral line
 MRR2_FREQUENCY = 24.23e9  # Hz (lambda = c / f)
 MRR2_K2 = 0.92            # |K|^2 of water
-MRR2_PRODUCTS = ("ZE", "W", "WIDTH", "SNR", "NOISE", "FLAG")
+MRR2_PRODUCTS = ("ZE", "W", "WIDTH", "SNR", "NOISE", "FLAG", "Z", "PIA", "RR", "LWC")
+MRR2_TABLE = ("D", "DD", "SIGMA_B", "SIGMA_E")   # gg_mrr2_drop_table's columns
 PRODUCTS = tuple(text(lib.gg_fmcw_product_name(i)) for i in range(10))
 MOMENTS = ("NOISE", "POWER", "SNR", "VEL", "WIDTH")
 _WINDOWS = {"hamming": 0, "hann": 1, "rect": 2}
@@ -299,7 +300,7 @@ def mrr2_read(source):
 
 
 def mrr2_products(mrr2, average=60.0, min_width=3, frequency=MRR2_FREQUENCY, k2=MRR2_K2,
-                  device=None, context=None):
+                  device=None, context=None, dsd=False):
     """MRR-2 products on the device: records averaged over clock intervals
     of `average` seconds (60: the instrument's AVE; 0: every record),
     Metek's calibration eta = F CC i^2 dH / (1e20 TF(i)), Hildebrand-Sekhon
@@ -310,7 +311,10 @@ def mrr2_products(mrr2, average=60.0, min_width=3, frequency=MRR2_FREQUENCY, k2=
     (m/s, down), WIDTH (m/s), SNR (dB), NOISE (dBZ), FLAG (bits: 1 gate 1, 2
     or the last; 2 a record left out; 4 no data) of (rows, gates) float32
     (NODATA where nothing), and seconds (rows,) the first record's time of
-    each row, height (gates,)."""
+    each row, height (gates,); Z (dBZ, attenuation-corrected, from the drop
+    sizes), PIA (dB), RR (mm/h), LWC (g/m^3) (docs/mrr2.md).  dsd=True adds
+    ND (rows, gates, lines) N(D) in m^-3 mm^-1 and the drop table D, DD
+    (mm), SIGMA_B, SIGMA_E (m^2) of (gates, lines) (gg_mrr2_drop_table)."""
     if not isinstance(mrr2, dict):
         mrr2 = mrr2_read(mrr2)
     try:
@@ -338,10 +342,18 @@ def mrr2_products(mrr2, average=60.0, min_width=3, frequency=MRR2_FREQUENCY, k2=
     lib.gg_mrr2_rows(ctypes.byref(n), opt.average_s, first.ctypes.data_as(ctypes.POINTER(ctypes.c_int)))
     ctx = _context(device, context)
     out = np.empty((rows, len(MRR2_PRODUCTS), G), np.float32)
-    raise_for_status(lib.gg_mrr2_products(ctx.handle, ctypes.byref(n), ctypes.byref(opt),
-                                          out.ctypes.data_as(_F32P)),
+    nd = np.empty((rows, G, B), np.float32) if dsd else None
+    raise_for_status(lib.gg_mrr2_products_dsd(ctx.handle, ctypes.byref(n), ctypes.byref(opt),
+                                              out.ctypes.data_as(_F32P),
+                                              nd.ctypes.data_as(_F32P) if dsd else None),
                      ctx.last_error or "mrr2_products failed")
     res = {k: np.ascontiguousarray(out[:, i, :]) for i, k in enumerate(MRR2_PRODUCTS)}
+    if dsd:
+        tab = np.empty((G, B, len(MRR2_TABLE)), np.float32)
+        raise_for_status(lib.gg_mrr2_drop_table(ctypes.byref(n), ctypes.byref(opt),
+                                                tab.ctypes.data_as(_F32P)), "mrr2 drop table failed")
+        res["ND"] = nd
+        res.update({k: np.ascontiguousarray(tab[:, :, i]) for i, k in enumerate(MRR2_TABLE)})
     res["seconds"] = sec[first[:-1]].copy()
     res["height"] = hgt.copy()
     return res
