@@ -995,10 +995,16 @@ static int run(gg_app *app)
     const char *ext = CPLGetExtension(app->dst);
     const int ggvrt = app->format ? (EQUAL(app->format, "GGVRT") || EQUAL(app->format, "GG"))
                                   : EQUAL(ext, "ggvrt");
+    /* a format the utility writes itself (spec->own_format) */
+    const int own = app->format && app->spec->own_format && app->spec->write_format &&
+                    EQUAL(app->format, app->spec->own_format);
     GDALDriverH drv = NULL;
     if (ggvrt && app->spec->open_source)
         return fail(app, "-of GGVRT does not apply to %s", app->spec->name);
-    if (ggvrt) {
+    if (own) {
+        if (app->type || app->creation_options)
+            return fail(app, "-ot and -co do not apply to -of %s", app->spec->own_format);
+    } else if (ggvrt) {
         if (app->type || app->creation_options)
             return fail(app, "-ot and -co do not apply to -of GGVRT");
     } else {
@@ -1032,7 +1038,7 @@ static int run(gg_app *app)
     if (!devices)
         return 1;
     /* several devices compute pixels only: a virtual output needs one */
-    int ndev = ggvrt || EQUAL(GDALGetDriverShortName(drv), "VRT") || app->spec->open_source
+    int ndev = ggvrt || own || EQUAL(GDALGetDriverShortName(drv), "VRT") || app->spec->open_source
                    ? 1 : CSLCount(devices);
     GDALDatasetH *dss = CPLCalloc((size_t)ndev, sizeof *dss);
     for (int k = ndev - 1; k >= 0; k--) { /* the copies first: app->op goes to device 0 */
@@ -1113,6 +1119,26 @@ static int run(gg_app *app)
         }
         if (report_device(app, dss[k]))
             goto done;
+    }
+
+    if (own) {
+        /* the utility's own writer, into the run's transaction like any file */
+        const char *tmp = gg_output_set_add(set, app->dst, NULL);
+        if (!tmp) {
+            fail(app, "out of memory");
+            goto done;
+        }
+        app->failures = 0;
+        if (app->spec->write_format(app, ds, tmp, progress, NULL) || app->failures > 0) {
+            fail(app, "writing '%s' failed", app->dst);
+            goto done;
+        }
+        if (finish_outputs(app, set))
+            goto done;
+        status = 0;
+        if (app->verbose)
+            fprintf(stderr, "%s: done in %.3f s\n", app->spec->name, now_seconds() - t0);
+        goto done;
     }
 
     if (!app->spec->open_source && gg_product_write_supported(drv) &&

@@ -66,6 +66,14 @@ typedef struct gg_app_spec {
      * gives, so that it is committed with the product, or removed with it
      * (gg_output.h).  0, or 1 after reporting.  May be NULL. */
     int (*side_outputs)(gg_app *app, const char *product, gg_output_set *set);
+    /* A format the utility writes itself rather than through a GDAL
+     * driver (gdal_fmcw: "CfRadial"), chosen by -of (case-insensitive):
+     * write_format writes the product to the temporary file tmp (0, or 1
+     * after a CPLError), which gg_app renames to the destination on success
+     * and removes on failure, as for any output.  NULL: none. */
+    const char *own_format;
+    int (*write_format)(gg_app *app, void *product, const char *tmp,
+                        int (*progress)(double, const char *, void *), void *progress_arg);
     /* Registers the drivers the utility carries (GGRegisterDrivers), after
      * GDAL's own and before the command line is processed; may be NULL. */
     void (*register_drivers)(void);

@@ -8,6 +8,7 @@
  */
 #include "gg_fmcw_app.h"
 #include "fmcw_file.h"
+#include "gg_cfradial.h"
 
 #include "cpl_conv.h"
 #include "cpl_string.h"
@@ -108,6 +109,15 @@ static void *open_source(gg_app *app, const char *src, const char *device)
     return ds;
 }
 
+/* -of CfRadial: the product (polar sectors or MRR-2 time x height) as
+ * CF/Radial 1.4 netCDF (gg_cfradial.h). */
+static int write_cfradial(gg_app *app, void *product, const char *tmp,
+                          int (*progress)(double, const char *, void *), void *progress_arg)
+{
+    (void)app;
+    return gg_cfradial_write((GDALDatasetH)product, tmp, progress, progress_arg);
+}
+
 static const gg_app_flag flags[] = {
     {"-products", "<list>", "string", "comma-separated products, CfRadial short names; MRR-2: ZE, W, "
                                       "WIDTH, SNR, NOISE, FLAG, Z, PIA, RR, LWC (default all)"},
@@ -127,13 +137,16 @@ static const gg_app_spec spec = {
                "-grid one PPI GeoTIFF per product, <dst stem>_<PRODUCT><ext>, in an azimuthal-\n"
                "equidistant CRS centred on the radar.  Metek MRR-2 raw spectra (.raw, .raw.gz):\n"
                "a time x height raster (rows = records or -average intervals, columns = gates),\n"
-               "one band per product (docs/mrr2.md).  gdal_fmcw -simulate writes a simulated file\n"
-               "(gdal_fmcw -simulate --help).",
+               "one band per product (docs/mrr2.md).  -of CfRadial writes CF/Radial 1.4 netCDF\n"
+               "(Py-ART, xradar) of the polar or MRR-2 products.  gdal_fmcw -simulate writes a\n"
+               "simulated file (gdal_fmcw -simulate --help).",
     .operands = "<src_fmcw_or_mrr2_file> <dst_dataset>",
     .required = NULL,
     .flags = flags,
     .parse_flag = parse_flag,
     .open_source = open_source,
+    .own_format = "CfRadial",
+    .write_format = write_cfradial,
     .register_drivers = NULL, /* the main sets GGRegisterDrivers (gg_fmcw_app.h) */
 };
 

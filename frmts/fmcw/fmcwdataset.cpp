@@ -507,10 +507,18 @@ GDALDataset *FMCWDataset::Create(const char *file, const char *products, const c
     }
     else
     {
-        std::string az;
+        std::string az, t, r;
         for (int s = 0; s < S; s++)
+        {
             az += CPLSPrintf(s ? ",%.6g" : "%.6g", FMCWFileAzimuth(f)[s]);
+            t += CPLSPrintf(s ? ",%.17g" : "%.17g", FMCWFileTime(f)[s]);
+        }
+        for (int g = 0; g < ds->m_p.n_gates; g++)
+            r += CPLSPrintf(g ? ",%.9g" : "%.9g", gg_fmcw_gate_range(&ds->m_p, g));
         ds->SetMetadataItem("AZIMUTH_DEG", az.c_str());
+        // per sector (ray) its time, per gate its range: CfRadial's coordinates
+        ds->SetMetadataItem("TIME_S", t.c_str());
+        ds->SetMetadataItem("RANGE_M", r.c_str());
     }
     for (int i = 0; i < n; i++)
         ds->SetBand(i + 1, new FMCWBand(ds, i + 1, i));

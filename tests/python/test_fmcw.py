@@ -268,3 +268,40 @@ def test_simulate_bad_options(gg, tmp_path):
     p = gg.run("gdal_fmcw", "-simulate", "-sweeps", 3, tmp_path / "s.nc", check=False)
     assert p.returncode != 0 and "n_sweeps" in p.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_cfradial_polar(gg, storm, tmp_path):
+    """-of CfRadial on raw sectors: one PPI sweep (azimuth_surveillance at the
+    file's elevation) that Py-ART reads with the polar GeoTIFF's values,
+    azimuths and gate ranges; a PPI grid has no rays and is refused."""
+    import site
+    import sys
+    import warnings
+    from conftest import BUILD
+    site.addsitedir(str(BUILD / "test_peers" / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+                        / "site-packages"))
+    try:
+        import pyart
+    except Exception as e:
+        pytest.skip(f"pyart not importable ({type(e).__name__}); scripts/setup.sh installs it")
+    tif, nc = tmp_path / "polar.tif", tmp_path / "polar.nc"
+    gg.run("gdal_fmcw", "-q", "-device", "cpu", "-products", "DBZ,VEL,WIDTH", storm, tif)
+    gg.run("gdal_fmcw", "-q", "-device", "cpu", "-products", "DBZ,VEL,WIDTH", "-of", "CfRadial", storm, nc)
+    ds, a = read_all(tif)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        radar = pyart.io.read_cfradial(str(nc))
+    assert radar.scan_type == "ppi" and (radar.nrays, radar.ngates) == (24, 128)
+    np.testing.assert_allclose(radar.azimuth["data"], [float(x) for x in ds.GetMetadataItem("AZIMUTH_DEG").split(",")],
+                               atol=1e-4)
+    assert abs(radar.fixed_angle["data"][0] - float(ds.GetMetadataItem("ELEVATION_DEG"))) < 1e-6
+    dr = float(ds.GetMetadataItem("RANGE_RESOLUTION_M"))
+    np.testing.assert_allclose(np.diff(radar.range["data"]), dr, rtol=1e-5)
+    for i, k in enumerate(["DBZ", "VEL", "WIDTH"]):
+        f = radar.fields[k]["data"]
+        assert np.array_equal(np.ma.getmaskarray(f), a[i] == ND), k
+        np.testing.assert_array_equal(f.compressed(), a[i][a[i] != ND])
+    assert (a[0] != ND).sum() > 1000
+    r = gg.run("gdal_fmcw", "-q", "-grid", "200", "-of", "CfRadial", storm, tmp_path / "g.nc", check=False)
+    assert r.returncode != 0 and "TIME_S" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "g.nc").exists() and not list(tmp_path.glob(".*"))

@@ -4,7 +4,9 @@ a float64 reference written here from Metek's calibration (eta = F CC i^2 dH
 / (1e20 TF(i))) with Hildebrand-Sekhon noise on the averaged-spectra count,
 cpu against opencl, IMProToo side by side on the same records (a validation
 peer, installed by scripts/setup.sh; skipped when absent), and bad input
-(truncated, garbled, a missing spectral line, a zero count)."""
+(truncated, garbled, a missing spectral line, a zero count); gdal_fmcw on
+the file (GeoTIFF and CfRadial, the latter read back with Py-ART and
+xradar); the drop-size products (Mie table, PIA walk, a known DSD)."""
 import gzip
 import math
 import os
@@ -20,6 +22,12 @@ os.environ["GG_LIBRARY"] = str(BUILD / "lib")   # the library of the build under
 sys.path.insert(0, str(REPO / "gdal_plugins" / "python"))
 
 import geogpu  # noqa: E402
+
+# test-only peers (Py-ART, xradar, IMProToo) installed by scripts/setup.sh
+# into <build>/test_peers: after the system's packages on the path
+import site  # noqa: E402
+site.addsitedir(str(BUILD / "test_peers" / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+                    / "site-packages"))
 
 RAW = REPO / "autotest_data" / "mrr2_spectra" / "0308.raw.gz"
 ND = geogpu.fmcw.NODATA
@@ -469,3 +477,78 @@ def test_known_drop_size_distribution():
     ze = 10 * math.log10(1e18 * LAMBDA ** 4 / (math.pi ** 5 * 0.92) * eta.sum())
     assert abs(p["ZE"][0, g] - ze) < 0.01
     assert all(p["ZE"][0, k] == ND for k in range(32) if k != g)
+
+
+# ------------------------------------------------- CfRadial (Py-ART, xradar)
+
+
+def peer(name):
+    """A test-only peer, or a skip naming why it is missing."""
+    try:
+        return __import__(name)
+    except Exception as e:     # not installed, or built for another numpy
+        pytest.skip(f"{name} not importable ({type(e).__name__}: {e}); scripts/setup.sh installs it "
+                    f"into {BUILD / 'test_peers'}")
+
+
+@pytest.mark.parametrize("average", [0, 60])
+def test_cfradial_pyart_xradar(gg, tmp_path, average):
+    """gdal_fmcw -of CfRadial on the real spectra: Py-ART and xradar open the
+    file as one vertically pointing sweep, and every field they read equals
+    what gdal_fmcw writes as GeoTIFF (VEL = -W: CfRadial's velocity is
+    positive away from the radar), with the times and ranges of its rows
+    and columns."""
+    import warnings
+    pyart = peer("pyart")
+    xradar = peer("xradar")
+    args = ["-average", average] if average else []
+    tif, nc = tmp_path / "mrr2.tif", tmp_path / "mrr2.nc"
+    gg.run("gdal_fmcw", "-q", "-device", "cpu", *args, RAW, tif)
+    r = gg.run("gdal_fmcw", "-device", "cpu", "-of", "CfRadial", *args, RAW, nc)
+    assert r.returncode == 0 and gg.progress in r.stdout
+    ds, b = read_bands(tif)
+    t = np.array(ds.GetMetadataItem("TIME_S").split(","), np.int64)
+    heights = np.array(ds.GetMetadataItem("HEIGHT_M").split(","), float)
+    names = {"ZE": "DBZ", "W": "VEL"}
+    sign = {"W": -1.0}
+    assert (b["ZE"] != ND).sum() > 500                                # rain: not an empty file
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        radar = pyart.io.read_cfradial(str(nc))
+    assert radar.scan_type == "vpt" and radar.nsweeps == 1
+    assert (radar.nrays, radar.ngates) == (len(t), 32)
+    assert radar.fixed_angle["data"][0] == 90 and np.all(radar.elevation["data"] == 90)
+    np.testing.assert_allclose(radar.range["data"], heights)
+    dt = pyart.util.datetimes_from_radar(radar, only_use_cftime_datetimes=True)
+    secs = np.array([(d - type(d)(1970, 1, 1)).total_seconds() for d in dt])
+    np.testing.assert_allclose(secs, t, atol=1e-3)
+    assert sorted(radar.fields) == sorted(names.get(k, k) for k in b)
+    for k, a in b.items():
+        f = radar.fields[names.get(k, k)]["data"]
+        assert np.array_equal(np.ma.getmaskarray(f), a == ND), k
+        np.testing.assert_array_equal(f.compressed(), (sign.get(k, 1.0) * a[a != ND]).astype(np.float32))
+    assert radar.fields["VEL"]["standard_name"] == "radial_velocity_of_scatterers_away_from_instrument"
+    assert radar.fields["RR"]["units"] == "mm/h"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tree = xradar.io.open_cfradial1_datatree(str(nc))
+    sw = tree["sweep_0"].ds
+    assert str(sw["sweep_mode"].values) == "vertical_pointing" and float(sw["sweep_fixed_angle"]) == 90
+    np.testing.assert_allclose(sw["range"].values, heights)
+    xt = (sw["time"].values - np.datetime64("1970-01-01T00:00:00")) / np.timedelta64(1, "s")
+    np.testing.assert_allclose(xt, t, atol=1e-3)
+    for k, a in b.items():
+        v = sw[names.get(k, k)].values
+        np.testing.assert_array_equal(np.isnan(v), a == ND, err_msg=k)
+        np.testing.assert_array_equal(v[a != ND], (sign.get(k, 1.0) * a[a != ND]).astype(np.float32))
+
+
+def test_cfradial_refused(gg, tmp_path):
+    """-of CfRadial takes neither -co nor -ot, and a PPI grid has no rays: one
+    error line, nothing written."""
+    cases = [(["-co", "COMPRESS=DEFLATE"], "-ot and -co do not apply to -of CfRadial")]
+    for args, msg in cases:
+        out = tmp_path / "x.nc"
+        r = gg.run("gdal_fmcw", "-q", "-of", "CfRadial", *args, RAW, out, check=False)
+        assert r.returncode != 0 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not list(tmp_path.iterdir())
