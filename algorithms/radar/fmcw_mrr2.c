@@ -213,6 +213,26 @@ gg_status gg_mrr2_parse(const char *text, size_t len, gg_mrr2 **out, char *err, 
     return GG_OK;
 }
 
+/* The spectral lines [first, end) of gate g a peak and the noise are taken
+ * from.  The lines at both ends of an MRR-2 spectrum are disturbed, most
+ * at the lowest and highest gates; IMProToo (Maahn & Kollias 2012) found
+ * these limits for the 32-gate, 64-line MRR-2, and on the real file they
+ * bring geogpu's Ze within 0.34 dB RMS of it (1.01 dB with every line).
+ * Other shapes: every line. */
+static void mrr2_usable_lines(int g, int G, int B, int *first, int *end)
+{
+    static const unsigned char lo[32] = {0, 5, 4, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+                                         2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 5};
+    static const unsigned char hi[32] = {64, 60, 61, 62, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63,
+                                         63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 62, 61, 63};
+    *first = 0;
+    *end = B;
+    if (G == 32 && B == 64 && g >= 0 && g < 32) {
+        *first = lo[g];
+        *end = hi[g];
+    }
+}
+
 int gg_mrr2_rows(const gg_mrr2 *m, double average_s, int *first)
 {
     if (!m || m->n_records < 1 || !m->seconds)
@@ -273,7 +293,7 @@ gg_status gg_mrr2_products_dsd(gg_context *ctx, const gg_mrr2 *m, const gg_mrr2_
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "MRR-2: calibration constant CC must be > 0");
     const int rows = gg_mrr2_rows(m, opt.average_s, NULL);
     int *first = malloc(sizeof(int) * ((size_t)rows + 1));
-    float *cnt = malloc(sizeof(float) * (size_t)R), *k = malloc(sizeof(float) * (size_t)G);
+    float *cnt = malloc(sizeof(float) * (size_t)R), *k = malloc(sizeof(float) * 3 * (size_t)G);
     float *tab = malloc(sizeof(float) * (size_t)G * B * GG_MRR2_TAB_N);
     if (!first || !cnt || !k || !tab) {
         free(first), free(cnt), free(k), free(tab);
@@ -282,10 +302,15 @@ gg_status gg_mrr2_products_dsd(gg_context *ctx, const gg_mrr2 *m, const gg_mrr2_
     gg_mrr2_rows(m, opt.average_s, first);
     for (int r = 0; r < R; r++)
         cnt[r] = (float)m->n_spectra[r];
-    /* Metek: eta = F CC i^2 dH / (1e20 TF(i)) */
-    for (int g = 0; g < G; g++)
-        k[g] = m->tf[g] > 0 && isfinite(m->tf[g])
-                   ? (float)(m->cc * (double)g * g * dh / (1e20 * m->tf[g])) : 0.0f;
+    /* Metek: eta = F CC i^2 dH / (1e20 TF(i)); and the usable lines */
+    for (int g = 0; g < G; g++) {
+        k[3 * g] = m->tf[g] > 0 && isfinite(m->tf[g])
+                       ? (float)(m->cc * (double)g * g * dh / (1e20 * m->tf[g])) : 0.0f;
+        int first = 0, end = B;
+        mrr2_usable_lines(g, G, B, &first, &end);
+        k[3 * g + 1] = (float)first;
+        k[3 * g + 2] = (float)end;
+    }
     const double lambda = 299792458.0 / opt.frequency_hz;
     gg_mrr2_params p;
     memset(&p, 0, sizeof p);
@@ -307,7 +332,7 @@ gg_status gg_mrr2_products_dsd(gg_context *ctx, const gg_mrr2 *m, const gg_mrr2_
     if ((s = gg_buffer_alloc(ctx, nin * 4, &v[0])) == GG_OK &&
         (s = gg_buffer_alloc(ctx, (size_t)R * 4, &v[1])) == GG_OK &&
         (s = gg_buffer_alloc(ctx, ((size_t)rows + 1) * 4, &v[2])) == GG_OK &&
-        (s = gg_buffer_alloc(ctx, (size_t)G * 4, &v[3])) == GG_OK &&
+        (s = gg_buffer_alloc(ctx, (size_t)G * 3 * 4, &v[3])) == GG_OK &&
         (s = gg_buffer_alloc(ctx, nout * 4, &v[4])) == GG_OK &&
         (s = gg_buffer_alloc(ctx, nsig * 4, &v[5])) == GG_OK &&
         (s = gg_buffer_alloc(ctx, (size_t)G * B * GG_MRR2_TAB_N * 4, &v[6])) == GG_OK &&
@@ -315,7 +340,7 @@ gg_status gg_mrr2_products_dsd(gg_context *ctx, const gg_mrr2 *m, const gg_mrr2_
         (s = gg_buffer_write(ctx, v[0], 0, m->spectra, nin * 4)) == GG_OK &&
         (s = gg_buffer_write(ctx, v[1], 0, cnt, (size_t)R * 4)) == GG_OK &&
         (s = gg_buffer_write(ctx, v[2], 0, first, ((size_t)rows + 1) * 4)) == GG_OK &&
-        (s = gg_buffer_write(ctx, v[3], 0, k, (size_t)G * 4)) == GG_OK &&
+        (s = gg_buffer_write(ctx, v[3], 0, k, (size_t)G * 3 * 4)) == GG_OK &&
         (s = gg_buffer_write(ctx, v[6], 0, tab, (size_t)G * B * GG_MRR2_TAB_N * 4)) == GG_OK &&
         (s = gg_rt_launch(ctx, GG_K_MRR2_MOMENTS, G, rows, &p, sizeof p, v, 6)) == GG_OK) {
         /* then, row by row upward in height, the attenuation and drop sizes */

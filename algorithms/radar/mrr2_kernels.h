@@ -19,22 +19,34 @@
 #define GG_MRR2_P_LWC 9
 #define GG_MRR2_NP 10
 
+/* A peak ends at the first line at most this many times the noise limit
+ * (the line itself is kept if above the limit): MRR-2 peaks have broad
+ * shoulders that the bare limit cuts too late in weak echoes (the edge rule
+ * of IMProToo, Maahn & Kollias 2012, whose products users compare with). */
+#define GG_MRR2_EDGE 1.2
+
 /* Item (gate g, output row).  Buffers: raw spectral lines F [record][gate]
  * [bin]; counts [record] (spectra each record averages; <= 0: left out);
  * rows [n_rows + 1] (records rows[i] .. rows[i+1]-1 make row i); gate_k
- * [gate] (Metek's calibration CC i^2 dH / (1e20 TF(i)), eta per unit of F;
- * 0: a gate without eta); out [row][GG_MRR2_NP][gate] (planes ZE..FLAG);
- * sig [row][gate][bin]: the peak's eta per line less the noise (1/m), 0
- * elsewhere and where no signal, for the DSD kernel.
+ * [gate][3]: Metek's calibration CC i^2 dH / (1e20 TF(i)) (eta per unit of
+ * F; 0: a gate without eta) and the gate's usable lines [first, end) (the
+ * lines near the spectrum's ends are disturbed, more so at the lowest and
+ * highest gates); out [row][GG_MRR2_NP][gate] (planes ZE..FLAG); sig [row]
+ * [gate][bin]: the peak's eta per line less the noise (1/m), 0 elsewhere
+ * and where no signal, for the DSD kernel.
  *
  * The average of the records is weighted by their counts, so it is the
  * mean of all N single spectra; white noise averaged over N spectra has
  * variance mean^2 / N, and Hildebrand & Sekhon (1974) take as noise the
- * most lowest lines whose variance is at most that.  Their largest value
- * (the noise limit) bounds the peak: from the largest line, the contiguous
- * (circular) lines above the limit; a peak of fewer than min_width lines
- * is not taken as signal.  Power, mean velocity and width are the moments
- * of the peak's lines less the mean noise. */
+ * most lowest of the usable lines whose variance is at most that; their
+ * largest value is the noise limit.  The peak: from the largest usable
+ * line, the contiguous lines above GG_MRR2_EDGE times the limit, and then
+ * one more on each side if it is above the limit, within the usable lines;
+ * fewer than min_width lines is not signal.  The noise removed is the mean
+ * of the usable lines outside the peak (the Hildebrand-Sekhon mean is
+ * biased low: it is the mean of the lowest lines).  Power, mean velocity
+ * (line j at j dv) and width are the moments of the peak's lines less that
+ * noise. */
 GG_KERNEL6(gg_k_mrr2_moments, gg_mrr2_params, p, const float, spec, const float, counts,
            const int, rows, const float, gate_k, float, out, float, sig)
 {
@@ -66,15 +78,17 @@ GG_KERNEL6(gg_k_mrr2_moments, gg_mrr2_params, p, const float, spec, const float,
             s[b] += (double)c * (double)f[b];
         n += (double)c;
     }
-    const double k = (double)gate_k[g];
+    const double k = (double)gate_k[3 * g];
+    const int a = (int)gate_k[3 * g + 1], e = (int)gate_k[3 * g + 2], L = e - a;
     float ze = nd, w = nd, width = nd, snr = nd, noise_db = nd;
-    if (!(n > 0.0) || !(k > 0.0)) {
+    if (!(n > 0.0) || !(k > 0.0) || a < 0 || e > B || L < 4) {
         flag |= 4;
     } else {
-        for (int b = 0; b < B; b++) {
+        for (int b = 0; b < B; b++)
             s[b] /= n;
-            /* insertion into the ascending copy */
-            int i = b;
+        for (int b = a; b < e; b++) {
+            /* insertion into the ascending copy of the usable lines */
+            int i = b - a;
             while (i > 0 && t[i - 1] > s[b]) {
                 t[i] = t[i - 1];
                 i--;
@@ -85,7 +99,7 @@ GG_KERNEL6(gg_k_mrr2_moments, gg_mrr2_params, p, const float, spec, const float,
          * averaged spectra is a small difference of large sums */
         double mu = 0.0, m2 = 0.0, noise = 0.0;
         int nn = 1;
-        for (int i = 0; i < B; i++) {
+        for (int i = 0; i < L; i++) {
             const double d = t[i] - mu;
             mu += d / (double)(i + 1);
             m2 += d * (t[i] - mu);
@@ -95,39 +109,47 @@ GG_KERNEL6(gg_k_mrr2_moments, gg_mrr2_params, p, const float, spec, const float,
                 noise = mu;
             }
         }
-        const double limit = t[nn - 1];
-        if (noise > 0.0)
-            noise_db = (float)(10.0 * log10(noise * (double)B * k)) + p.ze_db;
-        int ipk = 0;
-        for (int b = 1; b < B; b++)
+        const double limit = t[nn - 1], edge = GG_MRR2_EDGE * limit;
+        int ipk = a;
+        for (int b = a + 1; b < e; b++)
             if (s[b] > s[ipk])
                 ipk = b;
         int hi = 0, lo = 0;
-        while (hi + lo + 1 < B && s[(ipk + hi + 1) % B] > limit)
+        while (ipk + hi + 1 < e && s[ipk + hi + 1] > edge)
             hi++;
-        while (hi + lo + 1 < B && s[(ipk - lo - 1 + B) % B] > limit)
+        if (ipk + hi + 1 < e && s[ipk + hi + 1] > limit)
+            hi++;
+        while (ipk - lo - 1 >= a && s[ipk - lo - 1] > edge)
             lo++;
-        if (nn < B && hi + lo + 1 >= p.min_width) {
+        if (ipk - lo - 1 >= a && s[ipk - lo - 1] > limit)
+            lo++;
+        const int found = nn < L && hi + lo + 1 >= p.min_width;
+        if (found && hi + lo + 1 < L) {
+            double out_sum = 0.0;
+            for (int b = a; b < e; b++)
+                out_sum += (b < ipk - lo || b > ipk + hi) ? s[b] : 0.0;
+            noise = out_sum / (double)(L - hi - lo - 1);
+        }
+        if (noise > 0.0)
+            noise_db = (float)(10.0 * log10(noise * (double)B * k)) + p.ze_db;
+        if (found) {
             double pw = 0.0, m1 = 0.0, m2 = 0.0;
             for (int d = -lo; d <= hi; d++) {
-                const double e = s[(ipk + d + B) % B] - noise;
-                pw += e;
-                m1 += e * d;
-                m2 += e * (double)d * d;
+                const double x = s[ipk + d] - noise;
+                pw += x;
+                m1 += x * d;
+                m2 += x * (double)d * d;
             }
             if (pw > 0.0) {
                 const double mean = m1 / pw;
                 double var = m2 / pw - mean * mean;
                 var = var > 0.0 ? var : 0.0;
-                const double span = (double)p.dv * B;
-                double v = (double)p.dv * ((double)ipk + mean);
-                v = v - span * floor(v / span);
                 ze = (float)(10.0 * log10(pw * k)) + p.ze_db;
-                w = (float)v;
+                w = (float)((double)p.dv * ((double)ipk + mean));
                 width = (float)((double)p.dv * sqrt(var));
                 snr = noise > 0.0 ? (float)(10.0 * log10(pw / (noise * (double)B))) : 100.0f;
                 for (int d = -lo; d <= hi; d++)
-                    sg[(ipk + d + B) % B] = (float)((s[(ipk + d + B) % B] - noise) * k);
+                    sg[ipk + d] = (float)((s[ipk + d] - noise) * k);
             }
         }
     }

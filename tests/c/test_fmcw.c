@@ -785,8 +785,10 @@ static void test_ppi(const char *dev)
 /* float64 reference of the MRR-2 stage, written here from Metek's formulas:
  * the records r0..r1-1 of gate g averaged with their counts, eta = F CC
  * i^2 dH / (1e20 TF(i)) in 1/m per line, Hildebrand-Sekhon on eta with the
- * summed count, the peak's lines above the largest noise line (at least
- * minw), Ze = 10 log10(1e18 lambda^4 / (pi^5 |K|^2) sum(eta - noise)).
+ * summed count on the gate's usable lines, the peak (lines above 1.2 x the
+ * largest noise line, then one above it; at least minw), the noise as the
+ * mean of the other usable lines, Ze = 10 log10(1e18 lambda^4 / (pi^5
+ * |K|^2) sum(eta - noise)).
  * o[0..5]: ZE W WIDTH SNR NOISE FLAG. */
 static void ref_mrr2(const gg_mrr2 *m, int r0, int r1, int g, int minw, double *o)
 {
@@ -818,12 +820,24 @@ static void ref_mrr2(const gg_mrr2 *m, int r0, int r1, int g, int minw, double *
         o[5] = flag | 4;
         return;
     }
+    /* the usable lines of the gate: the MRR-2 spectrum's ends are disturbed
+     * (IMProToo's limits, docs/mrr2.md) */
+    static const int first_line[32] = {0, 5, 4, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+                                       2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 5};
+    static const int end_line[32] = {64, 60, 61, 62, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63,
+                                     63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 62, 61, 63};
+    const int a = G == 32 && B == 64 ? first_line[g] : 0, z = G == 32 && B == 64 ? end_line[g] : B;
+    const int L = z - a;
+    /* the peak is found on the averaged lines F (their integer ties decide
+     * as on the device), eta = F eta_per_f after */
     for (int b = 0; b < B; b++)
-        t[b] = e[b] = e[b] / n * eta_per_f;  /* eta (1/m) of each line */
-    qsort(t, (size_t)B, sizeof(double), cmpd);
+        e[b] /= n;
+    for (int b = a; b < z; b++)
+        t[b - a] = e[b];
+    qsort(t, (size_t)L, sizeof(double), cmpd);
     int nn = 1;
     double noise = t[0];
-    for (int k = 1; k <= B; k++) {
+    for (int k = 1; k <= L; k++) {
         double mu = 0, var = 0;
         for (int i = 0; i < k; i++)
             mu += t[i];
@@ -834,30 +848,43 @@ static void ref_mrr2(const gg_mrr2 *m, int r0, int r1, int g, int minw, double *
             nn = k, noise = mu;
     }
     const double limit = t[nn - 1], zc = 1e18 * pow(lambda, 4) / (pow(M_PI, 5) * K2);
-    o[4] = 10 * log10(zc * noise * B);
-    int pk = 0;
-    for (int b = 1; b < B; b++)
+    int pk = a;
+    for (int b = a + 1; b < z; b++)
         if (e[b] > e[pk])
             pk = b;
+    /* lines above 1.2 x the limit, then one more above the limit */
     int hi = 0, lo = 0;
-    while (hi + lo + 1 < B && e[(pk + hi + 1) % B] > limit)
+    while (pk + hi + 1 < z && e[pk + hi + 1] > 1.2 * limit)
         hi++;
-    while (hi + lo + 1 < B && e[(pk - lo - 1 + B) % B] > limit)
+    if (pk + hi + 1 < z && e[pk + hi + 1] > limit)
+        hi++;
+    while (pk - lo - 1 >= a && e[pk - lo - 1] > 1.2 * limit)
         lo++;
-    if (nn == B || hi + lo + 1 < minw)
+    if (pk - lo - 1 >= a && e[pk - lo - 1] > limit)
+        lo++;
+    const int found = nn < L && hi + lo + 1 >= minw;
+    if (found && hi + lo + 1 < L) { /* the noise: the other usable lines' mean */
+        double sum = 0;
+        for (int b = a; b < z; b++)
+            if (b < pk - lo || b > pk + hi)
+                sum += e[b];
+        noise = sum / (L - hi - lo - 1);
+    }
+    o[4] = 10 * log10(zc * noise * eta_per_f * B);
+    if (!found)
         return;
     double P = 0, m1 = 0, m2 = 0;
     for (int d = -lo; d <= hi; d++) {
-        const double x = e[(pk + d + B) % B] - noise;
+        const double x = (e[pk + d] - noise) * eta_per_f;
         P += x, m1 += x * d, m2 += x * d * d;
     }
+    if (!(P > 0))
+        return;
     const double mu = m1 / P;
-    double v = GG_MRR2_DV * (pk + mu);
-    v -= B * GG_MRR2_DV * floor(v / (B * GG_MRR2_DV));
     o[0] = 10 * log10(zc * P);
-    o[1] = v;
+    o[1] = GG_MRR2_DV * (pk + mu);
     o[2] = GG_MRR2_DV * sqrt(fmax(m2 / P - mu * mu, 0));
-    o[3] = 10 * log10(P / (noise * B));
+    o[3] = 10 * log10(P / (noise * eta_per_f * B));
 }
 
 static char *read_gz(const char *path, size_t *len)
