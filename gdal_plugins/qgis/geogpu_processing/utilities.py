@@ -457,12 +457,15 @@ UTILITIES = [
         "Dual-polarisation FMCW weather-radar products (DBZ, ZDR, LDR, VEL, WIDTH, RHOHV, PHIDP, "
         "SNR, SNRVC, SNRHX) from raw HH/VV/HV sectors: a polar raster (rows = sectors, columns = "
         "range gates, one band per product), or with a grid cell size one georeferenced PPI "
-        "raster per product.",
-        inputs=[RawFile("INPUT", "Raw FMCW file (HH/VV/HV sectors)")],
+        "raster per product; Metek MRR-2 raw spectra (.raw, .raw.gz): a time x height raster "
+        "(ZE, W, WIDTH, SNR, NOISE, FLAG, Z, PIA, RR, LWC).",
+        inputs=[RawFile("INPUT", "Raw FMCW file (HH/VV/HV sectors) or MRR-2 spectra")],
         hints={"-products": Hint("Products, comma-separated (empty: all)"),
                "-grid": Hint("PPI grid cell size (m); empty: the polar raster"),
                "-max_range": Hint("Extent of the PPI grid (m of ground distance)",
-                                  advanced=True)},
+                                  advanced=True),
+               "-average": Hint("MRR-2: averaging interval (s); empty: every record",
+                                advanced=True)},
         doc="gdal_fmcw"),
     Utility(
         "gdal_quicklook", "Quicklook (PNG)", GROUP_VIEW,
