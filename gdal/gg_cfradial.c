@@ -147,7 +147,10 @@ int gg_cfradial_write(GDALDatasetH ds, const char *path, GDALProgressFunc progre
     iso_time(t[R - 1], end);
     int dim_t, dim_r, dim_s, dim_c, v_time, v_range, v_az, v_el, v_lat, v_lon, v_alt, v_vol,
         v_tcs, v_tce, v_sn, v_sm, v_fa, v_ss, v_se;
-    NC(nc_create(path, NC_CLOBBER | NC_NETCDF4 | NC_CLASSIC_MODEL, &nc));
+    /* the classic 64-bit-offset format (CfRadial's original): no HDF5
+     * underneath, whose library, after a failed write (a full disk), crashed
+     * the process at exit closing the file it could not flush */
+    NC(nc_create(path, NC_CLOBBER | NC_64BIT_OFFSET, &nc));
     NC(nc_def_dim(nc, "time", (size_t)R, &dim_t));
     NC(nc_def_dim(nc, "range", (size_t)G, &dim_r));
     NC(nc_def_dim(nc, "sweep", 1, &dim_s));
@@ -254,8 +257,6 @@ int gg_cfradial_write(GDALDatasetH ds, const char *path, GDALProgressFunc progre
         const int dims[2] = {dim_t, dim_r};
         const float fill = FILL;
         int e = nc_def_var(nc, fields[b].name, NC_FLOAT, 2, dims, &v_field[b]);
-        if (e == NC_NOERR)
-            e = nc_def_var_deflate(nc, v_field[b], 1, 1, 4);
         if (e == NC_NOERR)
             e = nc_put_att_float(nc, v_field[b], "_FillValue", NC_FLOAT, 1, &fill);
         if (e == NC_NOERR && fields[b].units && *fields[b].units)

@@ -36,6 +36,9 @@ UTILITIES = {
     "gdal_coreg": ("gdal_coreg", [*rd.XCORR_OPTS, "{c1}", "{c2}"]),
     "gdal_ortho": ("gdal_ortho", ["{o}"]),
     "gdal_fmcw": ("gdal_fmcw", ["{nc}"]),
+    # Metek MRR-2 raw spectra (the real file), as GeoTIFF and as CfRadial
+    "gdal_fmcw-mrr2": ("gdal_fmcw", ["-average", 60, "{mrr}"]),
+    "gdal_fmcw-cfradial": ("gdal_fmcw", ["-of", "CfRadial", "{mrr}"]),
     "gdal_quicklook": ("gdal_quicklook", ["{r}"]),
     # the GG driver inside GDAL's own gdal_translate (GG_DEVICE picks the device)
     "gg_driver": ("gdal_translate", ["{gg}"]),
@@ -43,13 +46,14 @@ UTILITIES = {
 # where the output goes is the program's business: gdal_translate is GDAL's
 # (it writes in place, with no temporary), the others use gg_app's writer
 DEST = [u for u in UTILITIES if u != "gg_driver"]
-OUT_NAME = {"gdal_xcorr-gmtsar": "freq.dat", "gdal_quicklook": "o.png"}
+OUT_NAME = {"gdal_xcorr-gmtsar": "freq.dat", "gdal_quicklook": "o.png", "gdal_fmcw-cfradial": "o.nc"}
 # the inputs each utility reads (replaced by a bad file in test_not_a_raster)
-READS = {"gdal_xcorr-gmtsar": ("m",), "gdal_ortho": ("o",), "gdal_fmcw": ("nc",)}
+READS = {"gdal_xcorr-gmtsar": ("m",), "gdal_ortho": ("o",), "gdal_fmcw": ("nc",),
+         "gdal_fmcw-mrr2": ("mrr",), "gdal_fmcw-cfradial": ("mrr",)}
 RASTER_INPUTS = ("r", "c1", "c2", "s", "o")
 # invalid-filled rasters: utilities whose inputs are rasters of values
 # (not gdal_fmcw's int16 counts or GMTSAR's int16 files)
-FILLED = [u for u in UTILITIES if u not in ("gdal_fmcw", "gdal_xcorr-gmtsar")]
+FILLED = [u for u in UTILITIES if not u.startswith("gdal_fmcw") and u != "gdal_xcorr-gmtsar"]
 # invalid-filled input: every utility succeeds with all-invalid outputs,
 # except these, which need valid pixels to compute anything at all
 FILL_ERRORS = {"gdal_radnorm": "no valid pixels", "gdal_coreg": "window",
@@ -93,6 +97,7 @@ def inputs(tmp_path_factory):
     _write(d / "small.tif", [s1[:40].astype(np.complex64)], gdal.GDT_CFloat32)  # 40 rows, not 48
     rd.write_gmtsar_pair(d, rng)
     GG.run("gdal_fmcw", "-simulate", *rd.FMCW_SMALL, "-q", d / "nc.nc")
+    shutil.copy(GG.data / "mrr2_spectra" / "0308.raw.gz", d / "mrr.raw.gz")
     (d / "empty.tif").write_bytes(b"")
     (d / "text.tif").write_text("this is not a raster\n")
     return d
@@ -101,7 +106,7 @@ def inputs(tmp_path_factory):
 def _names(d, sub=None):
     names = {k: str(d / f"{k}.tif") for k in RASTER_INPUTS}
     names.update(m=str(d / "master.PRM"), a=str(d / "aligned.PRM"), nc=str(d / "nc.nc"),
-                 small=str(d / "small.tif"))
+                 small=str(d / "small.tif"), mrr=str(d / "mrr.raw.gz"))
     names.update(sub or {})
     names.setdefault("gg", f"GG:multilook:looks=2x2:{names['r']}")  # gg_driver's source
     return names
