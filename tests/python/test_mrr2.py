@@ -311,6 +311,12 @@ def test_gdal_fmcw_bad_input(gg, tmp_path):
     r = gg.run("gdal_fmcw", "-q", "-average", "-5", RAW, tmp_path / "a.tif", check=False)
     assert r.returncode != 0 and "-average" in r.stderr
     assert not list(tmp_path.glob("*.tif"))
+    # the raw file is never overwritten, as GeoTIFF or as CfRadial
+    src = tmp_path / "own.raw.gz"
+    src.write_bytes(RAW.read_bytes())
+    for args in ([], ["-of", "CfRadial"]):
+        r = gg.run("gdal_fmcw", "-q", *args, src, src, check=False)
+        assert r.returncode != 0 and "never overwritten" in r.stderr and src.read_bytes() == RAW.read_bytes()
 
 
 # ------------------------------------------------- PIA and drop sizes (N(D), RR, LWC)
