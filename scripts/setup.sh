@@ -54,7 +54,7 @@ PEERS=(arm_pyart==1.18.7 xradar==0.6.5 xarray==2024.3.0 xarray-datatree==0.0.15 
        aiohappyeyeballs==2.7.1 aioitertools==0.13.0 aiosignal==1.4.0 frozenlist==1.8.0
        multidict==7.2.1 propcache==0.5.4 yarl==1.25.1 wrapt==2.5.2)
 if [ "${GG_SKIP_PEERS:-0}" != 1 ]; then
-  PYTHONUSERBASE="$(cd "$build" && pwd)/test_peers" python3 -m pip install -q --user \
+  PYTHONUSERBASE="$(cd "$build" && pwd)/test_peers" /usr/bin/python3 -m pip install -q --user \
       --break-system-packages --no-deps --only-binary=:all: "${PEERS[@]}" ||
     echo "setup: test peers (Py-ART, xradar, IMProToo) not installed; their tests will skip"
 fi
