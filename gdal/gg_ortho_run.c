@@ -603,6 +603,34 @@ static void *grid_thread(void *arg)
     return NULL;
 }
 
+/* Why a read of rows y0 .. y0+rows-1 failed without a GDAL message: a
+ * strip they lie in ends past the end of the file, or no reason known. */
+static const char *truncation(GDALDatasetH ds, const char *name, int y0, int rows)
+{
+    static __thread char why[256];
+    GDALRasterBandH b = GDALGetRasterBand(ds, 1);
+    int bx = 0, by = 0;
+    GDALGetBlockSize(b, &bx, &by);
+    VSIStatBufL st;
+    const int have_size = VSIStatL(name, &st) == 0;
+    for (int j = by > 0 ? y0 / by : 0; have_size && by > 0 && j * by < y0 + rows; j++) {
+        const char *off = GDALGetMetadataItem(b, CPLSPrintf("BLOCK_OFFSET_0_%d", j), "TIFF");
+        const char *size = GDALGetMetadataItem(b, CPLSPrintf("BLOCK_SIZE_0_%d", j), "TIFF");
+        if (!off || !size)
+            break;
+        const GIntBig end = CPLAtoGIntBig(off) + CPLAtoGIntBig(size);
+        if (end > (GIntBig)st.st_size) {
+            snprintf(why, sizeof why,
+                     "the file ends at byte %lld, before the end of its strip %d (byte %lld): it "
+                     "is truncated",
+                     (long long)st.st_size, j, (long long)end);
+            return why;
+        }
+    }
+    snprintf(why, sizeof why, "GDAL gave no reason (rows %d to %d)", y0, y0 + rows - 1);
+    return why;
+}
+
 static void *strip_reader(void *arg)
 {
     ggo_name_thread("gg-read");
@@ -645,10 +673,15 @@ static void *strip_reader(void *arg)
                 CPLError(CE_Failure, CPLE_FileIO, "%s", rerr);
                 e = CE_Failure;
             }
-        } else
+        } else {
             e = GDALDatasetRasterIO(ds, GF_Read, 0, st->y0, sc->width, st->rows, buf, sc->width,
                                     st->rows, ggo_to_gdal_type(sc->src_t), sc->nbands, NULL,
                                     (int)ss, (int)(ss * sc->width), (GSpacing)band_space);
+            /* GDAL's direct I/O fails without a word on a truncated file */
+            if (e != CE_None && !last_error_of(p->run)[0])
+                CPLError(CE_Failure, CPLE_FileIO, "%s",
+                         truncation(ds, sc->src_name, st->y0, st->rows));
+        }
         pthread_mutex_lock(&p->mu);
         if (e != CE_None) {
             p->pool[p->npool++] = buf;

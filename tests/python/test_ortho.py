@@ -954,3 +954,22 @@ def test_gg_ortho_bad_specs(gg, synth, tmp_path, opts, scene, words):
     errors = [ln for ln in p.stderr.splitlines() if ln.startswith("ERROR")]
     assert len(errors) == 1, p.stderr
     assert words in errors[0], p.stderr
+
+
+def test_truncated_scene_names_the_cause(gg, tmp_path):
+    """A GeoTIFF scene cut short: GDAL's direct reads fail without a
+    message; the one error line names the file and says it is truncated,
+    and nothing is written."""
+    from conftest import BIN
+    gg.run(str(BIN / "bench_ortho_make"), str(tmp_path), "200", "160")
+    scene = tmp_path / "scene.tif"
+    gdal.Translate(str(scene), str(tmp_path / "scene.vrt"))  # RPCs kept
+    data = scene.read_bytes()
+    scene.write_bytes(data[: len(data) // 3])
+    out = tmp_path / "o.tif"
+    p = gg.run(str(BIN / "gdal_ortho"), "-q", "-device", "cpu", "-dem",
+               str(tmp_path / "dem.vrt"), str(scene), str(out), check=False)
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    assert p.returncode != 0 and len(lines) == 1, p.stderr
+    assert "scene.tif" in lines[0] and "truncated" in lines[0], lines[0]
+    assert not out.exists()
