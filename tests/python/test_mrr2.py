@@ -24,10 +24,12 @@ sys.path.insert(0, str(REPO / "gdal_plugins" / "python"))
 import geogpu  # noqa: E402
 
 # test-only peers (Py-ART, xradar, IMProToo) installed by scripts/setup.sh
-# into <build>/test_peers: after the system's packages on the path
-import site  # noqa: E402
-site.addsitedir(str(BUILD / "test_peers" / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
-                    / "site-packages"))
+# into <build>/test_peers: put after the system's packages on the path by
+# peer() when a test needs one, not when the module is collected (the
+# path would reach every test of the session, and the Dask workers they
+# start, with the peers' pandas)
+PEERS = BUILD / "test_peers" / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / \
+    "site-packages"
 
 RAW = REPO / "autotest_data" / "mrr2_spectra" / "0308.raw.gz"
 ND = geogpu.fmcw.NODATA
@@ -513,6 +515,8 @@ def test_known_drop_size_distribution():
 
 def peer(name):
     """A test-only peer, or a skip naming why it is missing."""
+    import site
+    site.addsitedir(str(PEERS))
     try:
         return __import__(name)
     except Exception as e:     # not installed, or built for another numpy
