@@ -35,7 +35,7 @@ static const gg_option table[] = {
     {"tap", "-tap", GG_OPTION_BOOL, -HUGE_VAL, HUGE_VAL, "no", NULL,
      "align the extent on -tr's resolution", 0},
     {"r", "-r", GG_OPTION_CHOICE, -HUGE_VAL, HUGE_VAL, "near",
-     "near,bilinear,cubic,cubicspline,lanczos", "resampling, with gdalwarp's kernels", 0},
+     "near,bilinear,cubic,cubicspline,lanczos,average", "resampling, with gdalwarp's kernels", 0},
     {"et", "-et", GG_OPTION_FLOAT, 0, HUGE_VAL, "0.125", NULL,
      "error threshold of the coordinate grid in source pixels (0: exact)", 0},
     {"order", "-order", GG_OPTION_INT, 1, 3, NULL, NULL, "GCP polynomial order", 0},
@@ -240,6 +240,15 @@ char **ggw_rpc_options(const ggw_options *o, char *err, size_t errlen)
     return kv;
 }
 
+/* The table's entry of a key. */
+static const gg_option *entry(const char *key)
+{
+    for (int k = 0; k < NOPTIONS; k++)
+        if (!strcmp(table[k].key, key))
+            return &table[k];
+    return NULL;
+}
+
 static int number(const char *s, double *v)
 {
     char *end = NULL;
@@ -356,10 +365,7 @@ int ggw_parse_command_line(ggw_options *o, int argc, char **argv, char *err, siz
         else if (EQUAL(a, "-te_srs"))
             o->te_srs = v;
         else if (EQUAL(a, "-ot")) {
-            const gg_option *e = NULL;
-            for (int k = 0; k < NOPTIONS && !e; k++)
-                if (!strcmp(table[k].key, "ot"))
-                    e = &table[k];
+            const gg_option *e = entry("ot");
             char **c = CSLTokenizeString2(e->choices, ",", 0);
             int found = 0;
             for (int k = 0; c[k] && !found; k++)
@@ -385,18 +391,15 @@ int ggw_parse_command_line(ggw_options *o, int argc, char **argv, char *err, siz
         else if (EQUAL(a, "-dstnodata"))
             o->dstnodata = v;
         else if (EQUAL(a, "-r")) {
-            static const char *const m[] = {"near", "bilinear", "cubic", "cubicspline",
-                                            "lanczos"};
-            int found = -1;
-            for (int k = 0; k < 5; k++)
-                if (EQUAL(v, m[k]))
-                    found = k;
+            /* the table's choices, in gg_ortho_method's order */
+            const gg_option *e = entry("r");
+            char **m = CSLTokenizeString2(e->choices, ",", 0);
+            int found = CSLFindString(m, v);
+            CSLDestroy(m);
             if (EQUAL(v, "nearest"))
                 found = 0;
             if (found < 0)
-                return BAD("-r %s: gdal_warp resamples with near, bilinear, cubic, cubicspline "
-                           "or lanczos",
-                           v);
+                return BAD("-r %s: gdal_warp resamples with %s", v, e->choices);
             o->resampling = found;
         } else if (EQUAL(a, "-et")) {
             if (!number(v, &d[0]) || d[0] < 0)

@@ -156,12 +156,6 @@ static int open_sources(ggw_scene *w)
                         ws->name, nb, GDALGetDataTypeName(t), w->nbands,
                         GDALGetDataTypeName(w->dst_gdt));
     }
-    for (int s = 0; s < w->nsrc && !w->complex; s++) {
-        char why[256];
-        (void)ggo_direct_open_source(w->src[s].name, w->src[s].width, w->src[s].height,
-                                     w->nbands, ggw_gdal_type(w->kt_src), &w->src[s].direct, why,
-                                     sizeof why);
-    }
     w->nplanes = w->nbands * (w->complex ? 2 : 1);
     if (w->o->ot) {
         w->dst_gdt = GDALGetDataTypeByName(w->o->ot);
@@ -245,6 +239,34 @@ static int set_nodata(ggw_scene *w)
         w->src_nd = NULL;
     }
     return rc;
+}
+
+/* gdalwarp's working type: the output's type widened to hold the nodata
+ * values (GDALWarpResolveWorkingDataType, which looks at the output's
+ * bands, not the source's).  Sources are read in it, so a Float32 source
+ * written as Byte is resampled from Byte values, as gdalwarp does; a
+ * working type the kernel does not take (Int32, Float64) becomes Float32.
+ * Uncompressed GeoTIFF sources of that type are read directly. */
+static void working_type(ggw_scene *w)
+{
+    if (!w->complex) {
+        GDALDataType t = w->dst_gdt;
+        for (int k = 0; k < w->nplanes; k++) {
+            if (w->src_nd)
+                t = GDALDataTypeUnionWithValue(t, w->src_nd[k], FALSE);
+            if (w->has_dstnd)
+                t = GDALDataTypeUnionWithValue(t, w->dst_nd[k], FALSE);
+        }
+        int cx;
+        const gg_type kt = kernel_type(t, &cx);
+        w->kt_src = kt ? kt : GG_FLOAT32;
+    }
+    for (int s = 0; s < w->nsrc && !w->complex; s++) {
+        char why[256];
+        (void)ggo_direct_open_source(w->src[s].name, w->src[s].width, w->src[s].height,
+                                     w->nbands, ggw_gdal_type(w->kt_src), &w->src[s].direct, why,
+                                     sizeof why);
+    }
 }
 
 /* The transformers, once the output grid and the readers are known: one
@@ -470,14 +492,23 @@ static double interp(const double *plane, int nx, int step, double x, double y)
     return acc;
 }
 
+/* Average takes the output pixels' corners, the other methods their
+ * centres (geogpu.h, GG_WARP_PIECE). */
+static int corners(const ggw_scene *w)
+{
+    return w->o->resampling == GG_ORTHO_METHOD_AVERAGE;
+}
+
 /* The nodes of a block at step S: source pixel and line of output pixel
- * centres, NaN where the transformer fails.  Returns 1 when every node is
- * finite, 0 when some failed, -1 out of memory. */
+ * centres (corners), NaN where the transformer fails.  Returns 1 when
+ * every node is finite, 0 when some failed, -1 out of memory. */
 static int block_nodes(ggw_scene *w, void *tr, wpart *p, int y0, int rows, int S)
 {
+    const int c = corners(w);
+    const double off = c ? 0.0 : 0.5;
     p->step = S;
-    p->gnx = (w->out_w - 1) / S + 4;
-    p->gny = (rows - 1) / S + 4;
+    p->gnx = (w->out_w - 1 + c) / S + 4;
+    p->gny = (rows - 1 + c) / S + 4;
     const size_t n = (size_t)p->gnx * p->gny;
     if (p->nodes_cap < n) {
         free(p->nodes);
@@ -490,8 +521,8 @@ static int block_nodes(ggw_scene *w, void *tr, wpart *p, int y0, int rows, int S
     int *ok = (int *)(p->nodes + 3 * n);
     for (int j = 0; j < p->gny; j++)
         for (int i = 0; i < p->gnx; i++) {
-            x[(size_t)j * p->gnx + i] = (i - 1) * (double)S + 0.5;
-            y[(size_t)j * p->gnx + i] = y0 + (j - 1) * (double)S + 0.5;
+            x[(size_t)j * p->gnx + i] = (i - 1) * (double)S + off;
+            y[(size_t)j * p->gnx + i] = y0 + (j - 1) * (double)S + off;
             z[(size_t)j * p->gnx + i] = 0;
         }
     (void)z;
@@ -511,6 +542,7 @@ static double grid_error(const ggw_scene *w, void *tr, const wpart *p, int y0, i
 {
     const int S = p->step;
     const size_t n = (size_t)p->gnx * p->gny;
+    const double off = corners(w) ? 0.0 : 0.5;
     double err = 0;
     for (int t = 0; t < 16; t++) {
         const int ci = (int)((t % 4 + 0.5) * w->out_w / 4.0) / S;
@@ -519,7 +551,7 @@ static double grid_error(const ggw_scene *w, void *tr, const wpart *p, int y0, i
         if (lx > w->out_w - 1 || ly > rows - 1)
             continue;
         double ex, ey;
-        if (!to_source(tr, lx + 0.5, y0 + ly + 0.5, &ex, &ey))
+        if (!to_source(tr, lx + off, y0 + ly + off, &ex, &ey))
             return HUGE_VAL;
         const double dx = interp(p->nodes, p->gnx, S, lx, ly) - ex;
         const double dy = interp(p->nodes + n, p->gnx, S, lx, ly) - ey;
@@ -593,6 +625,8 @@ static void block_window(const ggw_scene *w, const wsource *ws, wpart *p, int ma
 static int first_margin(const ggw_scene *w, const wsource *ws, int step)
 {
     const double s = fmin(fmin(ws->xscale, ws->yscale), 1.0);
+    if (corners(w)) /* the footprint lies between the corners */
+        return 2 + step / 2;
     const int reach = w->o->resampling == GG_ORTHO_METHOD_LANCZOS ? 3 : 2;
     return 2 + reach + step / 2 + clamp_int(ceil(reach / s), 0, 1 << 20);
 }
@@ -694,7 +728,10 @@ int ggw_scene_setup(ggw_scene *w)
 {
     w->tol = EXACT_TOL;
     w->to = transformer_options(w->o);
-    return open_sources(w) || output_crs(w) || set_nodata(w) || output_grid(w);
+    if (open_sources(w) || output_crs(w) || set_nodata(w))
+        return 1;
+    working_type(w);
+    return output_grid(w);
 }
 
 int ggw_scene_readers(ggw_scene *w, int readers)
@@ -753,8 +790,8 @@ int ggw_read_rows(ggw_scene *w, int reader, wslot *sl)
         wsource *ws = &w->src[s];
         wpart *p = &sl->part[s];
         if (w->o->et > 0) {
-            if (ggw_row_pieces(w->o->et, ws->tr[reader], w->out_w, ws->width, ws->height, p,
-                               sl->y0, sl->rows))
+            if (ggw_row_pieces(w->o->et, ws->tr[reader], w->out_w, ws->width, ws->height,
+                               corners(w), p, sl->y0, sl->rows))
                 return ggw_fail(w, "out of memory for the coordinates");
         } else if (choose_grid(w, ws->tr[reader], p, sl->y0, sl->rows))
             return 1;

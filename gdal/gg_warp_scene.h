@@ -120,9 +120,10 @@ void ggw_scene_free(ggw_scene *w);
 void ggw_to_source(void *tr, int n, double *x, double *y, int *ok);
 
 /* gg_warp_rows.c: gdalwarp's approximate transformer along each row of a
- * block, as row pieces (geogpu.h, grid step 0).  0, or -1 out of memory. */
-int ggw_row_pieces(double et, void *tr, int out_w, int src_w, int src_h, wpart *p, int y0,
-                   int rows);
+ * block, as row pieces (geogpu.h, grid step 0), of pixel centres or, with
+ * corners 1 (average), of both corner rows.  0, or -1 out of memory. */
+int ggw_row_pieces(double et, void *tr, int out_w, int src_w, int src_h, int corners, wpart *p,
+                   int y0, int rows);
 
 #ifdef __cplusplus
 }

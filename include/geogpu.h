@@ -640,11 +640,14 @@ GG_API gg_status gg_mrr2_parse_products(const char *csv, int *list, int *n, char
 
 /* Resampling / DEM interpolation: 0 near, 1 bilinear, 2 cubic (the image:
  * Catmull-Rom; the DEM: cubic B-spline, as GDAL); the image of a
- * source-coordinate session (gdal_warp) also 3 cubicspline (B-spline) and
- * 4 lanczos (Lanczos-3), GDAL's general kernels. */
+ * source-coordinate session (gdal_warp) also 3 cubicspline (B-spline),
+ * 4 lanczos (Lanczos-3), GDAL's general kernels, and 5 average (the
+ * area-weighted mean of the source pixels under each output pixel: its
+ * coordinates are those of the output pixels' corners, see
+ * GG_WARP_PIECE). */
 typedef enum gg_ortho_method {
     GG_ORTHO_METHOD_NEAR = 0, GG_ORTHO_METHOD_BILINEAR = 1, GG_ORTHO_METHOD_CUBIC = 2,
-    GG_ORTHO_METHOD_CUBICSPLINE = 3, GG_ORTHO_METHOD_LANCZOS = 4
+    GG_ORTHO_METHOD_CUBICSPLINE = 3, GG_ORTHO_METHOD_LANCZOS = 4, GG_ORTHO_METHOD_AVERAGE = 5
 } gg_ortho_method;
 
 /* An RPC00B model (GDAL's RPC metadata domain, RFC 22). */
@@ -719,7 +722,13 @@ typedef struct gg_ortho_image {
  * count, base pixel, source x0 and line y0 at the base pixel, their steps
  * per pixel}, then the exact positions of pieces whose x step is NaN, as
  * (x, line) pairs from the double at index x0.  Pixel i of a linear piece
- * is at x0 + step * (i - base pixel). */
+ * is at x0 + step * (i - base pixel).
+ * Average (GG_ORTHO_METHOD_AVERAGE) takes the corners of output pixels,
+ * not their centres: grid nodes and exact positions are those of corner
+ * (x, y) for pixel (x, y), the grid covering the block's width + 1 and
+ * height + 1 corners; row pieces come twice (ny = 2 x the block's height):
+ * rows 0 .. h-1 give corner (x, y) of pixel x, rows h .. 2h-1 its corner
+ * (x + 1, y + 1), as gdalwarp transforms the two corner rows. */
 #define GG_WARP_PLANES 2
 #define GG_WARP_PIECE 7
 
