@@ -99,7 +99,7 @@ cat >"$out/pair_coherence_geoloc.vrt" <<EOF
     <MDI key="SRS">GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563]],PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433],AUTHORITY["EPSG","4326"]]</MDI>
   </Metadata>
   <VRTRasterBand dataType="Float32" band="1">
-    <NoDataValue>nan</NoDataValue>
+    <Description>coherence</Description><NoDataValue>nan</NoDataValue>
     <SimpleSource><SourceFilename relativeToVRT="1">pair_coherence.tif</SourceFilename>
       <SourceBand>1</SourceBand></SimpleSource>
   </VRTRasterBand>
@@ -109,7 +109,7 @@ map=(-geoloc -t_srs EPSG:4326 -tr 0.0002 0.0002 -r bilinear)
 gg gdal_warp -overwrite "${map[@]}" "$out/pair_coherence_geoloc.vrt" "$out/coherence_map.tif"
 gdalwarp -q -overwrite "${map[@]}" "$out/pair_coherence_geoloc.vrt" "$out/coherence_map_gdalwarp.tif" \
   2>>"$log"
-look "$out/coherence_map.tif" coherence_map.png
+look "$out/coherence_map.tif" coherence_map.png -kind coherence
 done_ "coherence on a WGS84 map (geolocation arrays)" warp "$out/coherence_map.tif" \
       "$out/coherence_map_gdalwarp.tif"
 
