@@ -9,7 +9,7 @@
 #   GG_DEVICE       auto (default), cpu, cuda[:N], opencl[:P[:D]]
 #   GG_BUILD_DIR    build folder (default build)
 #   GG_SKIP_SETUP=1 use the existing build: no apt, no build (scripts/setup.sh)
-set -Eeuo pipefail
+set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "${GG_SKIP_SETUP:-0}" = 1 ] || bash scripts/setup.sh
 build="${GG_BUILD_DIR:-build}"
@@ -24,7 +24,8 @@ data=autotest_data
 slc=$data/winnipeg_slc/winnipeg_hh.slc
 
 step="" used="" ms=0
-trap 'echo "demo: step \"$step\" FAILED (last lines of $log:)" >&2; tail -n 5 "$log" >&2' ERR
+trap 'rc=$?; [ $rc = 0 ] || { echo "demo: step \"$step\" FAILED (last lines of $log:)" >&2;
+      tail -n 5 "$log" >&2; }; exit $rc' EXIT
 
 begin() { step=$1 used="" ms=0; }
 # gg <utility> <args...>: a geogpu utility on the demo's device, timed; the
