@@ -40,8 +40,8 @@ gg() {
 }
 # look <src> <png> [quicklook options]: the step's picture
 look() { local src=$1 png=$2; shift 2; gdal_quicklook -q "$@" "$src" "$out/$png" 2>>"$log"; }
-# done_ <what it made> <figure step> <figure args...>: the step's line
-done_() {
+# report <what it made> <figure step> <figure args...>: the step's line
+report() {
   local what=$1 figure; shift
   figure=$($py scripts/demo_figure.py "$@" 2>>"$log")
   printf 'demo: %-9s %s: %s [%s, %d ms]\n' "$step" "$what" "$figure" "${used#device }" "$ms"
@@ -51,18 +51,18 @@ done_() {
 begin multilook
 gg gdal_multilook -looks 4 4 "$slc" "$out/slc_multilook.tif"
 look "$out/slc_multilook.tif" slc_multilook.png
-done_ "4x4 looks of the Winnipeg SLC (intensity)" multilook "$slc" "$out/slc_multilook.tif"
+report "4x4 looks of the Winnipeg SLC (intensity)" multilook "$slc" "$out/slc_multilook.tif"
 
 begin rotate
 amp=$data/psps_houston/20180115_amp_crop.tif
 gg gdal_rotate -angle 30 -scale 1.5 "$amp" "$out/amp_rotate.tif"
 look "$out/amp_rotate.tif" amp_rotate.png
-done_ "Houston amplitude rotated 30 deg x1.5" rotate "$amp" "$out/amp_rotate.tif" 30 1.5
+report "Houston amplitude rotated 30 deg x1.5" rotate "$amp" "$out/amp_rotate.tif" 30 1.5
 
 begin radnorm
 gg gdal_radnorm -coef 100 -levels 255 "$amp" "$out/amp_radnorm.tif"
 look "$out/amp_radnorm.tif" amp_radnorm.png
-done_ "Houston amplitude gain-normalised to 255 levels" radnorm "$amp" "$out/amp_radnorm.tif"
+report "Houston amplitude gain-normalised to 255 levels" radnorm "$amp" "$out/amp_radnorm.tif"
 
 # --- coregistration --------------------------------------------------------
 # The secondary is the real Winnipeg SLC under a known warp (sub-pixel
@@ -75,7 +75,7 @@ gg gdal_xcorr "${windows[@]}" "$slc" "$out/secondary.tif" "$out/offsets.tif"
 gg gdal_coreg "${windows[@]}" -fit "$out/coreg_fit.json" "$slc" "$out/secondary.tif" \
    "$out/secondary_coreg.tif"
 look "$out/offsets.tif" offsets.png -kind offsets
-done_ "offsets ${windows[*]}, fit, resampled secondary" coreg "$out/coreg_fit.json" $warp_applied
+report "offsets ${windows[*]}, fit, resampled secondary" coreg "$slc" "$out/coreg_fit.json" $warp_applied
 
 # --- interferogram + coherence --------------------------------------------
 begin insar
@@ -83,7 +83,7 @@ gg gdal_insar "$slc" "$out/secondary_coreg.tif" "$out/pair.tif"
 gg gdal_insar -coherence "$slc" "$out/secondary.tif" "$out/pair_uncoregistered.tif"
 look "$out/pair_coherence.tif" coherence.png
 look "$out/pair_interferogram.tif" interferogram.png
-done_ "interferogram, 5x5 coherence, amplitude" insar "$out/pair_coherence.tif" \
+report "interferogram, 5x5 coherence, amplitude" insar "$out/pair_coherence.tif" \
       "$out/pair_uncoregistered.tif"
 
 # --- the coherence onto a map with its geolocation arrays -----------------
@@ -111,7 +111,7 @@ gg gdal_warp -overwrite "${map[@]}" "$out/pair_coherence_geoloc.vrt" "$out/coher
 gdalwarp -q -overwrite "${map[@]}" "$out/pair_coherence_geoloc.vrt" "$out/coherence_map_gdalwarp.tif" \
   2>>"$log"
 look "$out/coherence_map.tif" coherence_map.png -kind coherence
-done_ "coherence on a WGS84 map (geolocation arrays)" warp "$out/coherence_map.tif" \
+report "coherence on a WGS84 map (geolocation arrays)" warp "$out/coherence_map.tif" \
       "$out/coherence_map_gdalwarp.tif"
 
 # --- PtSel on a real interferogram stack (Houston, 24 dates) ---------------
@@ -119,7 +119,7 @@ begin ptsel
 gg gdal_ptsel -window 11 -mask "$data/psps_houston/igrams_crop.tif" "$out/ps.tif"
 look "$out/ps_ps_mask.tif" ps_mask.png
 look "$out/ps_tau_max.tif" ps_tau_max.png
-done_ "PS mask of 24 interferograms, window 11" ptsel "$out/ps_ps_mask.tif" "$out/ps_tau_max.tif"
+report "PS mask of 24 interferograms, window 11" ptsel "$out/ps_ps_mask.tif" "$out/ps_tau_max.tif"
 
 # --- orthorectification (RPC + DEM), beside gdalwarp -----------------------
 begin ortho
@@ -130,19 +130,19 @@ gg gdal_ortho -dem "$dem" -r cubic "$scene" "$out/ortho.tif"
 gdalwarp -q -overwrite -rpc -to RPC_DEM="$dem" -et 0 -wm 2000 -wo SRC_FILL_RATIO_HEURISTICS=NO \
   -r cubic "$scene" "$out/ortho_gdalwarp.tif" 2>>"$log"
 look "$out/ortho.tif" ortho.png
-done_ "orthoimage of an RPC scene over its DEM" ortho "$out/ortho.tif" "$out/ortho_gdalwarp.tif"
+report "orthoimage of an RPC scene over its DEM" ortho "$out/ortho.tif" "$out/ortho_gdalwarp.tif"
 
 # --- FMCW: the real MRR-2 spectra, and a simulated dual-pol sector scan ---
 begin mrr2
 gg gdal_fmcw "$data/mrr2_spectra/0308.raw.gz" "$out/mrr2.tif"
 look "$out/mrr2.tif" mrr2_ze.png -b 1
-done_ "MRR-2 Ze, W, width, Z, rain rate ... (time x height)" mrr2 "$out/mrr2.tif"
+report "MRR-2 Ze, W, width, Z, rain rate ... (time x height)" mrr2 "$out/mrr2.tif"
 
 begin fmcw
 rm -f "$out/storm.nc"
 gdal_fmcw -simulate -sectors 36 -q "$out/storm.nc" 2>>"$log"
 gg gdal_fmcw -grid 100 -products DBZ,ZDR,VEL "$out/storm.nc" "$out/ppi.tif"
 look "$out/ppi_DBZ.tif" ppi_dbz.png
-done_ "PPI DBZ, ZDR, VEL of a simulated storm (36 sectors)" storm "$out/ppi_DBZ.tif"
+report "PPI DBZ, ZDR, VEL of a simulated storm (36 sectors)" storm "$out/ppi_DBZ.tif"
 
 echo "demo: every step passed; outputs and quicklooks in $out/"

@@ -68,11 +68,12 @@ def radnorm(src, out):
           after < 0.5 * before and 90 < m < 110, "expected mean 100 +- 10 and the spread halved")
 
 
-def coreg(fit_json, a0, a1, d0, d1):
-    """Largest difference over the image between the fitted and the
+def coreg(primary, fit_json, a0, a1, d0, d1):
+    """Largest difference over the primary between the fitted and the
     applied offset fields (order-1 terms 1, x, y)."""
     fit = json.load(open(fit_json))
-    y, x = np.mgrid[0:250, 0:250].astype(np.float64)
+    ds = gdal.Open(primary)
+    y, x = np.mgrid[0:ds.RasterYSize, 0:ds.RasterXSize].astype(np.float64)
     fa = fit["across"][0] + fit["across"][1] * x + fit["across"][2] * y
     fd = fit["down"][0] + fit["down"][1] * x + fit["down"][2] * y
     ea = np.abs(fa - (float(a0) + float(a1) * x)).max()

@@ -65,6 +65,7 @@ def test_demo_figure_off_fails(demo):
     """The coregistration figure against a warp that was not applied."""
     out, _ = demo
     r = subprocess.run([sys.executable, str(REPO / "scripts" / "demo_figure.py"), "coreg",
+                        str(REPO / "autotest_data/winnipeg_slc/winnipeg_hh.slc"),
                         str(out / "coreg_fit.json"), "0.9", "0.002", "-0.45", "0"],
                        capture_output=True, text=True)
     assert r.returncode == 1
