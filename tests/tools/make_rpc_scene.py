@@ -118,6 +118,18 @@ def main(topo, out):
     print(f"scene.tif {N}x{N} UInt16 ({img.min()}..{img.max()}), dem.tif {nx}x{ny} "
           f"({np.nanmin(dem):.0f}..{np.nanmax(dem):.0f} m, {hole.sum()} cells filled by nearest)")
 
+    # the geometry an orthorectification sees: GDAL's RPC transformer at the
+    # real longitude/latitude with the DEM's height there, against the pixel
+    dem_h = ndimage.map_coordinates(dem, [((lat - y1) / -step - 0.5).ravel(),
+                                          ((lon - x0) / step - 0.5).ravel()], order=1)
+    tr = gdal.Transformer(gdal.Open(str(dst / "scene.tif")), None, ["METHOD=RPC"])
+    px, _ = tr.TransformPoints(1, np.column_stack([lon.ravel(), lat.ravel(), dem_h]).tolist())
+    px = np.array(px)
+    e = np.hypot(px[:, 0] - 0.5 - samp.ravel(), px[:, 1] - 0.5 - line.ravel())
+    print(f"RPC + DEM vs the real geolocation (GDAL's transformer): median {np.median(e):.2f} px, "
+          f"99th percentile {np.percentile(e, 99):.2f} px, max {e.max():.1f} px; "
+          f"|DEM - z| median {np.median(np.abs(dem_h - h.ravel())):.2f} m, max {np.abs(dem_h - h.ravel()).max():.0f} m")
+
 
 if __name__ == "__main__":
     if len(sys.argv) != 3:
