@@ -66,16 +66,19 @@ report "Houston amplitude gain-normalised to 255 levels" radnorm "$amp" "$out/am
 
 # --- coregistration --------------------------------------------------------
 # The secondary is the real Winnipeg SLC under a known warp (sub-pixel
-# shift + stretch) with decorrelation noise (scripts/demo_pair.py): there
-# is one real SLC in autotest_data.  Windows sized for a 250x250 scene.
+# shift + stretch) with straight fringes and decorrelation noise
+# (scripts/demo_pair.py): there is one real SLC in autotest_data.
+# Windows sized for a 250x250 scene.
 begin coreg
-warp_applied=$($py scripts/demo_pair.py "$slc" "$out/secondary.tif")
+applied=$($py scripts/demo_pair.py "$slc" "$out/secondary.tif" 2>>"$log")
+read -r a0 a1 d0 d1 fx fy <<<"$applied"
 windows=(-window 32 32 -search 8 8 -skip 16 16)
 gg gdal_xcorr "${windows[@]}" "$slc" "$out/secondary.tif" "$out/offsets.tif"
 gg gdal_coreg "${windows[@]}" -fit "$out/coreg_fit.json" "$slc" "$out/secondary.tif" \
    "$out/secondary_coreg.tif"
 look "$out/offsets.tif" offsets.png -kind offsets
-report "offsets ${windows[*]}, fit, resampled secondary" coreg "$slc" "$out/coreg_fit.json" $warp_applied
+report "offsets ${windows[*]}, fit, resampled secondary" coreg "$slc" "$out/coreg_fit.json" \
+       "$a0" "$a1" "$d0" "$d1"
 
 # --- interferogram + coherence --------------------------------------------
 begin insar
@@ -83,8 +86,8 @@ gg gdal_insar "$slc" "$out/secondary_coreg.tif" "$out/pair.tif"
 gg gdal_insar -coherence "$slc" "$out/secondary.tif" "$out/pair_uncoregistered.tif"
 look "$out/pair_coherence.tif" coherence.png
 look "$out/pair_interferogram.tif" interferogram.png
-report "interferogram, 5x5 coherence, amplitude" insar "$out/pair_coherence.tif" \
-      "$out/pair_uncoregistered.tif"
+report "interferogram, 5x5 coherence, amplitude" insar "$out/pair_interferogram.tif" \
+       "$out/pair_coherence.tif" "$out/pair_uncoregistered.tif" "$fx" "$fy"
 
 # --- the coherence onto a map with its geolocation arrays -----------------
 # The Mojave geolocation of isce3's topo test (autotest_data/isce3_topo)

@@ -84,10 +84,30 @@ def coreg(primary, fit_json, a0, a1, d0, d1):
           max(ea, ed) < 0.1, "fitted offsets expected within 0.1 px of the applied warp")
 
 
-def insar(coh, coh_before):
+def fringes(i, pad=1024, span=0.002, n=81):
+    """The frequency (cycles/px across, down) of the strongest straight fringe
+    pattern: the peak of |DTFT| of the interferogram, on a padded FFT, then
+    on a grid 0.00005 fine around it (the maximum-likelihood estimate of
+    one fringe in noise; the lag-1 phase would be biased by the noise)."""
+    h, w = i.shape
+    k = np.unravel_index(np.argmax(np.abs(np.fft.fft2(i, s=(pad, pad)))), (pad, pad))
+    fy, fx = (np.fft.fftfreq(pad)[kk] + np.linspace(-span, span, n) for kk in k)
+    ex = np.exp(-2j * np.pi * np.outer(fx, np.arange(w)))
+    ey = np.exp(-2j * np.pi * np.outer(fy, np.arange(h)))
+    jy, jx = np.unravel_index(np.argmax(np.abs(ey @ i @ ex.T)), (n, n))
+    return fx[jx], fy[jy]
+
+
+def insar(ifg, coh, coh_before, fx, fy):
+    """Mean coherence, and the fringes of the interferogram against those applied."""
     c, c0 = np.nanmean(band(coh)), np.nanmean(band(coh_before))
-    check(f"mean coherence {c:.2f} (applied 0.85; {c0:.2f} without coregistration)",
-          0.75 < c < 0.95 and c > c0 + 0.2, "expected 0.75-0.95 and 0.2 above the uncoregistered pair")
+    gx, gy = fringes(np.nan_to_num(band(ifg)))
+    err = max(abs(gx - float(fx)), abs(gy - float(fy)))
+    check(f"mean coherence {c:.2f} (applied 0.85; {c0:.2f} without coregistration), fringes "
+          f"{gx:+.4f} {gy:+.4f} cycles/px (applied {float(fx):+.4f} {float(fy):+.4f})",
+          0.75 < c < 0.95 and c > c0 + 0.2 and err < 1e-3,
+          "expected coherence 0.75-0.95 and 0.2 above the uncoregistered pair, fringes within "
+          "0.001 cycles/px")
 
 
 def ptsel(mask, tau):
