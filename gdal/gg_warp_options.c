@@ -41,6 +41,8 @@ static const gg_option table[] = {
     {"order", "-order", GG_OPTION_INT, 1, 3, NULL, NULL, "GCP polynomial order", 0},
     {"tps", "-tps", GG_OPTION_BOOL, -HUGE_VAL, HUGE_VAL, "no", NULL,
      "thin-plate spline through the GCPs", 0},
+    {"dstalpha", "-dstalpha", GG_OPTION_BOOL, -HUGE_VAL, HUGE_VAL, "no", NULL,
+     "add an alpha band: the type's maximum where a source pixel reached, 0 elsewhere", 0},
     {"rpc", "-rpc", GG_OPTION_BOOL, -HUGE_VAL, HUGE_VAL, "no", NULL,
      "the source's RPCs (with -to RPC_DEM=<dem>: gdal_ortho's device pipeline)", 0},
     {"geoloc", "-geoloc", GG_OPTION_BOOL, -HUGE_VAL, HUGE_VAL, "no", NULL,
@@ -188,8 +190,8 @@ int ggw_parse_keys(ggw_options *o, char ***argv, int n, const char *const *keys,
 char **ggw_rpc_options(const ggw_options *o, char *err, size_t errlen)
 {
     /* -et is accepted: the RPC path evaluates the model at every pixel */
-    if (o->te_srs || o->tap) {
-        snprintf(err, errlen, "-rpc does not take -te_srs or -tap");
+    if (o->te_srs || o->tap || o->dstalpha) {
+        snprintf(err, errlen, "-rpc does not take -te_srs, -tap or -dstalpha");
         return NULL;
     }
     if (o->resampling > GG_ORTHO_METHOD_CUBIC) {
@@ -264,7 +266,7 @@ static int is_flag(const char *a)
 
 /* gdalwarp flags gdal_warp does not do, refused by name. */
 static const char *const unsupported[] = {
-    "-cutline", "-cl", "-cwhere", "-csql", "-cblend", "-crop_to_cutline", "-srcalpha", "-dstalpha",
+    "-cutline", "-cl", "-cwhere", "-csql", "-cblend", "-crop_to_cutline", "-srcalpha",
     "-nosrcalpha", "-refine_gcps", "-wt", "-novshiftgrid", "-vshift", "-nomd", "-cvmd",
     "-setci", "-oo", "-doo", "-ovr", "-if", "-b", "-srcband", "-dstband", NULL};
 
@@ -293,6 +295,7 @@ int ggw_parse_command_line(ggw_options *o, int argc, char **argv, char *err, siz
         }
         /* switches */
         int *sw = EQUAL(a, "-tap")         ? &o->tap
+                  : EQUAL(a, "-dstalpha")  ? &o->dstalpha
                   : EQUAL(a, "-tps")       ? &o->tps
                   : EQUAL(a, "-rpc")       ? &o->rpc
                   : EQUAL(a, "-geoloc")    ? &o->geoloc

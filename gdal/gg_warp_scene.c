@@ -157,6 +157,10 @@ static int open_sources(ggw_scene *w)
                         GDALGetDataTypeName(w->dst_gdt));
     }
     w->nplanes = w->nbands * (w->complex ? 2 : 1);
+    w->alpha = w->o->dstalpha;
+    w->out_bands = w->nbands + w->alpha;
+    if (w->alpha && w->complex)
+        return ggw_fail(w, "-dstalpha: not for complex data (%s)", w->src[0].name);
     if (w->o->ot) {
         w->dst_gdt = GDALGetDataTypeByName(w->o->ot);
         if (GDALDataTypeIsComplex(w->dst_gdt) != w->complex)
@@ -218,7 +222,9 @@ static int set_nodata(ggw_scene *w)
     const int dgiven = rc ? 0 : nodata_list(w->o->dstnodata, nb, dnd);
     if (dgiven < 0)
         rc = ggw_fail(w, "-dstnodata '%s': one number per band (or None)", w->o->dstnodata);
-    w->has_dstnd = dgiven > 0 || (!w->o->dstnodata && w->has_srcnd);
+    /* with -dstalpha the alpha band says what has no value: the source's
+     * nodata is not carried to the output (only -dstnodata is) */
+    w->has_dstnd = dgiven > 0 || (!w->o->dstnodata && w->has_srcnd && !w->o->dstalpha);
     for (int k = 0; k < nb && !rc; k++) {
         const double d = dgiven > 0 ? dnd[k] : w->has_srcnd ? snd[k] : 0.0;
         const int per = w->complex ? 2 : 1;
@@ -686,7 +692,10 @@ static int read_window(ggw_scene *w, wsource *ws, GDALDatasetH ds, wpart *p)
     return 0;
 }
 
-static int make_session(ggw_scene *w, wsource *ws)
+/* The source's session; valid 1: the same resampling written as Float32
+ * with NaN where a pixel gets no value (what -dstalpha's alpha band and
+ * mosaics under it are made from: a value may equal any fill). */
+static int make_session(ggw_scene *w, wsource *ws, int valid)
 {
     gg_ortho_options oo;
     memset(&oo, 0, sizeof oo);
@@ -694,31 +703,67 @@ static int make_session(ggw_scene *w, wsource *ws)
     oo.height_scale = 1.0;
     oo.has_src_nodata = w->has_srcnd;
     oo.src_nodata = w->src_nd ? w->src_nd[0] : 0;
-    oo.dst_init = w->dst_nd[0];
-    oo.has_dst_nodata = w->has_dstnd;
-    if (gg_ortho_session_create(w->ctx, NULL, NULL, &oo, &ws->sess) != GG_OK ||
-        gg_ortho_session_set_scale(ws->sess, ws->xscale, ws->yscale) != GG_OK ||
-        gg_ortho_session_set_bands(ws->sess, w->nplanes, w->src_nd, w->dst_nd, w->unified) !=
-            GG_OK)
-        return ggw_fail(w, "%s", gg_context_last_error(w->ctx));
-    return 0;
+    oo.dst_init = valid ? NAN : w->dst_nd[0];
+    oo.has_dst_nodata = valid ? 0 : w->has_dstnd;
+    double *nan = valid ? malloc(sizeof(double) * w->nplanes) : NULL;
+    if (valid && !nan)
+        return ggw_fail(w, "out of memory");
+    for (int k = 0; valid && k < w->nplanes; k++)
+        nan[k] = NAN;
+    gg_ortho_session **s = valid ? &ws->vsess : &ws->sess;
+    const int rc =
+        gg_ortho_session_create(w->ctx, NULL, NULL, &oo, s) != GG_OK ||
+        gg_ortho_session_set_scale(*s, ws->xscale, ws->yscale) != GG_OK ||
+        gg_ortho_session_set_bands(*s, w->nplanes, w->src_nd, valid ? nan : w->dst_nd,
+                                   w->unified) != GG_OK;
+    free(nan);
+    return rc ? ggw_fail(w, "%s", gg_context_last_error(w->ctx)) : 0;
+}
+
+/* -dstalpha: the alpha plane after the bands, the type's maximum where
+ * any band of the first source got a value (gdalwarp: 255 for Byte and
+ * Float32, 65535 UInt16, 32767 Int16), else 0. */
+static void alpha_plane(const ggw_scene *w, wslot *sl)
+{
+    const size_t plane = (size_t)w->out_w * sl->rows;
+    const size_t ks = gg_type_size(w->kt_dst);
+    const double top = w->kt_dst == GG_UINT16 ? 65535 : w->kt_dst == GG_INT16 ? 32767 : 255;
+    char *a = (char *)sl->dst + (size_t)w->nplanes * plane * ks;
+    for (size_t i = 0; i < plane; i++) {
+        int any = 0;
+        for (int k = 0; k < w->nplanes && !any; k++)
+            any = !isnan(sl->valid[k * plane + i]);
+        const double v = any ? top : 0;
+        GDALCopyWords(&v, GDT_Float64, 0, a + i * ks, ggw_gdal_type(w->kt_dst), 0, 1);
+    }
 }
 
 /* Where a later source has a sample, it replaces what the earlier ones
- * left (gdalwarp's mosaic: sources warped in order onto one output). */
+ * left (gdalwarp's mosaic: sources warped in order onto one output); with
+ * -dstalpha where its validity plane has a value, and the alpha plane
+ * gains it. */
 static void composite(const ggw_scene *w, wslot *sl)
 {
     const size_t plane = (size_t)w->out_w * sl->rows;
     const size_t ks = gg_type_size(w->kt_dst);
+    const double top = w->kt_dst == GG_UINT16 ? 65535 : w->kt_dst == GG_INT16 ? 32767 : 255;
+    char *a = (char *)sl->dst + (size_t)w->nplanes * plane * ks;
     for (int k = 0; k < w->nplanes; k++) {
         const double fill = w->dst_nd[k];
         const char *t = (const char *)sl->tmp + k * plane * ks;
         char *d = (char *)sl->dst + k * plane * ks;
         for (size_t i = 0; i < plane; i++) {
             double v;
-            GDALCopyWords(t + i * ks, ggw_gdal_type(w->kt_dst), 0, &v, GDT_Float64, 0, 1);
-            if (v != fill)
-                memcpy(d + i * ks, t + i * ks, ks);
+            if (w->alpha) {
+                if (isnan(sl->valid[k * plane + i]))
+                    continue;
+                GDALCopyWords(&top, GDT_Float64, 0, a + i * ks, ggw_gdal_type(w->kt_dst), 0, 1);
+            } else {
+                GDALCopyWords(t + i * ks, ggw_gdal_type(w->kt_dst), 0, &v, GDT_Float64, 0, 1);
+                if (v == fill)
+                    continue;
+            }
+            memcpy(d + i * ks, t + i * ks, ks);
         }
     }
 }
@@ -762,10 +807,12 @@ int ggw_slot_alloc(ggw_scene *w, wslot *sl, int rows)
     const size_t ks = gg_type_size(w->kt_dst);
     const size_t plane = (size_t)w->out_w * rows;
     sl->part = calloc((size_t)w->nsrc, sizeof *sl->part);
-    sl->dst = malloc(plane * ks * w->nplanes);
+    sl->dst = malloc(plane * ks * (w->nplanes + w->alpha));
     sl->tmp = w->nsrc > 1 ? malloc(plane * ks * w->nplanes) : NULL;
     sl->io = w->complex ? malloc(plane * 8 * w->nbands) : NULL;
-    if (!sl->part || !sl->dst || (w->nsrc > 1 && !sl->tmp) || (w->complex && !sl->io))
+    sl->valid = w->alpha ? malloc(plane * sizeof(float) * w->nplanes) : NULL;
+    if (!sl->part || !sl->dst || (w->nsrc > 1 && !sl->tmp) || (w->complex && !sl->io) ||
+        (w->alpha && !sl->valid))
         return ggw_fail(w, "out of memory for the output blocks");
     return 0;
 }
@@ -781,6 +828,7 @@ static void slot_free(ggw_scene *w, wslot *sl)
     free(sl->dst);
     free(sl->tmp);
     free(sl->io);
+    free(sl->valid);
     memset(sl, 0, sizeof *sl);
 }
 
@@ -808,7 +856,8 @@ int ggw_compute_rows(ggw_scene *w, wslot *sl)
     for (int s = 0; s < w->nsrc; s++) {
         wsource *ws = &w->src[s];
         wpart *p = &sl->part[s];
-        if (!ws->sess && make_session(w, ws))
+        if ((!ws->sess && make_session(w, ws, 0)) ||
+            (w->alpha && !ws->vsess && make_session(w, ws, 1)))
             return 1;
         void *out = s == 0 ? sl->dst : sl->tmp;
         const gg_ortho_grid g = {p->nodes, p->gnx, p->gny, p->step};
@@ -834,6 +883,17 @@ int ggw_compute_rows(ggw_scene *w, wslot *sl)
             if (read_window(w, ws, ws->ds[GGW_MAX_READERS], p))
                 return 1;
         }
+        if (w->alpha) { /* the same taps: the window is large enough now */
+            int missed = 0;
+            const gg_ortho_image im = {p->src, w->kt_src, p->sx0, p->sy0, p->sw, p->sh,
+                                       (size_t)p->sw, ws->width, ws->height};
+            if (gg_ortho_session_run_bands(ws->vsess, &g, &im, w->nplanes, sl->valid,
+                                           GG_FLOAT32, w->out_w, sl->rows, (size_t)w->out_w,
+                                           plane, &missed) != GG_OK)
+                return ggw_fail(w, "%s", gg_context_last_error(w->ctx));
+            if (s == 0)
+                alpha_plane(w, sl);
+        }
         if (s > 0)
             composite(w, sl);
     }
@@ -849,6 +909,8 @@ void ggw_scene_free(ggw_scene *w)
         wsource *ws = &w->src[s];
         if (ws->sess)
             gg_ortho_session_destroy(ws->sess);
+        if (ws->vsess)
+            gg_ortho_session_destroy(ws->vsess);
         if (ws->direct)
             (void)ggo_direct_close(ws->direct, NULL, 0);
         for (int k = 0; k <= GGW_MAX_READERS; k++) {

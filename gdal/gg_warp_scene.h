@@ -39,6 +39,7 @@ typedef struct wsource {
     int width, height;
     double xscale, yscale;        /* resampling kernel stretch (GDAL's) */
     gg_ortho_session *sess;       /* the worker's */
+    gg_ortho_session *vsess;      /* -dstalpha: Float32 with NaN where no value */
     /* an uncompressed striped GeoTIFF of the kernel's type: read with
      * preads of whole rows (gg_ortho_direct.h), several readers at once */
     ggo_direct *direct;
@@ -59,7 +60,9 @@ typedef struct wpart {
 typedef struct wslot {
     int y0, rows;
     wpart *part;                  /* nsrc */
-    void *dst, *tmp;              /* nplanes planes of out_w x rows, kernel type */
+    void *dst, *tmp;              /* nplanes planes of out_w x rows, kernel type (dst: and
+                                   * the alpha plane with -dstalpha) */
+    float *valid;                 /* -dstalpha: nplanes Float32 planes, NaN where no value */
     void *io;                     /* complex outputs: the interleaved write */
 } wslot;
 
@@ -69,6 +72,7 @@ struct ggw_scene {
     int nsrc;
     wsource *src;
     int nbands, nplanes, complex; /* a complex band is two planes, re and im */
+    int alpha, out_bands;         /* -dstalpha: an alpha band after the nbands bands */
     GDALDataType dst_gdt;
     gg_type kt_src, kt_dst;       /* kernel sample types */
     char **to;                    /* transformer options */
