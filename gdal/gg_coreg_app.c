@@ -267,12 +267,18 @@ static int offsets(const char *primary, const char *secondary, const char *devic
     GDALDatasetH in[2];
     const char *names[2] = {primary, secondary};
     for (int k = 0; k < 2; k++) {
-        /* read-only, no statistics: nothing is written next to the inputs */
-        in[k] = GDALOpenEx(names[k], GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+        /* read-only, no statistics: nothing is written next to the inputs;
+         * GDAL's reason goes into the one error line */
+        CPLErrorReset();
+        CPLPushErrorHandler(CPLQuietErrorHandler);
+        in[k] = GDALOpenEx(names[k], GDAL_OF_RASTER | GDAL_OF_READONLY | GDAL_OF_VERBOSE_ERROR,
+                           NULL, NULL, NULL);
+        CPLPopErrorHandler();
         if (!in[k]) {
             if (k)
                 GDALClose(in[0]);
-            return fail("cannot open '%s'%s", names[k], "");
+            const char *why = CPLGetLastErrorMsg();
+            return fail("cannot open '%s'%s", names[k], *why ? CPLSPrintf(": %s", why) : "");
         }
     }
     int err = 0;
