@@ -233,13 +233,6 @@ static void auto_skip(char ***xc_opts, int width, int height)
     *xc_opts = CSLSetNameValue(*xc_opts, "skip", CPLSPrintf("%dx%d", k[0], k[1]));
 }
 
-/* Least windows the fit takes (gg_coreg_fit_points' rule). */
-static int fit_min_points(const gg_coreg_fit_options *fo)
-{
-    const int terms = (fo->order + 1) * (fo->order + 2) / 2;
-    return fo->min_points > 0 ? fo->min_points : (2 * terms > 8 ? 2 * terms : 8);
-}
-
 /* What to change when the image gives too few windows (xc_opts: the
  * user's): -skip when one was given, else the window (the default spacing
  * is already as close as it goes). */
@@ -820,7 +813,7 @@ int gg_coreg_app(const gg_coreg_app_options *o)
     /* the polynomial needs enough windows; dense offsets without holes
      * need none (the fit only fills them) */
     int rc = off_path ? read_offsets(pos[0], off_path, &v, &n, &gnx, &gny)
-                      : offsets(pos[0], pos[1], o->device, o->xc, dense ? 0 : fit_min_points(&fo),
+                      : offsets(pos[0], pos[1], o->device, o->xc, dense ? 0 : gg_coreg_fit_min_points(&fo),
                                 quiet, &v, &n, &gnx, &gny);
     if (rc)
         return rc;

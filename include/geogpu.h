@@ -898,6 +898,8 @@ GG_API gg_status gg_coreg_fit_points(const double *x, const double *y, const dou
                                      const double *off_across, const double *snr,
                                      const double *peak, int n, const gg_coreg_fit_options *o,
                                      gg_coreg_fit *out, char *err, size_t errlen);
+/* The least usable points gg_coreg_fit_points takes with options o. */
+GG_API int gg_coreg_fit_min_points(const gg_coreg_fit_options *o);
 /* axis 0 = down, 1 = across */
 GG_API double gg_coreg_fit_eval(const gg_coreg_fit *f, int axis, double x, double y);
 /* JSON text (coefficients, order, counts used/rejected, RMS). */
