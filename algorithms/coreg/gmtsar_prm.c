@@ -260,7 +260,9 @@ gg_status gg_xcorr_prm_read(const char *path, gg_xcorr_prm *out, char *err, size
     fseeko(s, 0, SEEK_END);
     const long long size = (long long)ftello(s);
     fclose(s);
-    const long long need = 4LL * out->width * out->height;
+    /* in double first: 4 x width x height may pass long long's range */
+    const double needf = 4.0 * out->width * out->height;
+    const long long need = needf < 9e18 ? 4LL * out->width * out->height : LLONG_MAX;
     if (size < need) {
         snprintf(err, errlen, "SLC_file '%s' of '%s' is truncated: %lld bytes, %d x %d int16 I/Q "
                  "needs %lld", out->slc_file, path, size, out->width, out->height, need);
