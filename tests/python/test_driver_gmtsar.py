@@ -159,6 +159,12 @@ def test_bad_files_one_line_errors(pair, tmp_path):
     assert p.returncode != 0 and len(errors) == 1, p.stderr
     assert "short.SLC" in errors[0] and "truncated" in errors[0], errors[0]
     assert not out.exists() and not list(tmp_path.glob("ml*"))
+    # the SLC is one of the PRM's files: an output over it is refused
+    before = (d / "sec.SLC").read_bytes()
+    p = subprocess.run([str(BIN / "gdal_coreg"), "-q", "-device", "cpu", str(d / "prim.PRM"),
+                        str(d / "sec.PRM"), str(d / "sec.SLC")], capture_output=True, text=True)
+    assert p.returncode != 0 and "read by the source" in p.stderr, p.stderr
+    assert (d / "sec.SLC").read_bytes() == before
 
 
 def test_identify_claims_only_prm(pair, tmp_path):
