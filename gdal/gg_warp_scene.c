@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "gg_warp_scene.h"
+#include "gg_work_limit.h"
 #include "gg_ortho_scene.h"
 
 #include "cpl_conv.h"
@@ -776,7 +777,23 @@ int ggw_scene_setup(ggw_scene *w)
     if (open_sources(w) || output_crs(w) || set_nodata(w))
         return 1;
     working_type(w);
-    return output_grid(w);
+    if (output_grid(w))
+        return 1;
+    /* the work estimate before the device and the readers start, so that
+     * a grid far larger than meant stops at once (gg_work_limit.h) */
+    double read_bytes = 0;
+    for (int s = 0; s < w->nsrc; s++)
+        read_bytes += (double)w->src[s].width * w->src[s].height * w->nplanes *
+                      (double)gg_type_size(w->kt_src);
+    const double write_bytes = (double)w->out_w * w->out_h *
+                               (w->nplanes + w->alpha) * (double)gg_type_size(w->kt_dst);
+    char why[1024];
+    if (gg_work_limit_check(CPLSPrintf("the output grid of %d x %d pixels (check -tr, -ts and "
+                                       "-te)",
+                                       w->out_w, w->out_h),
+                            read_bytes, write_bytes, why, sizeof why))
+        return ggw_fail(w, "%s", why);
+    return 0;
 }
 
 int ggw_scene_readers(ggw_scene *w, int readers)

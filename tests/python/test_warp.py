@@ -480,6 +480,22 @@ def test_bad_input_one_line_no_output(gg, tmp_path, scenes):
     assert src.read_bytes() == before
 
 
+def test_work_limit_stops_a_runaway_grid(gg, tmp_path, scenes):
+    """GG_WORK_LIMIT: the bytes a warp would read and write are checked once
+    the output grid is known, before the device starts; GG:warp too."""
+    line = _fails(gg, tmp_path, "--config", "GG_WORK_LIMIT", "100K", "-t_srs", "EPSG:3857",
+                  str(scenes["Float32"]))
+    assert "GG_WORK_LIMIT" in line and "would read" in line
+    gdal.SetConfigOption("GG_WORK_LIMIT", "100K")
+    try:
+        with pytest.raises(RuntimeError, match="GG_WORK_LIMIT"):
+            gdal.OpenEx(f"GG:warp:t_srs=EPSG:3857:{scenes['Float32']}")
+    finally:
+        gdal.SetConfigOption("GG_WORK_LIMIT", None)
+    gg.run(str(BIN / "gdal_warp"), "-q", "-device", "cpu", "--config", "GG_WORK_LIMIT", "2M",
+           "-t_srs", "EPSG:3857", str(scenes["Float32"]), str(tmp_path / "fits.tif"))
+
+
 def test_existing_output_needs_overwrite(gg, tmp_path, scenes):
     out = tmp_path / "o.tif"
     gg.run(str(BIN / "gdal_warp"), "-q", "-device", "cpu", "-t_srs", "EPSG:3857",
