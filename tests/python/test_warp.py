@@ -85,6 +85,22 @@ def scenes(tmp_path_factory):
     ds.SetGCPs(gcps, wgs84.ExportToWkt())
     ds = None
     s["gcp"] = d / "gcp.tif"
+    # the same geometries in the other data types
+    values = {"Byte": (np.clip(amp * 200, 0, 255).astype(np.uint8), gdal.GDT_Byte),
+              "UInt16": (np.clip(amp * 2000, 0, 65535).astype(np.uint16), gdal.GDT_UInt16),
+              "CFloat32": (slc, gdal.GDT_CFloat32)}
+    for t, (a, gdt) in values.items():
+        for kind, base in (("gcp", s["gcp"]), ("geoloc", s["geoloc"])):
+            path = d / f"{kind}_{t}.tif"
+            ds = gdal.GetDriverByName("GTiff").Create(str(path), 250, 250, 1, gdt)
+            ds.GetRasterBand(1).WriteArray(a)
+            b = gdal.Open(str(base))
+            if kind == "gcp":
+                ds.SetGCPs(b.GetGCPs(), b.GetGCPProjection())
+            else:
+                ds.SetMetadata(b.GetMetadata("GEOLOCATION"), "GEOLOCATION")
+            ds = None
+            s[f"{kind}_{t}"] = path
     s["dir"] = d
     return s
 
@@ -361,6 +377,17 @@ def test_gcps_match_gdalwarp(gg, tmp_path, scenes, transformer, kernel, et):
 def test_geolocation_arrays_match_gdalwarp(gg, tmp_path, scenes, kernel, et):
     opts = ["-geoloc", "-r", kernel] + (["-et", et] if et else [])
     ours, theirs = _pair(gg, tmp_path, scenes["geoloc"], opts, peer_extra=ONE_CHUNK)
+    _agree(ours, theirs)
+
+
+@pytest.mark.parametrize("dtype", ["Byte", "UInt16", "CFloat32"])
+@pytest.mark.parametrize("transformer", [["-order", "2"], ["-tps"], ["-geoloc"]],
+                         ids=["order2", "tps", "geoloc"])
+@pytest.mark.parametrize("kernel", ["bilinear", "cubic", "average"])
+def test_gcps_and_geolocation_in_each_type(gg, tmp_path, scenes, dtype, transformer, kernel):
+    kind = "geoloc" if transformer == ["-geoloc"] else "gcp"
+    ours, theirs = _pair(gg, tmp_path, scenes[f"{kind}_{dtype}"], transformer + ["-r", kernel],
+                         peer_extra=ONE_CHUNK)
     _agree(ours, theirs)
 
 
