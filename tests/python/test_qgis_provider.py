@@ -550,6 +550,10 @@ def test_warp_geolocation_arrays(qgis, gg, tmp_path):
     assert same(q[0], u[0]) and q[3] == pytest.approx(u[3])
     assert q[4].GetAuthorityCode(None) == "32611"
     assert np.count_nonzero(q[0]) > 0.3 * q[0].size
+    # transformer options, several in one parameter: each its own -to
+    res = qgis.alg("warp", INPUT=rdr, TO="SRC_METHOD=GEOLOC_ARRAY | INSERT_CENTER_LONG=FALSE",
+                   T_SRS="EPSG:32611", TR_X=8, TR_Y=8, R=1, OUTPUT=tmp_path / "to.tif")
+    assert same(load(res["OUTPUT"])[0], u[0])
 
 
 @needs_qgis

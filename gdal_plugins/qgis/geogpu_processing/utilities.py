@@ -174,10 +174,14 @@ class Enum(Param):
 class Text(Param):
     default: Optional[str] = None
     nvalues: int = 1           # values are split on blanks when > 1
+    repeat: Optional[str] = None  # a repeatable flag: items split on this, one flag each
 
     def args(self, value):
         if value is None or str(value).strip() == "" or self._left_off(str(value)):
             return []
+        if self.repeat:
+            items = [v.strip() for v in str(value).split(self.repeat) if v.strip()]
+            return [a for v in items for a in (self.flag, v)]
         vals = str(value).split() if self.nvalues > 1 else [str(value)]
         return [self.flag] + vals
 
@@ -265,6 +269,7 @@ class Hint:
     file_filter: Optional[str] = None  # file kinds: the file dialog's filter
     widget: Optional[str] = None   # "dataset", "crs" or "extent": how the option is chosen
     crs_param: Optional[str] = None  # extent: the parameter whose CRS it is given in
+    repeat: Optional[str] = None   # a repeatable flag: its items separated by this
 
 
 @dataclass
@@ -448,8 +453,10 @@ UTILITIES = [
                "tps": Hint("Thin-plate spline through the GCPs", advanced=True),
                "rpc": Hint("Use the RPCs", advanced=True),
                "geoloc": Hint("Use the geolocation arrays"),
-               "to": Hint(hidden=True),
-               "wo": Hint(hidden=True),
+               "to": Hint("Transformer options NAME=VALUE, separated by | (e.g. "
+                          "RPC_DEM=dem.tif|RPC_HEIGHT=30)", advanced=True, repeat="|"),
+               "wo": Hint("Warp options NAME=VALUE, separated by |", advanced=True,
+                          repeat="|"),
                "ot": Hint(hidden=True)},      # the common DATA_TYPE parameter gives -ot
         doc="gdal_warp"),
     Utility(
@@ -581,7 +588,7 @@ def op_option_param(o, hint=None):
                         omit_first=True, **common)
         return Enum(name, flag, label, choices=choices,
                     default=choices.index(default) if default in choices else 0, **common)
-    return Text(name, flag, label, default=default, **common)
+    return Text(name, flag, label, default=default, repeat=hint.repeat, **common)
 
 
 def own_flag_param(f, hint=None):
