@@ -724,6 +724,19 @@ GG_DEVICE_FN void gg_ortho_corners(const GG_GLOBAL double *grid, gg_ortho_params
     }
 }
 
+/* An output pixel's end: its value, or the fill where it got none; a tap
+ * outside the device window raises the flag (the block runs again). */
+GG_DEVICE_FN void gg_ortho_put(GG_GLOBAL gg_u8 *dst, GG_GLOBAL int *flag, gg_ortho_params p,
+                               size_t o, int ok, int miss, double v, double dst_init)
+{
+    if (miss)
+        flag[0] = 1;
+    if (ok && !miss)
+        gg_ortho_store_valid(dst, p, o, v, dst_init);
+    else
+        gg_ortho_store(dst, p.dst_type, o, dst_init);
+}
+
 /* src: the source window (win_w x win_h samples of src_type, packed, after
  *   win_dy rows of the buffer);
  * dst: the output block (gg_nx x gg_ny of dst_type, packed);
@@ -750,12 +763,7 @@ GG_KERNEL6(gg_k_ortho, gg_ortho_params, p, const gg_u8, src, gg_u8, dst, const d
         gg_ortho_corners(grid, p, x, y, c);
         const int ok = gg_ortho_average(src, coef, p, coef[GG_ORTHO_NCOEF + 2 * p.band], c[0],
                                         c[1], c[2], c[3], &v, &miss);
-        if (miss)
-            flag[0] = 1;
-        if (ok && !miss)
-            gg_ortho_store_valid(dst, p, o, v, dst_init);
-        else
-            gg_ortho_store(dst, p.dst_type, o, dst_init);
+        gg_ortho_put(dst, flag, p, o, ok, miss, v, dst_init);
         return;
     }
 
@@ -826,12 +834,7 @@ GG_KERNEL6(gg_k_ortho, gg_ortho_params, p, const gg_u8, src, gg_u8, dst, const d
     if (p.resampling != GG_ORTHO_NEAR && ok && !miss)
         ok = uni ? gg_ortho_resample(src, coef, p, 1, nd, sx, sy, &v, &miss)
                  : gg_ortho_resample(src, coef, p, 0, nd, sx, sy, &v, &miss);
-    if (miss)
-        flag[0] = 1;
-    if (ok && !miss)
-        gg_ortho_store_valid(dst, p, o, v, dst_init);
-    else
-        gg_ortho_store(dst, p.dst_type, o, dst_init);
+    gg_ortho_put(dst, flag, p, o, ok, miss, v, dst_init);
 }
 #endif /* GG_ORTHO_MODEL_ONLY */
 
