@@ -1,8 +1,9 @@
 /*
  * gg_rows_dataset.h -- what the GG datasets computed in blocks of whole
- * output rows share (GG:ortho:, GG:warp:): bands that ask their dataset
- * for a block of rows, their nodata, and one RasterIO at a time on a
- * shared handle (GDAL 3.6's block cache is not thread-safe for one handle
+ * output rows share (GG:ortho:, GG:warp:): the device started at the first
+ * read, the block of rows last computed, bands that ask their dataset for
+ * a block of rows, their nodata, and one RasterIO at a time on a shared
+ * handle (GDAL 3.6's block cache is not thread-safe for one handle
  * read from several threads; docs/driver_gg.md).
  *
  * MIT licence.
@@ -10,10 +11,16 @@
 #ifndef GG_ROWS_DATASET_H
 #define GG_ROWS_DATASET_H
 
+#include "geogpu.h"
+#include "gg_spec.h"
+
 #include "gdal_pam.h"
 #include "gdal_priv.h"
+#include "ogr_spatialref.h"
 
 #include <mutex>
+#include <string>
+#include <vector>
 
 // GDALDataset::IRasterIO's band map became const in GDAL 3.8.
 #if GDAL_VERSION_NUM >= GDAL_COMPUTE_VERSION(3, 8, 0)
@@ -40,6 +47,49 @@ class GGRowsDataset : public GDALPamDataset
     }
 
   protected:
+    OGRSpatialReference m_oSRS{};
+    std::string m_osDevice{};       // the device asked for (the device= key)
+
+    // device state, behind m_oMutex (GDAL may read from several threads)
+    std::mutex m_oMutex{};
+    gg_context *m_psContext = nullptr;  // destroyed after the subclass's sessions
+    std::string m_osError{};        // a failed start, reported again
+    int m_nCachedBlock = -1;        // the block whose bands are in m_abyBlock
+    std::vector<GByte> m_abyBlock{};
+
+    ~GGRowsDataset() override
+    {
+        if (m_psContext)
+            gg_context_destroy(m_psContext);
+    }
+
+    // Starts the device once, m_oMutex held; false after reporting
+    // "GG: <pszOp>: <why>" (again at every later call).
+    bool StartContextLocked(const char *pszOp)
+    {
+        if (m_osError.empty() && !m_psContext)
+        {
+            const std::string osDevice = GGRequestedDevice(m_osDevice, true);
+            char szError[512] = "";
+            if (gg_context_create(osDevice.c_str(), &m_psContext, szError, sizeof(szError)) !=
+                    GG_OK ||
+                !m_psContext)
+            {
+                m_psContext = nullptr;
+                m_osError = szError[0] ? szError : "the device could not start";
+            }
+            else
+                CPLDebug("GG", "%s: device %s", GetDescription(),
+                         gg_context_device_name(m_psContext));
+        }
+        if (!m_osError.empty())
+        {
+            CPLError(CE_Failure, CPLE_AppDefined, "GG: %s: %s", pszOp, m_osError.c_str());
+            return false;
+        }
+        return true;
+    }
+
     CPLErr IRasterIO(GDALRWFlag eRWFlag, int nXOff, int nYOff, int nXSize, int nYSize, void *pData,
                      int nBufXSize, int nBufYSize, GDALDataType eBufType, int nBandCount,
                      GG_ROWS_BANDMAP_TYPE panBandMap, GSpacing nPixelSpace, GSpacing nLineSpace,

@@ -40,16 +40,7 @@ class GGOrthoDataset final : public GGRowsDataset
     std::string m_osScene{};
     ggo_scene m_sScene{};
     bool m_bSceneOpen = false;
-    OGRSpatialReference m_oSRS{};
-    std::string m_osDevice{};
-
-    // device state, behind the mutex (GDAL may read from several threads)
-    std::mutex m_oMutex{};
-    gg_context *m_psContext = nullptr;
-    gg_ortho_session *m_psSession = nullptr;
-    std::string m_osError{};        // a failed device start, reported again
-    int m_nCachedBlock = -1;        // the block whose bands are in m_abyBlock
-    std::vector<GByte> m_abyBlock{};
+    gg_ortho_session *m_psSession = nullptr;  // behind m_oMutex
 
     bool StartLocked();
     CPLErr ReadRows(int iBand, int nBlockYOff, void *pImage) override;
@@ -76,8 +67,6 @@ GGOrthoDataset::~GGOrthoDataset()
 {
     GGOrthoDataset::FlushCache(true);
     gg_ortho_session_destroy(m_psSession);
-    if (m_psContext)
-        gg_context_destroy(m_psContext);
     if (m_bSceneOpen)
         ggo_scene_close(&m_sScene);
 }
@@ -86,29 +75,14 @@ bool GGOrthoDataset::StartLocked()
 {
     if (m_psSession)
         return true;
-    if (!m_osError.empty())
-    {
-        CPLError(CE_Failure, CPLE_AppDefined, "GG: ortho: %s", m_osError.c_str());
+    if (!StartContextLocked("ortho"))
         return false;
-    }
-    const std::string osDevice = GGRequestedDevice(m_osDevice, true);
-    char szError[512] = "";
-    if (gg_context_create(osDevice.c_str(), &m_psContext, szError, sizeof(szError)) != GG_OK ||
-        !m_psContext)
-    {
-        m_psContext = nullptr;
-        m_osError = szError[0] ? szError : "the device could not start";
-    }
-    else if (ggo_session_create(&m_sScene, m_psContext, &m_psSession))
+    if (ggo_session_create(&m_sScene, m_psContext, &m_psSession))
     {
         m_osError = m_sScene.err;
-    }
-    if (!m_osError.empty())
-    {
         CPLError(CE_Failure, CPLE_AppDefined, "GG: ortho: %s", m_osError.c_str());
         return false;
     }
-    CPLDebug("GG", "%s: device %s", GetDescription(), gg_context_device_name(m_psContext));
     return true;
 }
 

@@ -32,15 +32,6 @@ class GGWarpDataset final : public GGRowsDataset
     char **m_papszArgv = nullptr;  // the strings m_sOptions points into
     ggw_scene m_sScene{};
     bool m_bSceneOpen = false;
-    OGRSpatialReference m_oSRS{};
-    std::string m_osDevice{};
-
-    // device state, behind the mutex (GDAL may read from several threads)
-    std::mutex m_oMutex{};
-    gg_context *m_psContext = nullptr;
-    std::string m_osError{};   // a failed device start, reported again
-    int m_nCachedBlock = -1;   // the block whose bands are in m_abyBlock
-    std::vector<GByte> m_abyBlock{};
 
     bool StartLocked();
     CPLErr ReadRows(int iBand, int nBlockYOff, void *pImage) override;
@@ -69,35 +60,15 @@ GGWarpDataset::~GGWarpDataset()
     if (m_bSceneOpen)
         ggw_scene_free(&m_sScene);  // sessions before their context
     pthread_mutex_destroy(&m_sScene.mu);
-    if (m_psContext)
-        gg_context_destroy(m_psContext);
     ggw_options_free(&m_sOptions);
     CSLDestroy(m_papszArgv);
 }
 
 bool GGWarpDataset::StartLocked()
 {
-    if (m_psContext)
-        return true;
-    if (m_osError.empty())
-    {
-        const std::string osDevice = GGRequestedDevice(m_osDevice, true);
-        char szError[512] = "";
-        if (gg_context_create(osDevice.c_str(), &m_psContext, szError, sizeof(szError)) !=
-                GG_OK ||
-            !m_psContext)
-        {
-            m_psContext = nullptr;
-            m_osError = szError[0] ? szError : "the device could not start";
-        }
-    }
-    if (!m_osError.empty())
-    {
-        CPLError(CE_Failure, CPLE_AppDefined, "GG: warp: %s", m_osError.c_str());
+    if (!StartContextLocked("warp"))
         return false;
-    }
     m_sScene.ctx = m_psContext;
-    CPLDebug("GG", "%s: device %s", GetDescription(), gg_context_device_name(m_psContext));
     return true;
 }
 
