@@ -9,7 +9,7 @@ import uuid
 from collections import namedtuple
 from pathlib import Path
 
-from .cluster import _shape, _task_resources, open_client
+from .cluster import _fetching_results, _shape, _task_resources, open_client
 from .markers import TaskError, _cleanup, _complete, _inputs_state, _marker_path, _signature
 from .utility_tasks import _absolute_args, _group_task, _utility_task
 
@@ -150,14 +150,16 @@ def _run_jobs(client, fn, jobs, retries, progress, shape):
 
         def consume():
             """The tasks' results (or failures), fetched by the client's
-            event loop as they end (one blocking round trip per task less)."""
+            event loop as they end (one blocking round trip per task less).
+            Results coming after the batch has returned are fetched all the
+            same and dropped, so that the thread ends with the last fetch
+            (closing the client waits for it: cluster.settle)."""
             nonlocal finished
             try:
                 for f, r in as_completed(list(futures), with_results=True, raise_errors=False):
                     with lock:
-                        if over.is_set():
-                            return
-                        finished += take(f, r)
+                        if not over.is_set():
+                            finished += take(f, r)
             except BaseException as e:  # noqa: BLE001 - raised again by the batch
                 broke.append(e)
 
@@ -208,6 +210,7 @@ def _run_jobs(client, fn, jobs, retries, progress, shape):
         waiting = {u[0]: u for j in todo for u in _units(j) if u[0] not in records}
         consumer = threading.Thread(target=consume, daemon=True, name="geogpu-results")
         consumer.start()
+        _fetching_results(client, consumer)
         told = finished
         looked = {}  # name -> the marker's mtime when last read (an old one is read once)
         while True:
