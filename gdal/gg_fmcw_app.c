@@ -7,6 +7,7 @@
  * MIT licence.
  */
 #include "gg_fmcw_app.h"
+#include "gg_output.h"
 #include "fmcw_file.h"
 #include "gg_cfradial.h"
 
@@ -392,17 +393,20 @@ int gg_fmcw_simulate_app(const char *dst, const gg_fmcw_simulate_app_options *o,
         az[j.nsec + k] = elev;
         az[2 * j.nsec + k] = 1.7e9 + k * j.p.n_sweeps * j.p.sweep_time_s;
     }
-    /* the safe path: a temporary name in the destination folder, renamed */
-    char *tmp = CPLStrdup(CPLFormFilename(CPLGetPath(dst), CPLSPrintf(".%s.tmp%ld.nc", CPLGetBasename(dst), (long)getpid()), NULL));
+    /* the output transaction: a tracked temporary (removed on a signal in
+     * a program that catches them), put in place by the commit step */
+    char *tmp = gg_output_temporary_name(dst);
     const int dummy = o->quiet || !progress;
     const CPLErr e = FMCWFileWrite(tmp, &j.p, &site, j.nsec, az, az + j.nsec, az + 2 * j.nsec, sim_sector, &j,
                                    dummy ? GDALDummyProgress : progress, dummy ? NULL : progress_data);
+    char why[1024] = "";
     int rc = 1;
-    if (e == CE_None && VSIRename(tmp, dst) == 0)
+    if (e == CE_None && gg_output_commit(NULL, tmp, dst, 1, why, sizeof why) == 0)
         rc = 0;
     else {
-        VSIUnlink(tmp);
-        fprintf(stderr, "ERROR 1: gdal_fmcw: cannot write '%s': %s\n", dst, CPLGetLastErrorMsg());
+        gg_output_discard(NULL, tmp);
+        fprintf(stderr, "ERROR 1: gdal_fmcw: cannot write '%s': %s\n", dst,
+                why[0] ? why : CPLGetLastErrorMsg());
     }
     CPLFree(tmp);
     free(az);

@@ -14,6 +14,7 @@
  */
 #include "gg_app.h"
 #include "gg_fmcw_app.h"
+#include "gg_output.h"
 #include "register_drivers.h"
 
 #include "cpl_port.h"
@@ -23,6 +24,7 @@ int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (EQUAL(argv[i], "-simulate")) {
+            gg_output_catch_signals(); /* an interrupted run leaves no temporary */
             GDALAllRegister();
             int usage_error = 0;
             gg_fmcw_simulate_app_options *o = gg_fmcw_simulate_app_options_new(argc, argv, &usage_error);

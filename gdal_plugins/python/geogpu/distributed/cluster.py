@@ -188,6 +188,17 @@ def _fetching_results(client, thread):
         threads[:] = [t for t in threads if t.is_alive()] + [thread]
 
 
+# What an interrupted batch leaves to remove once the client is closed (its
+# task folders: with the cluster closed, no worker writes there any more).
+_after_close = {}  # id(client) -> callables
+
+
+def _when_closed(client, fn):
+    """Runs fn when open_client closes ``client``."""
+    with _result_lock:
+        _after_close.setdefault(id(client), []).append(fn)
+
+
 def settle(client, timeout=30):
     """Waits (at most ``timeout`` seconds) until the results of the batches run
     on ``client`` have all reached it; call it before closing a client of
@@ -233,9 +244,15 @@ class open_client:
             settle(self.client)
             self.client.close()
         finally:
-            if self.cluster is not None:
-                self.cluster.close()
-                self.cluster = None
+            try:
+                if self.cluster is not None:
+                    self.cluster.close()
+                    self.cluster = None
+            finally:
+                with _result_lock:
+                    fns = _after_close.pop(id(self.client), [])
+                for fn in fns:
+                    fn()
 
 
 def workers(client):
