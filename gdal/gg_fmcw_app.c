@@ -233,7 +233,8 @@ static int sim_sector(int k, int16_t *buf, void *user)
 static int simulate_usage(int rc)
 {
     fprintf(rc ? stderr : stdout,
-            "Usage: gdal_fmcw -simulate [-sectors <n>] [-sweeps <M>] [-samples <N>] [-gates <G>]\n"
+            "Usage: gdal_fmcw -simulate [--help] [--help-general] [--version]\n"
+            "       [-sectors <n>] [-sweeps <M>] [-samples <N>] [-gates <G>]\n"
             "       [-bandwidth <Hz>] [-carrier <Hz>] [-sweep_time <s>] [-elevation <deg>]\n"
             "       [-noise <counts>] [-seed <n>] [-target <range_m>,<azimuth_deg>,<dbz>]...\n"
             "       [-lat <deg>] [-lon <deg>] [-q] <dst.nc>\n\n"
@@ -282,11 +283,27 @@ gg_fmcw_simulate_app_options *gg_fmcw_simulate_app_options_new(int argc, char **
             continue;
         if (EQUAL(a, "--help") || EQUAL(a, "-h"))
             return sim_fail(o, usage_error, simulate_usage(0));
+        if (EQUAL(a, "--version")) {
+            gg_app_print_version("gdal_fmcw");
+            return sim_fail(o, usage_error, 0);
+        }
         if (EQUAL(a, "-q")) {
             quiet = 1;
             continue;
         }
         if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9')) {
+            /* an unknown flag is named as such, before its value is looked at */
+            static const char *const known[] = {"-sectors", "-sweeps", "-samples", "-gates",
+                                                "-bandwidth", "-carrier", "-sweep_time",
+                                                "-elevation", "-noise", "-seed", "-lat", "-lon",
+                                                "-target", NULL};
+            int k = 0;
+            while (known[k] && !EQUAL(a, known[k]))
+                k++;
+            if (!known[k]) {
+                fprintf(stderr, "ERROR 1: gdal_fmcw: unknown option '%s' (see -simulate --help)\n", a);
+                return sim_fail(o, usage_error, 1);
+            }
             if (i + 1 >= argc) {
                 fprintf(stderr, "ERROR 1: gdal_fmcw: %s needs a value (see -simulate --help)\n", a);
                 return sim_fail(o, usage_error, 1);

@@ -3,7 +3,8 @@ GDAL's versions and exits 0; --help-general prints GDAL's general options and ex
 --help exits 0 and every flag it lists is one the parser knows (never "unknown option");
 an unknown flag is refused with one line naming it.
 
-gdal_xcorr is checked in both modes (-mode gmtsar has its own parser)."""
+gdal_xcorr (-mode gmtsar) and gdal_fmcw (-simulate) are checked in both modes: each
+second mode has its own parser."""
 import re
 import subprocess
 
@@ -18,7 +19,7 @@ VERSION = re.search(r"project\(geogpu\s+VERSION\s+([\d.]+)",
 
 UTILITIES = ["gdal_multilook", "gdal_rotate", "gdal_radnorm", "gdal_insar", "gdal_xcorr",
              "gdal_xcorr -mode gmtsar", "gdal_coreg", "gdal_ptsel", "gdal_warp", "gdal_ortho",
-             "gdal_fmcw", "gdal_quicklook"]
+             "gdal_fmcw", "gdal_fmcw -simulate", "gdal_quicklook"]
 
 
 def command(utility):
