@@ -94,3 +94,11 @@ def test_unknown_flag_refused(utility):
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "unknown option" in lines[0] and "-no_such_flag" in lines[0], err
     assert lines[0].startswith("ERROR 1: " + utility.split()[0]), err
+
+
+def test_warp_rpc_errors_name_gdal_warp(tmp_path):
+    """gdal_warp -rpc runs gdal_ortho's engine; its error lines name gdal_warp."""
+    rc, out, err = run("gdal_warp", "-rpc", str(tmp_path / "missing.tif"),
+                       str(tmp_path / "o.tif"))
+    assert rc == 1 and err.startswith("ERROR 1: gdal_warp: ") and err.count("\n") == 1, err
+    assert not (tmp_path / "o.tif").exists()
