@@ -256,7 +256,8 @@ def main(argv=None):
     """The command line; a program: SIGTERM and SIGHUP end a batch as Ctrl-C
     does, the tasks cancelled, the cluster closed and the unfinished outputs'
     temporaries removed (finished outputs stay, and a re-run skips them)."""
-    if argv is None and threading.current_thread() is threading.main_thread():
+    program = argv is None and threading.current_thread() is threading.main_thread()
+    if program:
         for s in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(s, _raise_interrupted)
     try:
@@ -265,6 +266,8 @@ def main(argv=None):
         signum = getattr(e, "signum", signal.SIGINT)
         print(f"ERROR 1: geogpu.distributed: interrupted ({signal.Signals(signum).name}); "
               "unfinished outputs removed", file=sys.stderr)
+        if not program:  # called from Python: the caller decides
+            raise
         return _end_as_signalled(signum)
 
 
