@@ -73,13 +73,14 @@ case_ "UTM -> EPSG:3857 cubic, -et 0" "$D/utm.tif" -t_srs EPSG:3857 -r cubic -et
 case_ "GCP order 2 bilinear" "$D/gcp.tif" -order 2 -r bilinear -wo SRC_FILL_RATIO_HEURISTICS=NO
 case_ "GCP TPS bilinear" "$D/gcp.tif" -tps -r bilinear -wo SRC_FILL_RATIO_HEURISTICS=NO
 case_ "RPC, no DEM, cubic, -et 0" "$D/rpc.tif" -rpc -t_srs EPSG:32632 -r cubic -et 0
+case_ "UTM -> EPSG:3857 average, 12 m (about 4x coarser)" "$D/utm.tif" -t_srs EPSG:3857 -r average -tr 12 12
 run "gdal_warp $DEV UTM -> EPSG:3857 cubic (reference of the lazy run)" "${OURS[@]}" -t_srs EPSG:3857 -r cubic "$D/utm.tif" "$D/ours.tif"
 echo "== lazy: GG:warp through gdal_translate (GDAL's block reads, one block at a time)"
 run "gdal_translate GG:warp $DEV" gdal_translate -q "GG:warp:t_srs=EPSG:3857:r=cubic:device=$DEV:$D/utm.tif" "$D/lazy.tif"
 echo "agreement with gdal_warp: $(cmp "$D/ours.tif" "$D/lazy.tif")"
 echo "== $DEV against the CPU backend, every kernel (2048 x 2048 crop)"
 gdal_translate -q -srcwin 0 0 2048 2048 "$D/utm.tif" "$D/small.tif"
-for r in near bilinear cubic cubicspline lanczos; do
+for r in near bilinear cubic cubicspline lanczos average; do
     for e in 0.125 0; do
         $B/bin/gdal_warp -q -overwrite -device "$DEV" -t_srs EPSG:4326 -et $e -r $r "$D/small.tif" "$D/a.tif"
         $B/bin/gdal_warp -q -overwrite -device cpu -t_srs EPSG:4326 -et $e -r $r "$D/small.tif" "$D/b.tif"

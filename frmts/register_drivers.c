@@ -7,9 +7,11 @@
 
 #include "fmcw_driver.h"
 #include "gg_driver.h"
+#include "gmtsar_driver.h"
 
 void GGRegisterDrivers(void)
 {
     GGRegisterDriver();
     FMCWRegisterDriver();
+    GMTSARRegisterDriver();
 }

@@ -1,6 +1,7 @@
 /*
- * register_drivers.h -- registers every geogpu GDAL driver (GG, FMCW), for
- * the plugin's entry point and for the utilities, which carry the drivers.
+ * register_drivers.h -- registers every geogpu GDAL driver (GG, FMCW,
+ * GMTSAR), for the plugin's entry point and for the utilities, which carry
+ * the drivers.
  *
  * MIT licence.
  */

@@ -80,7 +80,9 @@ static const gg_app_spec spec = {
     /* the offsets' flags: the xcorr op's options (also_operation); -interp:
      * the resample op's */
     .synopsis = "[-ot CFloat32|CInt16]",
-    .help = "  -ot CInt16         round and clamp the output to int16 I/Q (nodata 0 by default)\n",
+    .help = "  -ot CInt16         round and clamp the output to int16 I/Q (nodata 0 by default)\n"
+            "  -skip default      here 64x64 on large images, closer on small ones: 10 windows\n"
+            "                     per axis, at least a quarter window apart\n",
     .operands = "<primary> <secondary> <dst_dataset>",
     .required = NULL,
     .flags = flags,
@@ -166,20 +168,110 @@ static void window_centres(const double *ogt, const double *inv, int nx, int ny,
         }
 }
 
+/* Windows per axis the default spacing aims at: the xcorr op's 64 px
+ * leaves a small image a handful of windows (a 250 x 250 SLC: 3 x 3), too
+ * few for a robust fit. */
+#define AUTO_WINDOWS 10
+
+/* An "AxB" (or "A") option value of the xcorr op: the one set, else the
+ * op table's default. */
+static void xc_size(char **xc_opts, const char *key, int *a, int *b)
+{
+    const char *v = CSLFetchNameValue(xc_opts, key);
+    int nxc = 0;
+    const gg_option *xo = gg_op_options("xcorr", &nxc);
+    for (int k = 0; !v && k < nxc; k++)
+        if (!strcmp(xo[k].key, key))
+            v = xo[k].default_value;
+    *a = *b = 0;
+    if (v && sscanf(v, "%d%*[xX,]%d", a, b) == 1)
+        *b = *a;
+}
+
+/* The window spacing when neither -skip nor -count is given: as the
+ * xcorr op's (64 px) on large images, closer on small ones so that there
+ * are AUTO_WINDOWS windows per axis, but never closer than a quarter
+ * window.  The room the windows have comes from the op itself (its grid
+ * at a spacing of 1), so the grid's arithmetic stays the op's.  Adds
+ * skip=... to *xc_opts; leaves it unchanged where the op refuses the
+ * options (the real run reports that). */
+static void auto_skip(char ***xc_opts, int width, int height)
+{
+    if (CSLFetchNameValue(*xc_opts, "skip") || CSLFetchNameValue(*xc_opts, "count"))
+        return;
+    char e[256];
+    gg_op *op = NULL;
+    if (gg_op_new("xcorr", &op, e, sizeof e) != GG_OK)
+        return;
+    int ok = 1;
+    for (char **o = *xc_opts; ok && o && *o; o++) {
+        char *key = NULL;
+        const char *val = CPLParseNameValue(*o, &key);
+        ok = key && gg_op_set(op, key, val) == GG_OK;
+        CPLFree(key);
+    }
+    gg_raster_info in, out;
+    memset(&in, 0, sizeof in);
+    in.width = width;
+    in.height = height;
+    in.bands = 2;
+    in.type = GG_CFLOAT32;
+    ok = ok && gg_op_set(op, "skip", "1x1") == GG_OK && gg_op_prepare(op, &in, &out) == GG_OK;
+    gg_op_free(op);
+    if (!ok)
+        return;
+    int ww, wh, kx, ky;
+    xc_size(*xc_opts, "window", &ww, &wh);
+    xc_size(NULL, "skip", &kx, &ky); /* the op's default */
+    const int span[2] = {out.width - 1, out.height - 1}, win[2] = {ww, wh};
+    int k[2] = {kx, ky};
+    for (int a = 0; a < 2; a++) {
+        const int fit = span[a] / (AUTO_WINDOWS - 1), least = win[a] / 4 > 1 ? win[a] / 4 : 1;
+        if (fit < k[a])
+            k[a] = fit > least ? fit : least;
+    }
+    *xc_opts = CSLSetNameValue(*xc_opts, "skip", CPLSPrintf("%dx%d", k[0], k[1]));
+}
+
+/* What to change when the image gives too few windows (xc_opts: the
+ * user's): -skip when one was given, else the window (the default spacing
+ * is already as close as it goes). */
+static const char *grid_hint(char **xc_opts)
+{
+    if (CSLFetchNameValue(xc_opts, "count"))
+        return "a larger -count gives more";
+    if (CSLFetchNameValue(xc_opts, "skip"))
+        return "a smaller -skip (or -window, -search) gives more";
+    int ww, wh;
+    xc_size(xc_opts, "window", &ww, &wh);
+    return CPLSPrintf("a smaller -window (e.g. -window %d %d) or -search gives more",
+                      ww / 2 > 4 ? ww / 2 : 4, wh / 2 > 4 ? wh / 2 : 4);
+}
+
 /* Step 1: dense offsets through the GG driver; fills the window centres
- * (primary pixel coordinates, centres at integers) and the bands. */
+ * (primary pixel coordinates, centres at integers) and the bands.  The
+ * windows are computed a strip of the offset raster at a time, with GDAL's
+ * progress (the expensive step).  min_windows > 0: fewer windows than that
+ * is an error before any computation. */
 static int offsets(const char *primary, const char *secondary, const char *device,
-                   char **xc_opts, double **pts, int *npts, int *gnx, int *gny)
+                   char **xc_opts, int min_windows, int quiet, double **pts, int *npts, int *gnx,
+                   int *gny)
 {
     GDALDatasetH in[2];
     const char *names[2] = {primary, secondary};
     for (int k = 0; k < 2; k++) {
-        /* read-only, no statistics: nothing is written next to the inputs */
-        in[k] = GDALOpenEx(names[k], GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+        /* read-only, no statistics: nothing is written next to the inputs;
+         * GDAL's reason goes into the one error line */
+        CPLErrorReset();
+        CPLPushErrorHandler(CPLQuietErrorHandler);
+        in[k] = GDALOpenEx(names[k], GDAL_OF_RASTER | GDAL_OF_READONLY | GDAL_OF_VERBOSE_ERROR,
+                           NULL, NULL, NULL);
+        CPLPopErrorHandler();
         if (!in[k]) {
             if (k)
                 GDALClose(in[0]);
-            return fail("cannot open '%s'%s", names[k], "");
+            const char *why = CPLGetLastErrorMsg();
+            return fail("cannot open '%s'%s", names[k], *why ? CPLSPrintf(": %s", why) : "");
         }
     }
     int err = 0;
@@ -201,19 +293,23 @@ static int offsets(const char *primary, const char *secondary, const char *devic
     }
     double pgt[6], inv[6];
     const int has_pgt = GDALGetGeoTransform(in[0], pgt) == CE_None && GDALInvGeoTransform(pgt, inv);
+    char **opts = CSLDuplicate(xc_opts);
+    auto_skip(&opts, w0, h0);
     char e[512];
     gg_op *op = NULL;
     if (gg_op_new("xcorr", &op, e, sizeof e) != GG_OK) {
+        CSLDestroy(opts);
         GDALClose(in[0]);
         GDALClose(in[1]);
         return fail("%s%s", e, "");
     }
-    for (char **o = xc_opts; o && *o; o++) {
+    for (char **o = opts; o && *o; o++) {
         char *key = NULL;
         const char *val = CPLParseNameValue(*o, &key);
         if (gg_op_set(op, key, val) != GG_OK) {
             fail("%s%s", gg_op_last_error(op), "");
             CPLFree(key);
+            CSLDestroy(opts);
             gg_op_free(op);
             GDALClose(in[0]);
             GDALClose(in[1]);
@@ -227,18 +323,49 @@ static int offsets(const char *primary, const char *secondary, const char *devic
     GDALDatasetH ds = GGCreateProcessedDataset(op, 2, in, TRUE, device);
     if (!ds) {
         CPLPopErrorHandler();
+        CSLDestroy(opts);
         return fail("%s%s", first.set ? first.msg : "cannot compute the offsets", "");
     }
     const int nx = GDALGetRasterXSize(ds), ny = GDALGetRasterYSize(ds);
+    int ww, wh, sx, sy, kx, ky;
+    xc_size(opts, "window", &ww, &wh);
+    xc_size(opts, "search", &sx, &sy);
+    xc_size(opts, "skip", &kx, &ky);
+    if (min_windows > 0 && nx * ny < min_windows) {
+        GDALClose(ds);
+        CPLPopErrorHandler();
+        fail("%s: %s", CPLSPrintf("the %dx%d image gives a grid of only %dx%d windows (window "
+                                  "%dx%d, search %dx%d, skip %dx%d), fewer than the %d the fit "
+                                  "needs", w0, h0, nx, ny, ww, wh, sx, sy, kx, ky, min_windows),
+             grid_hint(xc_opts));
+        CSLDestroy(opts);
+        return 1;
+    }
+    CSLDestroy(opts);
+    if (!quiet)
+        printf("offsets: %dx%d windows of %dx%d, %dx%d apart, search +-%dx%d\n", nx, ny, ww, wh,
+               kx, ky, sx, sy);
     double ogt[6];
     GDALGetGeoTransform(ds, ogt);
     const size_t n = (size_t)nx * ny;
     double *v = CPLMalloc(sizeof(double) * n * 6); /* x y down across snr peak */
     static const int bands[4] = {1, 2, 3, 7};
-    int ok = 1;
-    for (int b = 0; ok && b < 4; b++)
-        ok = GDALRasterIO(GDALGetRasterBand(ds, bands[b]), GF_Read, 0, 0, nx, ny, v + (2 + b) * n,
-                          nx, ny, GDT_Float64, 0, 0) == CE_None;
+    /* a strip of the offset raster at a time: one computation per strip
+     * (its other bands come from the block cache), progress after each */
+    int bx = 0, by = 0;
+    GDALGetBlockSize(GDALGetRasterBand(ds, 1), &bx, &by);
+    if (by < 1)
+        by = 1;
+    int ok = quiet || GDALTermProgress(0.0, NULL, NULL);
+    for (int y0 = 0; ok && y0 < ny; y0 += by) {
+        const int rows = ny - y0 < by ? ny - y0 : by;
+        for (int b = 0; ok && b < 4; b++)
+            ok = GDALRasterIO(GDALGetRasterBand(ds, bands[b]), GF_Read, 0, y0, nx, rows,
+                              v + (2 + b) * n + (size_t)y0 * nx, nx, rows, GDT_Float64, 0,
+                              0) == CE_None;
+        if (ok && !quiet)
+            GDALTermProgress((double)(y0 + rows) / ny, NULL, NULL);
+    }
     GDALClose(ds);
     CPLPopErrorHandler();
     if (!ok) {
@@ -698,10 +825,13 @@ int gg_coreg_app(const gg_coreg_app_options *o)
         return 1;
     double *v = NULL;
     int n = 0, gnx = 0, gny = 0;
-    if (!quiet)
-        printf(off_path ? "offsets from %s...\n" : "offsets...\n", off_path);
+    if (!quiet && off_path)
+        printf("offsets from %s...\n", off_path);
+    /* the polynomial needs enough windows; dense offsets without holes
+     * need none (the fit only fills them) */
     int rc = off_path ? read_offsets(pos[0], off_path, &v, &n, &gnx, &gny)
-                      : offsets(pos[0], pos[1], o->device, o->xc, &v, &n, &gnx, &gny);
+                      : offsets(pos[0], pos[1], o->device, o->xc, dense ? 0 : gg_coreg_fit_min_points(&fo),
+                                quiet, &v, &n, &gnx, &gny);
     if (rc)
         return rc;
     gg_coreg_fit f;
@@ -712,8 +842,8 @@ int gg_coreg_app(const gg_coreg_app_options *o)
                                        &f, err, sizeof err);
     if (st != GG_OK && n < 64) /* the likely cause: a small image for the windows */
         snprintf(err + strlen(err), sizeof err - strlen(err),
-                 " (the offsets come from a grid of only %dx%d windows: a smaller -skip or "
-                 "-window gives more)", gnx, gny);
+                 " (the offsets come from a grid of only %dx%d windows: %s)", gnx, gny,
+                 off_path ? "a denser offset raster gives more" : grid_hint(o->xc));
     /* dense: the fit only fills nodata windows (and feeds -fit/-prm), so a
      * fully valid grid needs none */
     char *grid = NULL;

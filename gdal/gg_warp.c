@@ -68,8 +68,8 @@ static int pipe_write(void *user, int item, int slot)
     CPLErr e;
     if (!w->complex)
         e = GDALDatasetRasterIO(w->out, GF_Write, 0, sl->y0, w->out_w, sl->rows, sl->dst,
-                                w->out_w, sl->rows, ggw_gdal_type(w->kt_dst), w->nbands, NULL, 0, 0,
-                                0);
+                                w->out_w, sl->rows, ggw_gdal_type(w->kt_dst), w->out_bands, NULL, 0,
+                                0, 0);
     else {
         for (int b = 0; b < w->nbands; b++) {
             const float *re = (const float *)sl->dst + 2 * plane * b, *im = re + plane;
@@ -159,7 +159,7 @@ static GDALDriverH output_driver(ggw_scene *w)
 static int create_output(ggw_scene *w, GDALDriverH drv, const char *tmp)
 {
     CPLErrorReset();
-    w->out = GDALCreate(drv, tmp, w->out_w, w->out_h, w->nbands, w->dst_gdt, w->o->co);
+    w->out = GDALCreate(drv, tmp, w->out_w, w->out_h, w->out_bands, w->dst_gdt, w->o->co);
     if (!w->out)
         return ggw_fail(w, "cannot create '%s': %s", w->dst_name, CPLGetLastErrorMsg());
     GDALSetGeoTransform(w->out, w->gt);
@@ -175,6 +175,12 @@ static int create_output(ggw_scene *w, GDALDriverH drv, const char *tmp)
         GDALColorTableH ct = GDALGetRasterColorTable(sb);
         if (ct)
             GDALSetRasterColorTable(ob, ct);
+    }
+    if (w->alpha) { /* gdalwarp gives -dstnodata to the alpha band too */
+        GDALRasterBandH ab = GDALGetRasterBand(w->out, w->out_bands);
+        GDALSetRasterColorInterpretation(ab, GCI_AlphaBand);
+        if (w->has_dstnd)
+            GDALSetRasterNoDataValue(ab, w->dst_nd[0]);
     }
     return 0;
 }
@@ -289,7 +295,7 @@ static int warp_files(ggw_scene *w, gg_context *given, device_start *dev)
         GDALClose(w->out);
         w->out = NULL;
         if (CPLGetLastErrorType() == CE_Failure ||
-            ggo_direct_open(tmp, w->out_w, w->out_h, w->nbands, w->dst_gdt, &w->direct, why,
+            ggo_direct_open(tmp, w->out_w, w->out_h, w->out_bands, w->dst_gdt, &w->direct, why,
                             sizeof why)) {
             gg_output_discard(drv, tmp); /* a layout it does not take: GDAL's writer */
             CPLFree(tmp);

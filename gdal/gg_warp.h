@@ -44,6 +44,7 @@ typedef struct ggw_options {
     int has_et;
     double et;                         /* -et: gdalwarp's error threshold, source pixels */
     int order, tps, rpc, geoloc;       /* transformer choices */
+    int dstalpha;                      /* -dstalpha: an alpha band after the bands */
 } ggw_options;
 
 /* What ggw_parse_command_line found. */

@@ -35,12 +35,14 @@ static const gg_option table[] = {
     {"tap", "-tap", GG_OPTION_BOOL, -HUGE_VAL, HUGE_VAL, "no", NULL,
      "align the extent on -tr's resolution", 0},
     {"r", "-r", GG_OPTION_CHOICE, -HUGE_VAL, HUGE_VAL, "near",
-     "near,bilinear,cubic,cubicspline,lanczos", "resampling, with gdalwarp's kernels", 0},
+     "near,bilinear,cubic,cubicspline,lanczos,average", "resampling, with gdalwarp's kernels", 0},
     {"et", "-et", GG_OPTION_FLOAT, 0, HUGE_VAL, "0.125", NULL,
      "error threshold of the coordinate grid in source pixels (0: exact)", 0},
     {"order", "-order", GG_OPTION_INT, 1, 3, NULL, NULL, "GCP polynomial order", 0},
     {"tps", "-tps", GG_OPTION_BOOL, -HUGE_VAL, HUGE_VAL, "no", NULL,
      "thin-plate spline through the GCPs", 0},
+    {"dstalpha", "-dstalpha", GG_OPTION_BOOL, -HUGE_VAL, HUGE_VAL, "no", NULL,
+     "add an alpha band: the type's maximum where a source pixel reached, 0 elsewhere", 0},
     {"rpc", "-rpc", GG_OPTION_BOOL, -HUGE_VAL, HUGE_VAL, "no", NULL,
      "the source's RPCs (with -to RPC_DEM=<dem>: gdal_ortho's device pipeline)", 0},
     {"geoloc", "-geoloc", GG_OPTION_BOOL, -HUGE_VAL, HUGE_VAL, "no", NULL,
@@ -188,8 +190,8 @@ int ggw_parse_keys(ggw_options *o, char ***argv, int n, const char *const *keys,
 char **ggw_rpc_options(const ggw_options *o, char *err, size_t errlen)
 {
     /* -et is accepted: the RPC path evaluates the model at every pixel */
-    if (o->te_srs || o->tap) {
-        snprintf(err, errlen, "-rpc does not take -te_srs or -tap");
+    if (o->te_srs || o->tap || o->dstalpha) {
+        snprintf(err, errlen, "-rpc does not take -te_srs, -tap or -dstalpha");
         return NULL;
     }
     if (o->resampling > GG_ORTHO_METHOD_CUBIC) {
@@ -240,6 +242,15 @@ char **ggw_rpc_options(const ggw_options *o, char *err, size_t errlen)
     return kv;
 }
 
+/* The table's entry of a key. */
+static const gg_option *entry(const char *key)
+{
+    for (int k = 0; k < NOPTIONS; k++)
+        if (!strcmp(table[k].key, key))
+            return &table[k];
+    return NULL;
+}
+
 static int number(const char *s, double *v)
 {
     char *end = NULL;
@@ -255,7 +266,7 @@ static int is_flag(const char *a)
 
 /* gdalwarp flags gdal_warp does not do, refused by name. */
 static const char *const unsupported[] = {
-    "-cutline", "-cl", "-cwhere", "-csql", "-cblend", "-crop_to_cutline", "-srcalpha", "-dstalpha",
+    "-cutline", "-cl", "-cwhere", "-csql", "-cblend", "-crop_to_cutline", "-srcalpha",
     "-nosrcalpha", "-refine_gcps", "-wt", "-novshiftgrid", "-vshift", "-nomd", "-cvmd",
     "-setci", "-oo", "-doo", "-ovr", "-if", "-b", "-srcband", "-dstband", NULL};
 
@@ -284,6 +295,7 @@ int ggw_parse_command_line(ggw_options *o, int argc, char **argv, char *err, siz
         }
         /* switches */
         int *sw = EQUAL(a, "-tap")         ? &o->tap
+                  : EQUAL(a, "-dstalpha")  ? &o->dstalpha
                   : EQUAL(a, "-tps")       ? &o->tps
                   : EQUAL(a, "-rpc")       ? &o->rpc
                   : EQUAL(a, "-geoloc")    ? &o->geoloc
@@ -356,10 +368,7 @@ int ggw_parse_command_line(ggw_options *o, int argc, char **argv, char *err, siz
         else if (EQUAL(a, "-te_srs"))
             o->te_srs = v;
         else if (EQUAL(a, "-ot")) {
-            const gg_option *e = NULL;
-            for (int k = 0; k < NOPTIONS && !e; k++)
-                if (!strcmp(table[k].key, "ot"))
-                    e = &table[k];
+            const gg_option *e = entry("ot");
             char **c = CSLTokenizeString2(e->choices, ",", 0);
             int found = 0;
             for (int k = 0; c[k] && !found; k++)
@@ -385,18 +394,15 @@ int ggw_parse_command_line(ggw_options *o, int argc, char **argv, char *err, siz
         else if (EQUAL(a, "-dstnodata"))
             o->dstnodata = v;
         else if (EQUAL(a, "-r")) {
-            static const char *const m[] = {"near", "bilinear", "cubic", "cubicspline",
-                                            "lanczos"};
-            int found = -1;
-            for (int k = 0; k < 5; k++)
-                if (EQUAL(v, m[k]))
-                    found = k;
+            /* the table's choices, in gg_ortho_method's order */
+            const gg_option *e = entry("r");
+            char **m = CSLTokenizeString2(e->choices, ",", 0);
+            int found = CSLFindString(m, v);
+            CSLDestroy(m);
             if (EQUAL(v, "nearest"))
                 found = 0;
             if (found < 0)
-                return BAD("-r %s: gdal_warp resamples with near, bilinear, cubic, cubicspline "
-                           "or lanczos",
-                           v);
+                return BAD("-r %s: gdal_warp resamples with %s", v, e->choices);
             o->resampling = found;
         } else if (EQUAL(a, "-et")) {
             if (!number(v, &d[0]) || d[0] < 0)

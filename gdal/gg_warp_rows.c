@@ -28,6 +28,8 @@
 typedef struct rowpieces {
     void *tr;
     double y, et;
+    double xoff;       /* pixel i's position: i + xoff (0.5 centres, 0 or 1 corners) */
+    int retry;         /* gdalwarp's exact retry near the source's edges */
     int src_w, src_h;  /* the source raster (gdalwarp's one-chunk window) */
     double *pc;      /* pieces, PIECE doubles each */
     double *ex;      /* exact (x, y) pairs */
@@ -54,8 +56,8 @@ static double *take(double **buf, size_t *n, size_t *cap, size_t more, int *oom)
     return p;
 }
 
-/* Exact transforms of pixel centres i0 + k + 0.5 (k < n) of the row: a
- * piece of positions one by one (NaN where the transform fails). */
+/* Exact transforms of pixel positions i0 + k + xoff (k < n) of the row:
+ * a piece of positions one by one (NaN where the transform fails). */
 static void exact_piece(rowpieces *rp, int i0, int n)
 {
     double *q = take(&rp->pc, &rp->npc, &rp->cap_pc, PIECE, &rp->oom);
@@ -84,7 +86,7 @@ static void exact_piece(rowpieces *rp, int i0, int n)
     }
     double *y = x + n;
     for (int k = 0; k < n; k++) {
-        x[k] = i0 + k + 0.5;
+        x[k] = i0 + k + rp->xoff;
         y[k] = rp->y;
     }
     (void)z;
@@ -152,6 +154,10 @@ static void band_pixels(double a, double b, double lo, double hi, int n, int *k0
 static void linear_piece(rowpieces *rp, int i0, int n, double x0, double y0, double dx,
                          double dy)
 {
+    if (!rp->retry) {
+        emit_linear(rp, i0, n, i0, x0, y0, dx, dy);
+        return;
+    }
     /* candidates: near x = 0, x = width, y = 0, y = height */
     int lo[4], hi[4];
     band_pixels(x0, dx, -1, 0, n, &lo[0], &hi[0]);
@@ -187,13 +193,13 @@ static void linear_piece(rowpieces *rp, int i0, int n, double x0, double y0, dou
         emit_linear(rp, i0 + start, n - start, i0, x0, y0, dx, dy);
 }
 
-/* Exact transforms of up to 3 pixel centres; 1 when all succeed. */
+/* Exact transforms of up to 3 pixel positions; 1 when all succeed. */
 static int transform3(rowpieces *rp, int n, const int *i, double *x, double *y)
 {
     double z[3] = {0, 0, 0};
     int ok[3] = {0, 0, 0};
     for (int k = 0; k < n; k++) {
-        x[k] = i[k] + 0.5;
+        x[k] = i[k] + rp->xoff;
         y[k] = rp->y;
     }
     (void)z;
@@ -245,18 +251,24 @@ static void approx_run(rowpieces *rp, int i0, int n, const double *sx, const dou
     }
 }
 
-/* The row pieces of a block (grid step 0).  0, or -1 out of memory. */
-int ggw_row_pieces(double et, void *tr, int out_w, int src_w, int src_h, wpart *p, int y0,
-                   int rows)
+/* The row pieces of a block (grid step 0): pixel centres; with corners
+ * (average) the rows of corners (x, y), then of corners (x + 1, y + 1),
+ * which gdalwarp's average transforms without its edge retry.  0, or -1
+ * out of memory. */
+int ggw_row_pieces(double et, void *tr, int out_w, int src_w, int src_h, int corners, wpart *p,
+                   int y0, int rows)
 {
-    rowpieces rp = {.tr = tr, .et = et, .src_w = src_w, .src_h = src_h};
-    size_t *first = malloc(sizeof(size_t) * ((size_t)rows + 1));
+    rowpieces rp = {.tr = tr, .et = et, .src_w = src_w, .src_h = src_h, .retry = !corners};
+    const int total_rows = corners ? 2 * rows : rows;
+    size_t *first = malloc(sizeof(size_t) * ((size_t)total_rows + 1));
     if (!first)
         return -1;
     const int n = out_w;
-    for (int r = 0; r < rows && !rp.oom; r++) {
+    for (int r = 0; r < total_rows && !rp.oom; r++) {
         first[r] = rp.npc / PIECE;
-        rp.y = y0 + r + 0.5;
+        const double off = !corners ? 0.5 : r < rows ? 0.0 : 1.0;
+        rp.xoff = off;
+        rp.y = y0 + r % rows + off;
         const int ends[3] = {0, (n - 1) / 2, n - 1};
         double sx[3], sy[3];
         if (n <= 5 || !transform3(&rp, 3, ends, sx, sy))
@@ -264,8 +276,8 @@ int ggw_row_pieces(double et, void *tr, int out_w, int src_w, int src_h, wpart *
         else
             approx_run(&rp, 0, n, sx, sy);
     }
-    first[rows] = rp.npc / PIECE;
-    const size_t head = (size_t)rows + 1, total = head + rp.npc + rp.nex;
+    first[total_rows] = rp.npc / PIECE;
+    const size_t head = (size_t)total_rows + 1, total = head + rp.npc + rp.nex;
     int rc = rp.oom ? -1 : 0;
     if (!rc && p->nodes_cap < total) {
         free(p->nodes);
@@ -275,7 +287,7 @@ int ggw_row_pieces(double et, void *tr, int out_w, int src_w, int src_h, wpart *
             rc = -1;
     }
     if (!rc) {
-        for (int r = 0; r <= rows; r++)
+        for (int r = 0; r <= total_rows; r++)
             p->nodes[r] = (double)first[r];
         memcpy(p->nodes + head, rp.pc, rp.npc * sizeof(double));
         memcpy(p->nodes + head + rp.npc, rp.ex, rp.nex * sizeof(double));
@@ -286,7 +298,7 @@ int ggw_row_pieces(double et, void *tr, int out_w, int src_w, int src_h, wpart *
         }
         p->step = 0;
         p->gnx = (int)total;
-        p->gny = rows;
+        p->gny = total_rows;
     }
     free(first);
     free(rp.pc);

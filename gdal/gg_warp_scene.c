@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "gg_warp_scene.h"
+#include "gg_work_limit.h"
 #include "gg_ortho_scene.h"
 
 #include "cpl_conv.h"
@@ -156,13 +157,11 @@ static int open_sources(ggw_scene *w)
                         ws->name, nb, GDALGetDataTypeName(t), w->nbands,
                         GDALGetDataTypeName(w->dst_gdt));
     }
-    for (int s = 0; s < w->nsrc && !w->complex; s++) {
-        char why[256];
-        (void)ggo_direct_open_source(w->src[s].name, w->src[s].width, w->src[s].height,
-                                     w->nbands, ggw_gdal_type(w->kt_src), &w->src[s].direct, why,
-                                     sizeof why);
-    }
     w->nplanes = w->nbands * (w->complex ? 2 : 1);
+    w->alpha = w->o->dstalpha;
+    w->out_bands = w->nbands + w->alpha;
+    if (w->alpha && w->complex)
+        return ggw_fail(w, "-dstalpha: not for complex data (%s)", w->src[0].name);
     if (w->o->ot) {
         w->dst_gdt = GDALGetDataTypeByName(w->o->ot);
         if (GDALDataTypeIsComplex(w->dst_gdt) != w->complex)
@@ -224,7 +223,9 @@ static int set_nodata(ggw_scene *w)
     const int dgiven = rc ? 0 : nodata_list(w->o->dstnodata, nb, dnd);
     if (dgiven < 0)
         rc = ggw_fail(w, "-dstnodata '%s': one number per band (or None)", w->o->dstnodata);
-    w->has_dstnd = dgiven > 0 || (!w->o->dstnodata && w->has_srcnd);
+    /* with -dstalpha the alpha band says what has no value: the source's
+     * nodata is not carried to the output (only -dstnodata is) */
+    w->has_dstnd = dgiven > 0 || (!w->o->dstnodata && w->has_srcnd && !w->o->dstalpha);
     for (int k = 0; k < nb && !rc; k++) {
         const double d = dgiven > 0 ? dnd[k] : w->has_srcnd ? snd[k] : 0.0;
         const int per = w->complex ? 2 : 1;
@@ -245,6 +246,34 @@ static int set_nodata(ggw_scene *w)
         w->src_nd = NULL;
     }
     return rc;
+}
+
+/* gdalwarp's working type: the output's type widened to hold the nodata
+ * values (GDALWarpResolveWorkingDataType, which looks at the output's
+ * bands, not the source's).  Sources are read in it, so a Float32 source
+ * written as Byte is resampled from Byte values, as gdalwarp does; a
+ * working type the kernel does not take (Int32, Float64) becomes Float32.
+ * Uncompressed GeoTIFF sources of that type are read directly. */
+static void working_type(ggw_scene *w)
+{
+    if (!w->complex) {
+        GDALDataType t = w->dst_gdt;
+        for (int k = 0; k < w->nplanes; k++) {
+            if (w->src_nd)
+                t = GDALDataTypeUnionWithValue(t, w->src_nd[k], FALSE);
+            if (w->has_dstnd)
+                t = GDALDataTypeUnionWithValue(t, w->dst_nd[k], FALSE);
+        }
+        int cx;
+        const gg_type kt = kernel_type(t, &cx);
+        w->kt_src = kt ? kt : GG_FLOAT32;
+    }
+    for (int s = 0; s < w->nsrc && !w->complex; s++) {
+        char why[256];
+        (void)ggo_direct_open_source(w->src[s].name, w->src[s].width, w->src[s].height,
+                                     w->nbands, ggw_gdal_type(w->kt_src), &w->src[s].direct, why,
+                                     sizeof why);
+    }
 }
 
 /* The transformers, once the output grid and the readers are known: one
@@ -470,14 +499,23 @@ static double interp(const double *plane, int nx, int step, double x, double y)
     return acc;
 }
 
+/* Average takes the output pixels' corners, the other methods their
+ * centres (geogpu.h, GG_WARP_PIECE). */
+static int corners(const ggw_scene *w)
+{
+    return w->o->resampling == GG_ORTHO_METHOD_AVERAGE;
+}
+
 /* The nodes of a block at step S: source pixel and line of output pixel
- * centres, NaN where the transformer fails.  Returns 1 when every node is
- * finite, 0 when some failed, -1 out of memory. */
+ * centres (corners), NaN where the transformer fails.  Returns 1 when
+ * every node is finite, 0 when some failed, -1 out of memory. */
 static int block_nodes(ggw_scene *w, void *tr, wpart *p, int y0, int rows, int S)
 {
+    const int c = corners(w);
+    const double off = c ? 0.0 : 0.5;
     p->step = S;
-    p->gnx = (w->out_w - 1) / S + 4;
-    p->gny = (rows - 1) / S + 4;
+    p->gnx = (w->out_w - 1 + c) / S + 4;
+    p->gny = (rows - 1 + c) / S + 4;
     const size_t n = (size_t)p->gnx * p->gny;
     if (p->nodes_cap < n) {
         free(p->nodes);
@@ -490,8 +528,8 @@ static int block_nodes(ggw_scene *w, void *tr, wpart *p, int y0, int rows, int S
     int *ok = (int *)(p->nodes + 3 * n);
     for (int j = 0; j < p->gny; j++)
         for (int i = 0; i < p->gnx; i++) {
-            x[(size_t)j * p->gnx + i] = (i - 1) * (double)S + 0.5;
-            y[(size_t)j * p->gnx + i] = y0 + (j - 1) * (double)S + 0.5;
+            x[(size_t)j * p->gnx + i] = (i - 1) * (double)S + off;
+            y[(size_t)j * p->gnx + i] = y0 + (j - 1) * (double)S + off;
             z[(size_t)j * p->gnx + i] = 0;
         }
     (void)z;
@@ -511,6 +549,7 @@ static double grid_error(const ggw_scene *w, void *tr, const wpart *p, int y0, i
 {
     const int S = p->step;
     const size_t n = (size_t)p->gnx * p->gny;
+    const double off = corners(w) ? 0.0 : 0.5;
     double err = 0;
     for (int t = 0; t < 16; t++) {
         const int ci = (int)((t % 4 + 0.5) * w->out_w / 4.0) / S;
@@ -519,7 +558,7 @@ static double grid_error(const ggw_scene *w, void *tr, const wpart *p, int y0, i
         if (lx > w->out_w - 1 || ly > rows - 1)
             continue;
         double ex, ey;
-        if (!to_source(tr, lx + 0.5, y0 + ly + 0.5, &ex, &ey))
+        if (!to_source(tr, lx + off, y0 + ly + off, &ex, &ey))
             return HUGE_VAL;
         const double dx = interp(p->nodes, p->gnx, S, lx, ly) - ex;
         const double dy = interp(p->nodes + n, p->gnx, S, lx, ly) - ey;
@@ -593,6 +632,8 @@ static void block_window(const ggw_scene *w, const wsource *ws, wpart *p, int ma
 static int first_margin(const ggw_scene *w, const wsource *ws, int step)
 {
     const double s = fmin(fmin(ws->xscale, ws->yscale), 1.0);
+    if (corners(w)) /* the footprint lies between the corners */
+        return 2 + step / 2;
     const int reach = w->o->resampling == GG_ORTHO_METHOD_LANCZOS ? 3 : 2;
     return 2 + reach + step / 2 + clamp_int(ceil(reach / s), 0, 1 << 20);
 }
@@ -652,7 +693,10 @@ static int read_window(ggw_scene *w, wsource *ws, GDALDatasetH ds, wpart *p)
     return 0;
 }
 
-static int make_session(ggw_scene *w, wsource *ws)
+/* The source's session; valid 1: the same resampling written as Float32
+ * with NaN where a pixel gets no value (what -dstalpha's alpha band and
+ * mosaics under it are made from: a value may equal any fill). */
+static int make_session(ggw_scene *w, wsource *ws, int valid)
 {
     gg_ortho_options oo;
     memset(&oo, 0, sizeof oo);
@@ -660,31 +704,67 @@ static int make_session(ggw_scene *w, wsource *ws)
     oo.height_scale = 1.0;
     oo.has_src_nodata = w->has_srcnd;
     oo.src_nodata = w->src_nd ? w->src_nd[0] : 0;
-    oo.dst_init = w->dst_nd[0];
-    oo.has_dst_nodata = w->has_dstnd;
-    if (gg_ortho_session_create(w->ctx, NULL, NULL, &oo, &ws->sess) != GG_OK ||
-        gg_ortho_session_set_scale(ws->sess, ws->xscale, ws->yscale) != GG_OK ||
-        gg_ortho_session_set_bands(ws->sess, w->nplanes, w->src_nd, w->dst_nd, w->unified) !=
-            GG_OK)
-        return ggw_fail(w, "%s", gg_context_last_error(w->ctx));
-    return 0;
+    oo.dst_init = valid ? NAN : w->dst_nd[0];
+    oo.has_dst_nodata = valid ? 0 : w->has_dstnd;
+    double *nan = valid ? malloc(sizeof(double) * w->nplanes) : NULL;
+    if (valid && !nan)
+        return ggw_fail(w, "out of memory");
+    for (int k = 0; valid && k < w->nplanes; k++)
+        nan[k] = NAN;
+    gg_ortho_session **s = valid ? &ws->vsess : &ws->sess;
+    const int rc =
+        gg_ortho_session_create(w->ctx, NULL, NULL, &oo, s) != GG_OK ||
+        gg_ortho_session_set_scale(*s, ws->xscale, ws->yscale) != GG_OK ||
+        gg_ortho_session_set_bands(*s, w->nplanes, w->src_nd, valid ? nan : w->dst_nd,
+                                   w->unified) != GG_OK;
+    free(nan);
+    return rc ? ggw_fail(w, "%s", gg_context_last_error(w->ctx)) : 0;
+}
+
+/* -dstalpha: the alpha plane after the bands, the type's maximum where
+ * any band of the first source got a value (gdalwarp: 255 for Byte and
+ * Float32, 65535 UInt16, 32767 Int16), else 0. */
+static void alpha_plane(const ggw_scene *w, wslot *sl)
+{
+    const size_t plane = (size_t)w->out_w * sl->rows;
+    const size_t ks = gg_type_size(w->kt_dst);
+    const double top = w->kt_dst == GG_UINT16 ? 65535 : w->kt_dst == GG_INT16 ? 32767 : 255;
+    char *a = (char *)sl->dst + (size_t)w->nplanes * plane * ks;
+    for (size_t i = 0; i < plane; i++) {
+        int any = 0;
+        for (int k = 0; k < w->nplanes && !any; k++)
+            any = !isnan(sl->valid[k * plane + i]);
+        const double v = any ? top : 0;
+        GDALCopyWords(&v, GDT_Float64, 0, a + i * ks, ggw_gdal_type(w->kt_dst), 0, 1);
+    }
 }
 
 /* Where a later source has a sample, it replaces what the earlier ones
- * left (gdalwarp's mosaic: sources warped in order onto one output). */
+ * left (gdalwarp's mosaic: sources warped in order onto one output); with
+ * -dstalpha where its validity plane has a value, and the alpha plane
+ * gains it. */
 static void composite(const ggw_scene *w, wslot *sl)
 {
     const size_t plane = (size_t)w->out_w * sl->rows;
     const size_t ks = gg_type_size(w->kt_dst);
+    const double top = w->kt_dst == GG_UINT16 ? 65535 : w->kt_dst == GG_INT16 ? 32767 : 255;
+    char *a = (char *)sl->dst + (size_t)w->nplanes * plane * ks;
     for (int k = 0; k < w->nplanes; k++) {
         const double fill = w->dst_nd[k];
         const char *t = (const char *)sl->tmp + k * plane * ks;
         char *d = (char *)sl->dst + k * plane * ks;
         for (size_t i = 0; i < plane; i++) {
             double v;
-            GDALCopyWords(t + i * ks, ggw_gdal_type(w->kt_dst), 0, &v, GDT_Float64, 0, 1);
-            if (v != fill)
-                memcpy(d + i * ks, t + i * ks, ks);
+            if (w->alpha) {
+                if (isnan(sl->valid[k * plane + i]))
+                    continue;
+                GDALCopyWords(&top, GDT_Float64, 0, a + i * ks, ggw_gdal_type(w->kt_dst), 0, 1);
+            } else {
+                GDALCopyWords(t + i * ks, ggw_gdal_type(w->kt_dst), 0, &v, GDT_Float64, 0, 1);
+                if (v == fill)
+                    continue;
+            }
+            memcpy(d + i * ks, t + i * ks, ks);
         }
     }
 }
@@ -694,7 +774,26 @@ int ggw_scene_setup(ggw_scene *w)
 {
     w->tol = EXACT_TOL;
     w->to = transformer_options(w->o);
-    return open_sources(w) || output_crs(w) || set_nodata(w) || output_grid(w);
+    if (open_sources(w) || output_crs(w) || set_nodata(w))
+        return 1;
+    working_type(w);
+    if (output_grid(w))
+        return 1;
+    /* the work estimate before the device and the readers start, so that
+     * a grid far larger than meant stops at once (gg_work_limit.h) */
+    double read_bytes = 0;
+    for (int s = 0; s < w->nsrc; s++)
+        read_bytes += (double)w->src[s].width * w->src[s].height * w->nplanes *
+                      (double)gg_type_size(w->kt_src);
+    const double write_bytes = (double)w->out_w * w->out_h *
+                               (w->nplanes + w->alpha) * (double)gg_type_size(w->kt_dst);
+    char why[1024];
+    if (gg_work_limit_check(CPLSPrintf("the output grid of %d x %d pixels (check -tr, -ts and "
+                                       "-te)",
+                                       w->out_w, w->out_h),
+                            read_bytes, write_bytes, why, sizeof why))
+        return ggw_fail(w, "%s", why);
+    return 0;
 }
 
 int ggw_scene_readers(ggw_scene *w, int readers)
@@ -725,10 +824,12 @@ int ggw_slot_alloc(ggw_scene *w, wslot *sl, int rows)
     const size_t ks = gg_type_size(w->kt_dst);
     const size_t plane = (size_t)w->out_w * rows;
     sl->part = calloc((size_t)w->nsrc, sizeof *sl->part);
-    sl->dst = malloc(plane * ks * w->nplanes);
+    sl->dst = malloc(plane * ks * (w->nplanes + w->alpha));
     sl->tmp = w->nsrc > 1 ? malloc(plane * ks * w->nplanes) : NULL;
     sl->io = w->complex ? malloc(plane * 8 * w->nbands) : NULL;
-    if (!sl->part || !sl->dst || (w->nsrc > 1 && !sl->tmp) || (w->complex && !sl->io))
+    sl->valid = w->alpha ? malloc(plane * sizeof(float) * w->nplanes) : NULL;
+    if (!sl->part || !sl->dst || (w->nsrc > 1 && !sl->tmp) || (w->complex && !sl->io) ||
+        (w->alpha && !sl->valid))
         return ggw_fail(w, "out of memory for the output blocks");
     return 0;
 }
@@ -744,6 +845,7 @@ static void slot_free(ggw_scene *w, wslot *sl)
     free(sl->dst);
     free(sl->tmp);
     free(sl->io);
+    free(sl->valid);
     memset(sl, 0, sizeof *sl);
 }
 
@@ -753,8 +855,8 @@ int ggw_read_rows(ggw_scene *w, int reader, wslot *sl)
         wsource *ws = &w->src[s];
         wpart *p = &sl->part[s];
         if (w->o->et > 0) {
-            if (ggw_row_pieces(w->o->et, ws->tr[reader], w->out_w, ws->width, ws->height, p,
-                               sl->y0, sl->rows))
+            if (ggw_row_pieces(w->o->et, ws->tr[reader], w->out_w, ws->width, ws->height,
+                               corners(w), p, sl->y0, sl->rows))
                 return ggw_fail(w, "out of memory for the coordinates");
         } else if (choose_grid(w, ws->tr[reader], p, sl->y0, sl->rows))
             return 1;
@@ -771,7 +873,8 @@ int ggw_compute_rows(ggw_scene *w, wslot *sl)
     for (int s = 0; s < w->nsrc; s++) {
         wsource *ws = &w->src[s];
         wpart *p = &sl->part[s];
-        if (!ws->sess && make_session(w, ws))
+        if ((!ws->sess && make_session(w, ws, 0)) ||
+            (w->alpha && !ws->vsess && make_session(w, ws, 1)))
             return 1;
         void *out = s == 0 ? sl->dst : sl->tmp;
         const gg_ortho_grid g = {p->nodes, p->gnx, p->gny, p->step};
@@ -797,6 +900,17 @@ int ggw_compute_rows(ggw_scene *w, wslot *sl)
             if (read_window(w, ws, ws->ds[GGW_MAX_READERS], p))
                 return 1;
         }
+        if (w->alpha) { /* the same taps: the window is large enough now */
+            int missed = 0;
+            const gg_ortho_image im = {p->src, w->kt_src, p->sx0, p->sy0, p->sw, p->sh,
+                                       (size_t)p->sw, ws->width, ws->height};
+            if (gg_ortho_session_run_bands(ws->vsess, &g, &im, w->nplanes, sl->valid,
+                                           GG_FLOAT32, w->out_w, sl->rows, (size_t)w->out_w,
+                                           plane, &missed) != GG_OK)
+                return ggw_fail(w, "%s", gg_context_last_error(w->ctx));
+            if (s == 0)
+                alpha_plane(w, sl);
+        }
         if (s > 0)
             composite(w, sl);
     }
@@ -812,6 +926,8 @@ void ggw_scene_free(ggw_scene *w)
         wsource *ws = &w->src[s];
         if (ws->sess)
             gg_ortho_session_destroy(ws->sess);
+        if (ws->vsess)
+            gg_ortho_session_destroy(ws->vsess);
         if (ws->direct)
             (void)ggo_direct_close(ws->direct, NULL, 0);
         for (int k = 0; k <= GGW_MAX_READERS; k++) {

@@ -39,6 +39,7 @@ typedef struct wsource {
     int width, height;
     double xscale, yscale;        /* resampling kernel stretch (GDAL's) */
     gg_ortho_session *sess;       /* the worker's */
+    gg_ortho_session *vsess;      /* -dstalpha: Float32 with NaN where no value */
     /* an uncompressed striped GeoTIFF of the kernel's type: read with
      * preads of whole rows (gg_ortho_direct.h), several readers at once */
     ggo_direct *direct;
@@ -59,7 +60,9 @@ typedef struct wpart {
 typedef struct wslot {
     int y0, rows;
     wpart *part;                  /* nsrc */
-    void *dst, *tmp;              /* nplanes planes of out_w x rows, kernel type */
+    void *dst, *tmp;              /* nplanes planes of out_w x rows, kernel type (dst: and
+                                   * the alpha plane with -dstalpha) */
+    float *valid;                 /* -dstalpha: nplanes Float32 planes, NaN where no value */
     void *io;                     /* complex outputs: the interleaved write */
 } wslot;
 
@@ -69,6 +72,7 @@ struct ggw_scene {
     int nsrc;
     wsource *src;
     int nbands, nplanes, complex; /* a complex band is two planes, re and im */
+    int alpha, out_bands;         /* -dstalpha: an alpha band after the nbands bands */
     GDALDataType dst_gdt;
     gg_type kt_src, kt_dst;       /* kernel sample types */
     char **to;                    /* transformer options */
@@ -120,9 +124,10 @@ void ggw_scene_free(ggw_scene *w);
 void ggw_to_source(void *tr, int n, double *x, double *y, int *ok);
 
 /* gg_warp_rows.c: gdalwarp's approximate transformer along each row of a
- * block, as row pieces (geogpu.h, grid step 0).  0, or -1 out of memory. */
-int ggw_row_pieces(double et, void *tr, int out_w, int src_w, int src_h, wpart *p, int y0,
-                   int rows);
+ * block, as row pieces (geogpu.h, grid step 0), of pixel centres or, with
+ * corners 1 (average), of both corner rows.  0, or -1 out of memory. */
+int ggw_row_pieces(double et, void *tr, int out_w, int src_w, int src_h, int corners, wpart *p,
+                   int y0, int rows);
 
 #ifdef __cplusplus
 }

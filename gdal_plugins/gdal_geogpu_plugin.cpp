@@ -1,7 +1,7 @@
 /*
  * gdal_geogpu_plugin.cpp -- entry point of the GDAL plugin gdal_GeoGPU.so.
  * GDAL derives the symbol name from the file name: GDALRegister_GeoGPU.
- * Registration only declares the drivers (GG, FMCW); no device starts
+ * Registration only declares the drivers (GG, FMCW, GMTSAR); no device starts
  * until a block is read.
  *
  * MIT licence.

@@ -640,11 +640,14 @@ GG_API gg_status gg_mrr2_parse_products(const char *csv, int *list, int *n, char
 
 /* Resampling / DEM interpolation: 0 near, 1 bilinear, 2 cubic (the image:
  * Catmull-Rom; the DEM: cubic B-spline, as GDAL); the image of a
- * source-coordinate session (gdal_warp) also 3 cubicspline (B-spline) and
- * 4 lanczos (Lanczos-3), GDAL's general kernels. */
+ * source-coordinate session (gdal_warp) also 3 cubicspline (B-spline),
+ * 4 lanczos (Lanczos-3), GDAL's general kernels, and 5 average (the
+ * area-weighted mean of the source pixels under each output pixel: its
+ * coordinates are those of the output pixels' corners, see
+ * GG_WARP_PIECE). */
 typedef enum gg_ortho_method {
     GG_ORTHO_METHOD_NEAR = 0, GG_ORTHO_METHOD_BILINEAR = 1, GG_ORTHO_METHOD_CUBIC = 2,
-    GG_ORTHO_METHOD_CUBICSPLINE = 3, GG_ORTHO_METHOD_LANCZOS = 4
+    GG_ORTHO_METHOD_CUBICSPLINE = 3, GG_ORTHO_METHOD_LANCZOS = 4, GG_ORTHO_METHOD_AVERAGE = 5
 } gg_ortho_method;
 
 /* An RPC00B model (GDAL's RPC metadata domain, RFC 22). */
@@ -719,7 +722,13 @@ typedef struct gg_ortho_image {
  * count, base pixel, source x0 and line y0 at the base pixel, their steps
  * per pixel}, then the exact positions of pieces whose x step is NaN, as
  * (x, line) pairs from the double at index x0.  Pixel i of a linear piece
- * is at x0 + step * (i - base pixel). */
+ * is at x0 + step * (i - base pixel).
+ * Average (GG_ORTHO_METHOD_AVERAGE) takes the corners of output pixels,
+ * not their centres: grid nodes and exact positions are those of corner
+ * (x, y) for pixel (x, y), the grid covering the block's width + 1 and
+ * height + 1 corners; row pieces come twice (ny = 2 x the block's height):
+ * rows 0 .. h-1 give corner (x, y) of pixel x, rows h .. 2h-1 its corner
+ * (x + 1, y + 1), as gdalwarp transforms the two corner rows. */
 #define GG_WARP_PLANES 2
 #define GG_WARP_PIECE 7
 
@@ -821,16 +830,27 @@ GG_API gg_status gg_ortho_launch_info(gg_context *ctx, int *block_x, int *block_
 
 /* ------------------------------------------ coregistration (gg_xcorr_) */
 
+/* GMTSAR PRM files: text lines "name = value" (blanks around '=').
+ * gg_gmtsar_prm_line splits one line in place (key and value trimmed):
+ * 0 when it has no '=' or an empty name.  gg_gmtsar_prm_each calls fn for
+ * each such line of the file, in file order, until fn returns non-zero. */
+typedef int (*gg_prm_entry_fn)(const char *key, const char *value, void *user);
+GG_API int gg_gmtsar_prm_line(char *line, char **key, char **value);
+GG_API gg_status gg_gmtsar_prm_each(const char *path, gg_prm_entry_fn fn, void *user, char *err,
+                                    size_t errlen);
+
 /* GMTSAR's xcorr interface (gdal_xcorr -mode gmtsar); the quality mode is
  * the "xcorr" op.  A GMTSAR PRM with its raw int16 I/Q SLC file. */
 typedef struct gg_xcorr_prm {
-    char slc_file[1024];   /* resolved against the PRM's folder */
+    char slc_file[1024];   /* the SLC found (docs/driver_gmtsar.md) */
     int width, height;     /* num_rng_bins, num_valid_az * num_patches */
     double prf;
     int rshift, ashift, has_shift;
 } gg_xcorr_prm;
 
-/* Reads a PRM and checks its SLC file (exists, not truncated). */
+/* Reads a PRM, finds its SLC (SLC_file beside the PRM or as given, else
+ * the PRM's name with .SLC, else an input_file naming a .SLC) and checks
+ * it (int16 I/Q, exists, not truncated): the GMTSAR driver's reader too. */
 GG_API gg_status gg_xcorr_prm_read(const char *path, gg_xcorr_prm *out, char *err, size_t errlen);
 
 typedef struct gg_xcorr_gmtsar_options {
@@ -887,6 +907,8 @@ GG_API gg_status gg_coreg_fit_points(const double *x, const double *y, const dou
                                      const double *off_across, const double *snr,
                                      const double *peak, int n, const gg_coreg_fit_options *o,
                                      gg_coreg_fit *out, char *err, size_t errlen);
+/* The least usable points gg_coreg_fit_points takes with options o. */
+GG_API int gg_coreg_fit_min_points(const gg_coreg_fit_options *o);
 /* axis 0 = down, 1 = across */
 GG_API double gg_coreg_fit_eval(const gg_coreg_fit *f, int axis, double x, double y);
 /* JSON text (coefficients, order, counts used/rejected, RMS). */

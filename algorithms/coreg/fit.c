@@ -258,6 +258,16 @@ static void expand(int order, const double *cn, double cx, double sx, double cy,
     }
 }
 
+int gg_coreg_fit_min_points(const gg_coreg_fit_options *o)
+{
+    if (o->min_points > 0)
+        return o->min_points;
+    /* GMTSAR's fitoffset asks for 8 points at order 1; we ask for at least
+     * twice the unknowns so that the MAD scale means something. */
+    const int nc = ncoef_of(o->order >= 1 && o->order <= 3 ? o->order : 1);
+    return nc * 2 > 8 ? nc * 2 : 8;
+}
+
 gg_status gg_coreg_fit_points(const double *x, const double *y, const double *off_down,
                               const double *off_across, const double *snr, const double *peak,
                               int n, const gg_coreg_fit_options *opt, gg_coreg_fit *out, char *err,
@@ -278,9 +288,7 @@ gg_status gg_coreg_fit_points(const double *x, const double *y, const double *of
         return GG_ERR_ARGUMENT;
     }
     const int nc = ncoef_of(o.order);
-    /* GMTSAR's fitoffset asks for 8 points at order 1; we ask for at least
-     * twice the unknowns so that the MAD scale means something. */
-    const int min_points = o.min_points > 0 ? o.min_points : (nc * 2 > 8 ? nc * 2 : 8);
+    const int min_points = gg_coreg_fit_min_points(&o);
     out->order = o.order;
     out->ncoef = nc;
     out->n_total = n;

@@ -1,7 +1,7 @@
 /*
  * gmtsar_xcorr.c -- GMTSAR xcorr's algorithm (the `-mode gmtsar` of
- * gdal_xcorr) on the shared correlation steps of xcorr_engine.c, with the
- * PRM and raw int16 I/Q SLC reader.
+ * gdal_xcorr) on the shared correlation steps of xcorr_engine.c; the PRM
+ * files and their int16 I/Q SLCs come from gmtsar_prm.c.
  *
  * Per patch (GMTSAR do_freq_xcorr + highres_corr):
  *   1. npx x npy complex patches of master and aligned, the aligned one at
@@ -58,136 +58,6 @@
 #include <time.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-/* ------------------------------------------------------------ PRM reader */
-
-static void trim(char *s)
-{
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = 0;
-}
-
-/* An int field as sscanf "%d" reads it (leading digits, the rest ignored),
- * but out of int's range is an error (*bad: the key), not sscanf's
- * undefined overflow. */
-static int prm_int(const char *key, const char *s, int *v, char *bad, size_t badlen)
-{
-    char *end;
-    errno = 0;
-    const long l = strtol(s, &end, 10);
-    if (end == s)
-        return 0;
-    if (errno == ERANGE || l < INT_MIN || l > INT_MAX) {
-        snprintf(bad, badlen, "%s", key);
-        return 0;
-    }
-    *v = (int)l;
-    return 1;
-}
-
-gg_status gg_xcorr_prm_read(const char *path, gg_xcorr_prm *out, char *err, size_t errlen)
-{
-    memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "cannot open PRM '%s': %s", path, strerror(errno));
-        return GG_ERR_IO;
-    }
-    char line[2048], bad[64] = "";
-    int have_w = 0, have_az = 0, npatch = 1, naz = 0, have_r = 0, have_a = 0;
-    while (fgets(line, sizeof line, f)) {
-        char *eq = strchr(line, '=');
-        if (!eq)
-            continue;
-        *eq = 0;
-        char *key = line, *val = eq + 1;
-        trim(key);
-        while (*key == ' ' || *key == '\t')
-            key++;
-        while (*val == ' ' || *val == '\t')
-            val++;
-        trim(val);
-        if (!strcmp(key, "SLC_file"))
-            snprintf(out->slc_file, sizeof out->slc_file, "%s", val);
-        else if (!strcmp(key, "num_rng_bins"))
-            have_w = prm_int(key, val, &out->width, bad, sizeof bad);
-        else if (!strcmp(key, "num_valid_az"))
-            have_az = prm_int(key, val, &naz, bad, sizeof bad);
-        else if (!strcmp(key, "num_patches"))
-            prm_int(key, val, &npatch, bad, sizeof bad);
-        else if (!strcmp(key, "PRF"))
-            sscanf(val, "%lf", &out->prf);
-        else if (!strcmp(key, "rshift"))
-            have_r = prm_int(key, val, &out->rshift, bad, sizeof bad);
-        else if (!strcmp(key, "ashift"))
-            have_a = prm_int(key, val, &out->ashift, bad, sizeof bad);
-    }
-    fclose(f);
-    if (bad[0]) {
-        snprintf(err, errlen, "PRM '%s': %s is not an integer in int's range", path, bad);
-        return GG_ERR_ARGUMENT;
-    }
-    out->has_shift = have_r && have_a;
-    if (!out->slc_file[0]) {
-        snprintf(err, errlen, "PRM '%s' has no SLC_file", path);
-        return GG_ERR_ARGUMENT;
-    }
-    if (!have_w || !have_az || out->width < 1 || naz < 1) {
-        snprintf(err, errlen, "PRM '%s' lacks num_rng_bins or num_valid_az", path);
-        return GG_ERR_ARGUMENT;
-    }
-    /* lines = num_valid_az x num_patches, in int: checked before the product */
-    if (npatch < 1 || (long long)naz * npatch > 2147483647LL) {
-        snprintf(err, errlen, "PRM '%s': num_patches %d x num_valid_az %d is not a line count "
-                 "(1..2147483647)", path, npatch, naz);
-        return GG_ERR_ARGUMENT;
-    }
-    out->height = naz * npatch;
-    /* PRF enters the azimuth stretch (aligned - master) / master: finite */
-    if (!(out->prf >= 0 && out->prf <= 1e12)) {
-        snprintf(err, errlen, "PRM '%s': PRF %g is not a rate in Hz", path, out->prf);
-        return GG_ERR_ARGUMENT;
-    }
-    /* a shift past the image leaves no overlap (and would overflow the
-     * patch positions) */
-    if (out->has_shift && (out->rshift < -out->width || out->rshift > out->width ||
-                           out->ashift < -out->height || out->ashift > out->height)) {
-        snprintf(err, errlen, "PRM '%s': rshift %d / ashift %d exceed the %d x %d image", path,
-                 out->rshift, out->ashift, out->width, out->height);
-        return GG_ERR_ARGUMENT;
-    }
-    /* SLC_file relative to the PRM's folder, as GMTSAR runs from there */
-    if (out->slc_file[0] != '/') {
-        const char *slash = strrchr(path, '/');
-        FILE *t = fopen(out->slc_file, "rb");
-        if (t)
-            fclose(t);
-        else if (slash) {
-            char tmp[2 * sizeof out->slc_file];
-            const int n = snprintf(tmp, sizeof tmp, "%.*s/%s", (int)(slash - path), path,
-                                   out->slc_file);
-            if (n > 0 && (size_t)n < sizeof out->slc_file) /* else keep the name: open fails */
-                memcpy(out->slc_file, tmp, (size_t)n + 1);
-        }
-    }
-    FILE *s = fopen(out->slc_file, "rb");
-    if (!s) {
-        snprintf(err, errlen, "cannot open SLC_file '%s' of '%s': %s", out->slc_file, path,
-                 strerror(errno));
-        return GG_ERR_IO;
-    }
-    fseeko(s, 0, SEEK_END);
-    const long long size = (long long)ftello(s);
-    fclose(s);
-    const long long need = 4LL * out->width * out->height;
-    if (size < need) {
-        snprintf(err, errlen, "SLC_file '%s' is truncated: %lld bytes, %d x %d int16 I/Q needs %lld",
-                 out->slc_file, size, out->width, out->height, need);
-        return GG_ERR_IO;
-    }
-    return GG_OK;
-}
 
 /* ------------------------------------------------------------ the run
  *

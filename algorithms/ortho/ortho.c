@@ -172,12 +172,13 @@ gg_status gg_ortho_session_create(gg_context *ctx, const gg_ortho_rpc *rpc,
         return st;
     if (!rpc && dem && dem->data)
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: a DEM needs an RPC model");
-    if ((int)opt->resampling < 0 || (int)opt->resampling > GG_ORTHO_METHOD_LANCZOS ||
+    if ((int)opt->resampling < 0 || (int)opt->resampling > GG_ORTHO_METHOD_AVERAGE ||
         (int)opt->dem_interp < 0 || (int)opt->dem_interp > 2)
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "ortho: unknown resampling method");
     if (rpc && opt->resampling > GG_ORTHO_METHOD_CUBIC)
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT,
-                          "ortho: cubicspline and lanczos are for source-coordinate grids");
+                          "ortho: cubicspline, lanczos and average are for source-coordinate "
+                          "grids");
     if (dem && dem->data &&
         (dem->width < 1 || dem->height < 1 || dem->x0 < 0 || dem->y0 < 0 ||
          dem->x0 + dem->width > dem->raster_width || dem->y0 + dem->height > dem->raster_height))
@@ -240,8 +241,18 @@ gg_status gg_ortho_session_set_scale(gg_ortho_session *s, double xscale, double 
     s->base.xscale = s->base.yscale = 1.0;
     /* GDAL's warp kernel keeps the 4-sample formulas of bilinear and cubic
      * unless a scale is below 0.95; cubicspline and lanczos always take
-     * the general path; nearest neighbour is never stretched */
+     * the general path; nearest neighbour is never stretched, and average
+     * takes each output pixel's footprint, whatever its size (its scales
+     * only set how far outside the source a footprint may reach) */
     const int method = s->base.resampling;
+    if (method == GG_ORTHO_AVERAGE) {
+        /* average's margin around the source: 2 max(1, ceil(1 / scale)) */
+        const double mx = 2.0 * fmax(1.0, ceil(1.0 / xscale));
+        const double my = 2.0 * fmax(1.0, ceil(1.0 / yscale));
+        s->base.x_radius = mx > 1e9 ? 1000000000 : (int)mx;
+        s->base.y_radius = my > 1e9 ? 1000000000 : (int)my;
+        return GG_OK;
+    }
     if (method == GG_ORTHO_NEAR ||
         (method <= GG_ORTHO_CUBIC && xscale >= 0.95 && yscale >= 0.95))
         return GG_OK;
@@ -353,14 +364,17 @@ static gg_status check_block(gg_ortho_session *s, const gg_ortho_grid *grid, voi
 {
     if (width < 1 || height < 1 || dst_stride < (size_t)width || !type_ok(dst_type))
         return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT, "ortho: bad block or data type");
+    /* average takes corners: twice the row pieces, a grid one corner wider */
+    const int corners = s->base.resampling == GG_ORTHO_AVERAGE;
     if (grid->step == 0 && s->base.geometry == GG_ORTHO_GEOM_SOURCE) {
-        if (grid->ny != height || grid->nx < height + 1 || !grid->nodes || !dst)
+        const int rows = corners ? 2 * height : height;
+        if (grid->ny != rows || grid->nx < rows + 1 || !grid->nodes || !dst)
             return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT,
                               "ortho: the row pieces do not cover the block");
         return GG_OK;
     }
-    if (grid->step < 1 || grid->nx < (width - 1) / grid->step + 4 ||
-        grid->ny < (height - 1) / grid->step + 4 || !grid->nodes || !dst)
+    if (grid->step < 1 || grid->nx < (width - 1 + corners) / grid->step + 4 ||
+        grid->ny < (height - 1 + corners) / grid->step + 4 || !grid->nodes || !dst)
         return gg_rt_fail(s->ctx, GG_ERR_ARGUMENT,
                           "ortho: the coordinate grid does not cover the block");
     return GG_OK;

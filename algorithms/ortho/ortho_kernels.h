@@ -619,6 +619,111 @@ GG_DEVICE_FN void gg_ortho_row_piece(const GG_GLOBAL double *t, int rows, int x,
     }
 }
 
+/* Source pixel index range [*i0, *i1) under the box side lo .. hi (lo <=
+ * hi) along an axis of n pixels, GDAL's rounding (1e-10 inwards), an
+ * empty range widened to the pixel after it. */
+GG_DEVICE_FN void gg_ortho_box_side(double lo, double hi, int n, int *i0, int *i1)
+{
+    const double a = lo + 1e-10, b = hi - 1e-10;
+    *i0 = a <= 0.0 ? 0 : a >= (double)n ? n : (int)floor(a);
+    *i1 = b >= (double)n ? n : b <= -1.0 ? -1 : (int)ceil(b);
+    if (*i0 == *i1 && *i1 < n)
+        *i1 += 1;
+}
+
+/* Weight of source pixel i along an axis of box [lo, hi] over pixels
+ * [i0, i1): the part of the first and last pixel inside the box, 1 between
+ * (and 1 when the box lies within one pixel). */
+GG_DEVICE_FN double gg_ortho_box_weight(int i, int i0, int i1, double lo, double hi)
+{
+    if (i == i0)
+        return i0 + 1 == i1 ? 1.0 : 1.0 - (lo - (double)i0);
+    return i + 1 == i1 ? 1.0 - ((double)i1 - hi) : 1.0;
+}
+
+/* Average: the mean of the source pixels under the output pixel's
+ * footprint, the box between the source positions (x0, y0) and (x1, y1)
+ * of its corners, each pixel weighted by the part of it inside the box
+ * along x times along y; nodata pixels left out, no value when none is
+ * left or when a corner lies farther than x_radius / y_radius outside the
+ * source (gdalwarp 3.6's -r average, GWKAverageOrModeThread). */
+GG_DEVICE_FN int gg_ortho_average(const GG_GLOBAL gg_u8 *src, const GG_GLOBAL double *coef,
+                                  gg_ortho_params p, double nd, double x0, double y0, double x1,
+                                  double y1, double *out, int *miss)
+{
+    if (isnan(x0) || isnan(y0) || isnan(x1) || isnan(y1))
+        return 0;
+    if (x0 > x1) {
+        const double t = x0;
+        x0 = x1;
+        x1 = t;
+    }
+    if (y0 > y1) {
+        const double t = y0;
+        y0 = y1;
+        y1 = t;
+    }
+    if (x0 < -(double)p.x_radius || x1 > (double)p.img_w + (double)p.x_radius ||
+        y0 < -(double)p.y_radius || y1 > (double)p.img_h + (double)p.y_radius)
+        return 0;
+    int i0, i1, j0, j1;
+    gg_ortho_box_side(x0, x1, p.img_w, &i0, &i1);
+    gg_ortho_box_side(y0, y1, p.img_h, &j0, &j1);
+    double acc = 0.0, wsum = 0.0;
+    int n = 0;
+    for (int j = j0; j < j1; j++) {
+        const double wy = gg_ortho_box_weight(j, j0, j1, y0, y1);
+        for (int i = i0; i < i1; i++) {
+            int ok = 1;
+            const double v = p.nd_unified ? gg_ortho_tap(src, coef, p, 1, nd, i, j, &ok, miss)
+                                          : gg_ortho_tap(src, coef, p, 0, nd, i, j, &ok, miss);
+            if (*miss)
+                return 0;
+            if (!ok)
+                continue;
+            const double wt = gg_ortho_box_weight(i, i0, i1, x0, x1) * wy;
+            acc += v * wt;
+            wsum += wt;
+            n++;
+        }
+    }
+    if (n == 0)
+        return 0;
+    *out = acc / wsum;
+    return 1;
+}
+
+/* The source positions of block pixel (x, y)'s corners (x, y) and
+ * (x + 1, y + 1) from a source-coordinate grid of corners (see
+ * geogpu.h's GG_WARP_PIECE). */
+GG_DEVICE_FN void gg_ortho_corners(const GG_GLOBAL double *grid, gg_ortho_params p, int x, int y,
+                                   double *c)
+{
+    const int step = p.grid_step;
+    if (step == 0) {
+        gg_ortho_row_piece(grid, p.grid_ny, x, y, &c[0], &c[1]);
+        gg_ortho_row_piece(grid, p.grid_ny, x, y + p.grid_ny / 2, &c[2], &c[3]);
+        return;
+    }
+    const size_t plane = (size_t)p.grid_nx * (size_t)p.grid_ny;
+    if (step == 1) {
+        for (int k = 0; k < 2; k++) {
+            const size_t n = (size_t)(y + 1 + k) * (size_t)p.grid_nx + (size_t)(x + 1 + k);
+            c[2 * k] = grid[n];
+            c[2 * k + 1] = grid[plane + n];
+        }
+        return;
+    }
+    for (int k = 0; k < 2; k++) {
+        const int gx = (x + k) / step, gy = (y + k) / step;
+        double wx[4], wy[4];
+        gg_ortho_lagrange((double)(x + k - gx * step) / (double)step, wx);
+        gg_ortho_lagrange((double)(y + k - gy * step) / (double)step, wy);
+        c[2 * k] = gg_ortho_interp(grid, p.grid_nx, gx, gy, wx, wy);
+        c[2 * k + 1] = gg_ortho_interp(grid + plane, p.grid_nx, gx, gy, wx, wy);
+    }
+}
+
 /* src: the source window (win_w x win_h samples of src_type, packed, after
  *   win_dy rows of the buffer);
  * dst: the output block (gg_nx x gg_ny of dst_type, packed);
@@ -638,6 +743,21 @@ GG_KERNEL6(gg_k_ortho, gg_ortho_params, p, const gg_u8, src, gg_u8, dst, const d
         return;
     const size_t o = (size_t)y * (size_t)gg_nx + (size_t)x;
     const double dst_init = coef[GG_ORTHO_NCOEF + 2 * p.band + 1];
+
+    if (p.resampling == GG_ORTHO_AVERAGE) {
+        double c[4], v = 0.0;
+        int miss = 0;
+        gg_ortho_corners(grid, p, x, y, c);
+        const int ok = gg_ortho_average(src, coef, p, coef[GG_ORTHO_NCOEF + 2 * p.band], c[0],
+                                        c[1], c[2], c[3], &v, &miss);
+        if (miss)
+            flag[0] = 1;
+        if (ok && !miss)
+            gg_ortho_store_valid(dst, p, o, v, dst_init);
+        else
+            gg_ortho_store(dst, p.dst_type, o, dst_init);
+        return;
+    }
 
     /* 1. node interpolation */
     const int step = p.grid_step;

@@ -23,6 +23,7 @@
 #define GG_ORTHO_CUBIC 2
 #define GG_ORTHO_CUBICSPLINE 3
 #define GG_ORTHO_LANCZOS 4
+#define GG_ORTHO_AVERAGE 5
 
 /* Geometry of a session (the `geometry` field): the grid holds ground
  * coordinates for the RPC model, without or with a DEM, or the source
@@ -75,7 +76,9 @@ typedef struct gg_ortho_params {
     /* taps of the stretched kernel: 1 - radius .. radius around the pixel
      * (-radius .. radius for lanczos; GDAL's nXRadius = ceil(filter
      * radius / scale)); 0: the 4-sample formulas (bilinear and cubic at
-     * scales >= 0.95) */
+     * scales >= 0.95).  Average: how far (source pixels) the corners of an
+     * output pixel may lie outside the source for it to get a value,
+     * gdalwarp's 2 max(1, ceil(1 / scale)) */
     int x_radius, y_radius;
     /* 1: the fill value is the output's nodata and resampled integer values must
      * not land on it (see gg_ortho_store_valid); nd_gate 1: a nodata source

@@ -164,7 +164,8 @@ CPLErr GGWarpDataset::ReadRows(int iBand, int nBlockYOff, void *pImage)
                        nRowPix * nKS);
             if (sl.rows < nBlockY)
             {
-                const double dfFill = w.dst_nd[b * (w.complex ? 2 : 1)];
+                // the alpha band (-dstalpha, last) is 0 where nothing is
+                const double dfFill = b < w.nbands ? w.dst_nd[b * (w.complex ? 2 : 1)] : 0.0;
                 GDALCopyWords64(&dfFill, GDT_Float64, 0, pabyOut + nRowPix * nTypeSize, eType,
                                 static_cast<int>(nTypeSize),
                                 static_cast<GPtrDiff_t>(nW) * (nBlockY - sl.rows));
@@ -285,6 +286,13 @@ GDALDataset *GGWarpDataset::Open(const GGSpec &oSpec, const char *pszName, bool 
         poBand->SetColorInterpretation(
             GDALGetRasterColorInterpretation(GDALGetRasterBand(w.src[0].ds[0], i)));
         poDS->SetBand(i, poBand);
+    }
+    if (w.alpha)
+    {
+        auto poBand = new GGRowsBand(poDS.get(), w.out_bands, w.dst_gdt, w.rows,
+                                     w.has_dstnd != 0, w.dst_nd[0]);
+        poBand->SetColorInterpretation(GCI_AlphaBand);
+        poDS->SetBand(w.out_bands, poBand);
     }
     if (w.dst_wkt)
     {

@@ -14,12 +14,15 @@
  */
 #include "geogpu_gdal.h"
 #include "gg_output.h"
+#include "register_drivers.h"
 
 #include "gdal.h"
 
 int main(int argc, char **argv)
 {
     gg_output_catch_signals(); /* an interrupted run leaves no temporary */
+    GDALAllRegister();
+    GGRegisterDrivers(); /* GG:, FMCW and GMTSAR sources without the plugin */
     const int rc = gg_ortho_run(argc, argv, NULL, NULL, 0);
     GDALDestroyDriverManager();
     return rc;

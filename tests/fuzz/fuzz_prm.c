@@ -1,5 +1,5 @@
 /* fuzz_prm.c -- libFuzzer target for the GMTSAR PRM reader
- * (algorithms/coreg/gmtsar_xcorr.c, gg_xcorr_prm_read): arbitrary PRM text,
+ * (algorithms/coreg/gmtsar_prm.c, gg_xcorr_prm_read): arbitrary PRM text,
  * whose SLC_file (if any) points at a small file that exists.  The folder
  * holding both files is removed at exit (libFuzzer exits normally at the
  * end of -max_total_time). */

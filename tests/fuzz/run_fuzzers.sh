@@ -27,8 +27,8 @@ cmake --build "$build" -j"${GG_FUZZ_JOBS:-$(nproc)}" --target "${targets[@]}" >"
     { tail -40 "$build/build.log"; exit 1; }
 mkdir -p "$build/artifacts"
 # executions per second on the development machine (one core each)
-declare -A rate=([fuzz_app_options]=300 [fuzz_fmcw_nc]=25 [fuzz_gg_spec]=15000 [fuzz_mrr2]=250
-                 [fuzz_op_options]=18 [fuzz_prm]=2500 [fuzz_rpc]=1100 [fuzz_tiff_strips]=100000)
+declare -A rate=([fuzz_app_options]=300 [fuzz_fmcw_nc]=25 [fuzz_gg_spec]=15000 [fuzz_gmtsar]=330
+                 [fuzz_mrr2]=250 [fuzz_op_options]=18 [fuzz_prm]=2500 [fuzz_rpc]=1100 [fuzz_tiff_strips]=100000)
 seed=${GG_FUZZ_SEED:-1}
 status=0
 for t in "${targets[@]}"; do
@@ -42,7 +42,7 @@ for t in "${targets[@]}"; do
     # reporting them as out-of-memory.
     leaks=1 alloc=""
     case $t in
-        fuzz_gg_spec|fuzz_fmcw_nc|fuzz_rpc)
+        fuzz_gg_spec|fuzz_fmcw_nc|fuzz_rpc|fuzz_gmtsar)
             leaks=0 alloc=":allocator_may_return_null=1:max_allocation_size_mb=1024" ;;
     esac
     # the utilities' parsers print their usage and ERROR lines: close

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from osgeo import gdal
 
-from conftest import BIN, OPENCL_ABSENT, REPO
+from conftest import BIN, OPENCL_ABSENT, PROGRESS, REPO
 
 WINNIPEG = REPO / "autotest_data" / "winnipeg_slc"
 # truth: secondary(x + across(x, y), y + down(x, y)) = primary(x, y)
@@ -660,19 +660,54 @@ def test_carrier_bad_values(carrier_case, tmp_path, value):
     assert p.returncode != 0 and "-carrier needs a value" in p.stderr, p.stderr
 
 
-def test_small_window_grid_named_when_the_fit_fails(tmp_path):
-    """A fit that fails on too few windows says how many the image gave
-    (a 248x248 crop of the Winnipeg SLC: a 3x3 grid, too few for order 3)."""
-    src = WINNIPEG / "winnipeg_hh.slc"
-    if not src.exists():
-        pytest.skip("Winnipeg SLC absent")
-    for name, (x0, y0) in (("a.tif", (0, 0)), ("b.tif", (1, 2))):
-        gdal.Translate(str(tmp_path / name), str(src), srcWin=[x0, y0, 248, 248])
+def test_defaults_on_a_small_slc(pair, tmp_path):
+    """A 250 x 250 pair with no offset option at all: the default spacing
+    (64 px, a 3 x 3 grid here) is sized from the image (10 x 10 windows,
+    16 px apart) and the fit recovers the known map to a twentieth of a
+    pixel over the image; without -q the offset step prints its grid and
+    GDAL's progress line before the fit's line."""
+    d, _, _ = pair
+    p = run(["-device", "cpu", "-fit", tmp_path / "fit.json", d / "winnipeg_hh.slc",
+             d / "secondary.slc", tmp_path / "coreg.tif"])
+    out = p.stdout.splitlines()
+    assert out[0].startswith("offsets: 10x10 windows of 64x64, 16x16 apart"), p.stdout
+    assert out[1] == PROGRESS, p.stdout
+    assert out[2].startswith("fit (order 1)"), p.stdout
+    fit = json.loads((tmp_path / "fit.json").read_text())
+    assert fit["points"] == 100
+    y, x = np.mgrid[0:250:5, 0:250:5].astype(float)
+    for axis, c in (("down", DOWN), ("across", ACROSS)):
+        f = fit[axis]
+        err = np.abs(f[0] + f[1] * x + f[2] * y - truth(x, y, c)).max()
+        assert err < 0.05, (axis, err)
+
+
+def test_too_few_windows_named_before_any_work(pair, tmp_path):
+    """When the image cannot give the fit enough windows the run stops
+    before computing offsets, with one line naming the grid and the option
+    to change: -skip when one was given, -count when that was, else
+    -window (the default spacing is as close as it goes)."""
+    d, _, _ = pair
+    for name, (x0, y0, n) in (("a.tif", (0, 0, 248)), ("b.tif", (1, 2, 248)),
+                              ("c.tif", (0, 0, 130)), ("e.tif", (1, 2, 130))):
+        gdal.Translate(str(tmp_path / name), str(d / "winnipeg_hh.slc"), srcWin=[x0, y0, n, n])
     out = tmp_path / "o.tif"
-    p = subprocess.run([str(BIN / "gdal_coreg"), "-q", "-device", "cpu", "-order", "3",
-                        str(tmp_path / "a.tif"), str(tmp_path / "b.tif"), str(out)],
-                       capture_output=True, text=True)
-    errors = [l for l in p.stderr.splitlines() if l.startswith("ERROR")]
-    assert p.returncode == 1 and len(errors) == 1, p.stderr
-    assert "3x3 windows" in errors[0] and "-skip" in errors[0], errors[0]
-    assert not out.exists()
+    cases = [
+        (["-order", "3", "-skip", "64", "64", "a.tif", "b.tif"],
+         ["248x248 image", "only 3x3 windows", "20 the fit needs", "smaller -skip"]),
+        (["c.tif", "e.tif"], ["130x130 image", "only 2x2 windows", "skip 16x16",
+                              "smaller -window (e.g. -window 32 32)"]),
+        (["-count", "2", "3", "a.tif", "b.tif"], ["only 2x3 windows", "larger -count"]),
+    ]
+    for args, words in cases:
+        p = run(["-device", "cpu"] + [tmp_path / a if a.endswith(".tif") else a for a in args]
+                + [out], ok=False)
+        errors = [l for l in p.stderr.splitlines() if l.strip()]
+        assert p.returncode == 1 and len(errors) == 1, p.stderr
+        for w in words:
+            assert w in errors[0], (w, errors[0])
+        assert "offsets:" not in p.stdout and "0..." not in p.stdout, p.stdout
+        assert not out.exists()
+    # the same 248 x 248 pair with the defaults: the grid is sized from it
+    run(["-q", "-device", "cpu", "-order", "3", tmp_path / "a.tif", tmp_path / "b.tif", out])
+    assert out.exists()

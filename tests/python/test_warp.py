@@ -22,7 +22,7 @@ from osgeo import gdal, osr
 from conftest import DATA, BIN
 
 ONE_CHUNK = ["-wo", "SRC_FILL_RATIO_HEURISTICS=NO", "-wm", "2000"]
-KERNELS = ["near", "bilinear", "cubic", "cubicspline", "lanczos"]
+KERNELS = ["near", "bilinear", "cubic", "cubicspline", "lanczos", "average"]
 
 
 def _texture():
@@ -85,6 +85,22 @@ def scenes(tmp_path_factory):
     ds.SetGCPs(gcps, wgs84.ExportToWkt())
     ds = None
     s["gcp"] = d / "gcp.tif"
+    # the same geometries in the other data types
+    values = {"Byte": (np.clip(amp * 200, 0, 255).astype(np.uint8), gdal.GDT_Byte),
+              "UInt16": (np.clip(amp * 2000, 0, 65535).astype(np.uint16), gdal.GDT_UInt16),
+              "CFloat32": (slc, gdal.GDT_CFloat32)}
+    for t, (a, gdt) in values.items():
+        for kind, base in (("gcp", s["gcp"]), ("geoloc", s["geoloc"])):
+            path = d / f"{kind}_{t}.tif"
+            ds = gdal.GetDriverByName("GTiff").Create(str(path), 250, 250, 1, gdt)
+            ds.GetRasterBand(1).WriteArray(a)
+            b = gdal.Open(str(base))
+            if kind == "gcp":
+                ds.SetGCPs(b.GetGCPs(), b.GetGCPProjection())
+            else:
+                ds.SetMetadata(b.GetMetadata("GEOLOCATION"), "GEOLOCATION")
+            ds = None
+            s[f"{kind}_{t}"] = path
     s["dir"] = d
     return s
 
@@ -170,6 +186,77 @@ def test_grid_options_match_gdalwarp(gg, tmp_path, scenes, opts):
     _agree(ours, theirs)
 
 
+@pytest.mark.parametrize("kernel", ["average", "bilinear", "lanczos"])
+@pytest.mark.parametrize("res", ["37", "4"], ids=["coarser", "finer"])
+def test_resolution_change_matches_gdalwarp(gg, tmp_path, scenes, kernel, res):
+    """Downsampling about 4x (average's footprints of many pixels, stretched
+    kernels) and upsampling 2.5x."""
+    opts = ["-t_srs", "EPSG:3857", "-r", kernel, "-tr", res, res]
+    for k, et in enumerate((["-et", "0"], [])):
+        ours, theirs = _pair(gg, tmp_path, scenes["UInt16"], opts + et, name=f"o{k}")
+        _agree(ours, theirs)
+
+
+@pytest.mark.parametrize("kernel", ["bilinear", "average"])
+@pytest.mark.parametrize("ot", ["Byte", "UInt16"])
+def test_output_type_is_gdalwarps_working_type(gg, tmp_path, scenes, kernel, ot):
+    """-ot narrower than the source: gdalwarp resamples in the output's
+    type (its working type), so a Float32 source written as Byte is read as
+    Byte first (values clamped and rounded) and then resampled."""
+    a = gdal.Open(str(scenes["Float32"])).ReadAsArray()
+    src = _utm(tmp_path / "wide.tif", (a * 900 - 50).astype(np.float32), gdal.GDT_Float32)
+    ours, theirs = _pair(gg, tmp_path, src, ["-t_srs", "EPSG:3857", "-r", kernel, "-ot", ot])
+    _agree(ours, theirs)
+
+
+def test_average_against_float64_reference(gg, tmp_path):
+    """-r average against a float64 reference written from the method's
+    definition: each output pixel's footprint is the box between the
+    source positions of its corners (x, y) and (x + 1, y + 1) (GDAL's exact
+    transformer), each source pixel weighted by the part of it inside the
+    box along x times along y, nodata left out; on a rotated geotransform
+    so that boxes are not aligned with pixels."""
+    rng = np.random.default_rng(5)
+    amp = np.abs(_texture()[:90, :110]).astype(np.float64) * 500 + rng.random((90, 110))
+    amp[30:40, 50:70] = -1  # nodata
+    src = tmp_path / "rot.tif"
+    ds = gdal.GetDriverByName("GTiff").Create(str(src), 110, 90, 1, gdal.GDT_Float32)
+    c, s = np.cos(0.3), np.sin(0.3)
+    ds.SetGeoTransform((633000, 10 * c, 10 * s, 5530000, 10 * s, -10 * c))
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(32614)
+    ds.SetProjection(srs.ExportToWkt())
+    ds.GetRasterBand(1).WriteArray(amp)
+    ds.GetRasterBand(1).SetNoDataValue(-1)
+    ds = None
+    out = tmp_path / "avg.tif"
+    gg.run(str(BIN / "gdal_warp"), "-q", "-device", "cpu", "-r", "average", "-et", "0",
+           "-t_srs", "EPSG:32614", "-tr", "23", "23", str(src), str(out))
+    o = gdal.Open(str(out))
+    got = o.GetRasterBand(1).ReadAsArray().astype(np.float64)
+    a = gdal.Open(str(src)).ReadAsArray().astype(np.float64)  # the float32 values
+    tr = gdal.Transformer(gdal.Open(str(src)), o, [])
+    H, W = a.shape
+    checked = 0
+    for j in range(o.RasterYSize):
+        for i in range(o.RasterXSize):
+            (x0, y0), (x1, y1) = (tr.TransformPoint(1, i + k, j + k)[1][:2] for k in (0, 1))
+            x0, x1, y0, y1 = min(x0, x1), max(x0, x1), min(y0, y1), max(y0, y1)
+            if not (0 <= x0 and x1 <= W and 0 <= y0 and y1 <= H):
+                continue  # footprints inside the source: no edge rule involved
+            xs, ys = np.arange(int(np.floor(x0)), int(np.ceil(x1))), \
+                np.arange(int(np.floor(y0)), int(np.ceil(y1)))
+            wx = np.minimum(xs + 1, x1) - np.maximum(xs, x0)
+            wy = np.minimum(ys + 1, y1) - np.maximum(ys, y0)
+            w = wy[:, None] * wx[None, :]
+            v = a[ys[0]:ys[-1] + 1, xs[0]:xs[-1] + 1]
+            w = np.where(v == -1, 0.0, w)
+            want = (w * v).sum() / w.sum() if w.sum() > 0 else -1.0
+            assert abs(got[j, i] - want) <= 1e-4 * max(abs(want), 1.0), (i, j, got[j, i], want)
+            checked += 1
+    assert checked > 0.5 * o.RasterXSize * o.RasterYSize
+
+
 # ------------------------------------------------------------ nodata, bands, sources
 
 
@@ -208,12 +295,76 @@ def test_sources_are_mosaicked_as_gdalwarp(gg, tmp_path, scenes):
     assert gdal.Open(str(whole)).RasterXSize == gdal.Open(str(ours)).RasterXSize
 
 
+def _same_file(ours, theirs):
+    """The same bands, band metadata (nodata, colour interpretation) and
+    pixels, to the bit."""
+    a, b = gdal.Open(str(ours)), gdal.Open(str(theirs))
+    assert a.RasterCount == b.RasterCount
+    for k in range(1, a.RasterCount + 1):
+        ba, bb = a.GetRasterBand(k), b.GetRasterBand(k)
+        assert (ba.DataType, ba.GetNoDataValue(), ba.GetColorInterpretation()) == \
+            (bb.DataType, bb.GetNoDataValue(), bb.GetColorInterpretation()), k
+    x, y = a.ReadAsArray(), b.ReadAsArray()
+    assert np.array_equal(x, y), f"{np.count_nonzero(x != y)} pixels differ"
+    return y
+
+
+@pytest.mark.parametrize("opts", [
+    ["-r", "near"],
+    ["-r", "cubic", "-et", "0"],
+    ["-r", "average", "-tr", "23", "23"],
+    ["-r", "bilinear", "-srcnodata", "0"],
+    ["-r", "cubic", "-dstnodata", "9"],
+    ["-r", "bilinear", "-ot", "Int16"],
+    ["-r", "lanczos", "-ot", "Float32"],
+], ids=["near", "cubic_et0", "average", "srcnodata", "dstnodata", "int16", "float32"])
+def test_dstalpha_matches_gdalwarp(gg, tmp_path, scenes, opts):
+    """-dstalpha: an alpha band (the type's maximum where a source pixel
+    reached, 0 elsewhere, colour interpretation alpha), the source's nodata
+    not carried, -dstnodata given to every band; a value of 0 inside the
+    footprint keeps its alpha (the Byte texture has zeros)."""
+    src = scenes["Byte"]
+    assert np.count_nonzero(gdal.Open(str(src)).ReadAsArray() == 0) > 0
+    ours, theirs = _pair(gg, tmp_path, src, ["-t_srs", "EPSG:3857", "-dstalpha", *opts])
+    y = _same_file(ours, theirs)
+    assert set(np.unique(y[-1])) == {0, {"Int16": 32767}.get(opts[-1], 255)}
+
+
+def test_dstalpha_mosaic_and_bands_match_gdalwarp(gg, tmp_path, three_bands):
+    """Several sources under -dstalpha: a later source's valid samples
+    replace what is there, the alpha band gains them; three bands with a
+    nodata hole."""
+    a = gdal.Open(str(three_bands)).ReadAsArray()
+    left = _utm(tmp_path / "l.tif", a[:, :, :140], gdal.GDT_UInt16, nodata=0, bands=3)
+    right = _utm(tmp_path / "r.tif", a[:, :, 110:], gdal.GDT_UInt16, nodata=0, bands=3,
+                 x0=633000.0 + 1100)
+    ours, theirs = _pair(gg, tmp_path, [left, right],
+                         ["-t_srs", "EPSG:3857", "-r", "bilinear", "-dstalpha"])
+    y = _same_file(ours, theirs)
+    assert y.shape[0] == 4 and 0 < np.mean(y[3] == 65535) < 1
+
+
+def test_dstalpha_lazy_and_refusals(gg, tmp_path, scenes):
+    """GG:warp with dstalpha=yes is gdal_warp -dstalpha; complex data and
+    the RPC path refuse it in one line."""
+    out = tmp_path / "a.tif"
+    gg.run(str(BIN / "gdal_warp"), "-q", "-device", "cpu", "-dstalpha", "-t_srs", "EPSG:3857",
+           "-r", "cubic", str(scenes["UInt16"]), str(out))
+    lazy = gdal.Open(f"GG:warp:t_srs=EPSG:3857:r=cubic:dstalpha=yes:device=cpu:{scenes['UInt16']}")
+    assert lazy.RasterCount == 2
+    assert lazy.GetRasterBand(2).GetColorInterpretation() == gdal.GCI_AlphaBand
+    assert np.array_equal(lazy.ReadAsArray(), gdal.Open(str(out)).ReadAsArray())
+    assert "complex" in _fails(gg, tmp_path, "-dstalpha", "-t_srs", "EPSG:3857",
+                               str(scenes["CFloat32"]))
+    assert "-dstalpha" in _fails(gg, tmp_path, "-rpc", "-dstalpha", str(scenes["Float32"]))
+
+
 # ------------------------------------------------------------ GCPs and geolocation arrays
 
 
 @pytest.mark.parametrize("transformer", [["-order", "1"], ["-order", "2"], ["-order", "3"],
                                          ["-tps"]], ids=["order1", "order2", "order3", "tps"])
-@pytest.mark.parametrize("kernel", ["near", "bilinear", "cubic"])
+@pytest.mark.parametrize("kernel", ["near", "bilinear", "cubic", "average"])
 @pytest.mark.parametrize("et", [None, "0"], ids=["et_default", "et0"])
 def test_gcps_match_gdalwarp(gg, tmp_path, scenes, transformer, kernel, et):
     opts = transformer + ["-r", kernel] + (["-et", et] if et else [])
@@ -226,6 +377,17 @@ def test_gcps_match_gdalwarp(gg, tmp_path, scenes, transformer, kernel, et):
 def test_geolocation_arrays_match_gdalwarp(gg, tmp_path, scenes, kernel, et):
     opts = ["-geoloc", "-r", kernel] + (["-et", et] if et else [])
     ours, theirs = _pair(gg, tmp_path, scenes["geoloc"], opts, peer_extra=ONE_CHUNK)
+    _agree(ours, theirs)
+
+
+@pytest.mark.parametrize("dtype", ["Byte", "UInt16", "CFloat32"])
+@pytest.mark.parametrize("transformer", [["-order", "2"], ["-tps"], ["-geoloc"]],
+                         ids=["order2", "tps", "geoloc"])
+@pytest.mark.parametrize("kernel", ["bilinear", "cubic", "average"])
+def test_gcps_and_geolocation_in_each_type(gg, tmp_path, scenes, dtype, transformer, kernel):
+    kind = "geoloc" if transformer == ["-geoloc"] else "gcp"
+    ours, theirs = _pair(gg, tmp_path, scenes[f"{kind}_{dtype}"], transformer + ["-r", kernel],
+                         peer_extra=ONE_CHUNK)
     _agree(ours, theirs)
 
 
@@ -343,6 +505,22 @@ def test_bad_input_one_line_no_output(gg, tmp_path, scenes):
                "EPSG:3857", str(src), str(src), check=False)
     assert p.returncode != 0 and "never overwritten" in p.stderr, p.stderr
     assert src.read_bytes() == before
+
+
+def test_work_limit_stops_a_runaway_grid(gg, tmp_path, scenes):
+    """GG_WORK_LIMIT: the bytes a warp would read and write are checked once
+    the output grid is known, before the device starts; GG:warp too."""
+    line = _fails(gg, tmp_path, "--config", "GG_WORK_LIMIT", "100K", "-t_srs", "EPSG:3857",
+                  str(scenes["Float32"]))
+    assert "GG_WORK_LIMIT" in line and "would read" in line
+    gdal.SetConfigOption("GG_WORK_LIMIT", "100K")
+    try:
+        with pytest.raises(RuntimeError, match="GG_WORK_LIMIT"):
+            gdal.OpenEx(f"GG:warp:t_srs=EPSG:3857:{scenes['Float32']}")
+    finally:
+        gdal.SetConfigOption("GG_WORK_LIMIT", None)
+    gg.run(str(BIN / "gdal_warp"), "-q", "-device", "cpu", "--config", "GG_WORK_LIMIT", "2M",
+           "-t_srs", "EPSG:3857", str(scenes["Float32"]), str(tmp_path / "fits.tif"))
 
 
 def test_existing_output_needs_overwrite(gg, tmp_path, scenes):
