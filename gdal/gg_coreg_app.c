@@ -585,6 +585,21 @@ void gg_coreg_app_options_free(gg_coreg_app_options *o)
 
 static char *dup_or_null(const char *s) { return s ? CPLStrdup(s) : NULL; }
 
+/* Whether the resample step's parser (gg_app) takes flag a: gg_app's own
+ * flags, GDAL's general ones (--...) and the resample op's. */
+static int resample_knows(const char *a)
+{
+    if (gg_app_flag_values(a, rs_flags, NULL) > 0 || EQUAL(a, "-q") || EQUAL(a, "-quiet") ||
+        EQUAL(a, "-v") || (a[0] == '-' && a[1] == '-'))
+        return 1;
+    int n = 0;
+    const gg_option *ro = gg_op_options("resample", &n);
+    for (int k = 0; k < n; k++)
+        if (ro[k].flag && EQUAL(a, ro[k].flag))
+            return 1;
+    return 0;
+}
+
 gg_coreg_app_options *gg_coreg_app_options_new(int argc, char **argv, int *usage_error)
 {
     if (usage_error)
@@ -696,7 +711,9 @@ gg_coreg_app_options *gg_coreg_app_options_new(int argc, char **argv, int *usage
             }
             continue;
         }
-        if (EQUAL(a, "-poly") || EQUAL(a, "-grid") || EQUAL(a, "-outsize")) {
+        if (EQUAL(a, "-poly") || EQUAL(a, "-grid") || EQUAL(a, "-outsize") ||
+            (a[0] == '-' && a[1] && !resample_knows(a))) {
+            /* refused now, not by the resample step after the offsets */
             fail("unknown option %s%s (see --help)", a, "");
             goto usage;
         }

@@ -7,6 +7,7 @@
  * MIT licence.
  */
 #include "gg_fmcw_app.h"
+#include "gg_output.h"
 #include "fmcw_file.h"
 #include "gg_cfradial.h"
 
@@ -232,7 +233,8 @@ static int sim_sector(int k, int16_t *buf, void *user)
 static int simulate_usage(int rc)
 {
     fprintf(rc ? stderr : stdout,
-            "Usage: gdal_fmcw -simulate [-sectors <n>] [-sweeps <M>] [-samples <N>] [-gates <G>]\n"
+            "Usage: gdal_fmcw -simulate [--help] [--help-general] [--version]\n"
+            "       [-sectors <n>] [-sweeps <M>] [-samples <N>] [-gates <G>]\n"
             "       [-bandwidth <Hz>] [-carrier <Hz>] [-sweep_time <s>] [-elevation <deg>]\n"
             "       [-noise <counts>] [-seed <n>] [-target <range_m>,<azimuth_deg>,<dbz>]...\n"
             "       [-lat <deg>] [-lon <deg>] [-q] <dst.nc>\n\n"
@@ -281,11 +283,27 @@ gg_fmcw_simulate_app_options *gg_fmcw_simulate_app_options_new(int argc, char **
             continue;
         if (EQUAL(a, "--help") || EQUAL(a, "-h"))
             return sim_fail(o, usage_error, simulate_usage(0));
+        if (EQUAL(a, "--version")) {
+            gg_app_print_version("gdal_fmcw");
+            return sim_fail(o, usage_error, 0);
+        }
         if (EQUAL(a, "-q")) {
             quiet = 1;
             continue;
         }
         if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9')) {
+            /* an unknown flag is named as such, before its value is looked at */
+            static const char *const known[] = {"-sectors", "-sweeps", "-samples", "-gates",
+                                                "-bandwidth", "-carrier", "-sweep_time",
+                                                "-elevation", "-noise", "-seed", "-lat", "-lon",
+                                                "-target", NULL};
+            int k = 0;
+            while (known[k] && !EQUAL(a, known[k]))
+                k++;
+            if (!known[k]) {
+                fprintf(stderr, "ERROR 1: gdal_fmcw: unknown option '%s' (see -simulate --help)\n", a);
+                return sim_fail(o, usage_error, 1);
+            }
             if (i + 1 >= argc) {
                 fprintf(stderr, "ERROR 1: gdal_fmcw: %s needs a value (see -simulate --help)\n", a);
                 return sim_fail(o, usage_error, 1);
@@ -392,17 +410,20 @@ int gg_fmcw_simulate_app(const char *dst, const gg_fmcw_simulate_app_options *o,
         az[j.nsec + k] = elev;
         az[2 * j.nsec + k] = 1.7e9 + k * j.p.n_sweeps * j.p.sweep_time_s;
     }
-    /* the safe path: a temporary name in the destination folder, renamed */
-    char *tmp = CPLStrdup(CPLFormFilename(CPLGetPath(dst), CPLSPrintf(".%s.tmp%ld.nc", CPLGetBasename(dst), (long)getpid()), NULL));
+    /* the output transaction: a tracked temporary (removed on a signal in
+     * a program that catches them), put in place by the commit step */
+    char *tmp = gg_output_temporary_name(dst);
     const int dummy = o->quiet || !progress;
     const CPLErr e = FMCWFileWrite(tmp, &j.p, &site, j.nsec, az, az + j.nsec, az + 2 * j.nsec, sim_sector, &j,
                                    dummy ? GDALDummyProgress : progress, dummy ? NULL : progress_data);
+    char why[1024] = "";
     int rc = 1;
-    if (e == CE_None && VSIRename(tmp, dst) == 0)
+    if (e == CE_None && gg_output_commit(NULL, tmp, dst, 1, why, sizeof why) == 0)
         rc = 0;
     else {
-        VSIUnlink(tmp);
-        fprintf(stderr, "ERROR 1: gdal_fmcw: cannot write '%s': %s\n", dst, CPLGetLastErrorMsg());
+        gg_output_discard(NULL, tmp);
+        fprintf(stderr, "ERROR 1: gdal_fmcw: cannot write '%s': %s\n", dst,
+                why[0] ? why : CPLGetLastErrorMsg());
     }
     CPLFree(tmp);
     free(az);

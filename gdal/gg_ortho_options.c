@@ -35,6 +35,12 @@ static const gg_option table[] = {
      "height where the DEM has no value (outside it or nodata); without it, a DEM that "
      "does not cover the scene is an error",
      0},
+    /* off by default: gdalwarp's RPC transformer takes NaN for a height */
+    {"dem_nan_missing", "-dem_nan_missing", GG_OPTION_BOOL, 0, 1, "no", NULL,
+     "NaN heights in the DEM are missing, as its nodata value is (bilinear: no height there, "
+     "so -dem_missing; cubic: left out); default: a NaN height empties the pixels it touches, "
+     "as in gdalwarp",
+     0},
     {"dem_srs", "-dem_srs", GG_OPTION_STRING, -HUGE_VAL, HUGE_VAL, NULL, NULL,
      "CRS of the DEM, overriding its own (GDAL's RPC_DEM_SRS)", 0},
     {"rpc_height", "-rpc_height", GG_OPTION_FLOAT, -HUGE_VAL, HUGE_VAL, "0", NULL,
@@ -196,6 +202,18 @@ static int set_entry(ggo_options *o, const gg_option *e, const char *value, cons
         return 0;
     }
     switch (e->kind) {
+    case GG_OPTION_BOOL: /* dem_nan_missing: the flag alone (as_flag), or yes/no */
+        if (as_flag)
+            o->dem_nan_missing = 1;
+        else if (EQUAL(value, "yes") || EQUAL(value, "true") || EQUAL(value, "on") ||
+                 EQUAL(value, "1"))
+            o->dem_nan_missing = 1;
+        else if (EQUAL(value, "no") || EQUAL(value, "false") || EQUAL(value, "off") ||
+                 EQUAL(value, "0"))
+            o->dem_nan_missing = 0;
+        else
+            return BAD("%s: use yes or no", shown);
+        return 0;
     case GG_OPTION_STRING:
         if (!strcmp(key, "dem"))
             o->dem = value;

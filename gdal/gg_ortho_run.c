@@ -71,6 +71,7 @@ typedef struct orun {
     char last_error[2048];  /* the first GDAL failure message since cleared */
     char *err;              /* the caller's buffer for the first error line, or NULL */
     size_t errlen;
+    const char *prog;       /* the program its error lines name (gdal_warp -rpc runs here) */
 } orun;
 
 static void CPL_STDCALL keep_error(CPLErr cls, CPLErrorNum no, const char *msg)
@@ -118,15 +119,15 @@ static int fail(orun *run, const char *scene, const char *fmt, ...)
     if (run->err) {
         if (!run->err[0]) {
             if (scene)
-                snprintf(run->err, run->errlen, "ERROR 1: %s: %s: %s", PROG, scene, msg);
+                snprintf(run->err, run->errlen, "ERROR 1: %s: %s: %s", run->prog, scene, msg);
             else
-                snprintf(run->err, run->errlen, "ERROR 1: %s: %s", PROG, msg);
+                snprintf(run->err, run->errlen, "ERROR 1: %s: %s", run->prog, msg);
         }
     } else {
         if (scene)
-            fprintf(stderr, "ERROR 1: %s: %s: %s\n", PROG, scene, msg);
+            fprintf(stderr, "ERROR 1: %s: %s: %s\n", run->prog, scene, msg);
         else
-            fprintf(stderr, "ERROR 1: %s: %s\n", PROG, msg);
+            fprintf(stderr, "ERROR 1: %s: %s\n", run->prog, msg);
         fflush(stderr);
     }
     pthread_mutex_unlock(&fail_mu);
@@ -1781,6 +1782,7 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
         pthread_mutex_init(&j->run.mu, NULL);
         j->run.err = run->err;
         j->run.errlen = run->errlen;
+        j->run.prog = run->prog;
         j->o = &o;
         j->dev = &dev;
         j->t = &t;
@@ -1832,6 +1834,10 @@ int gg_ortho_run(int argc, char **argv, gg_context *ctx, char *err, size_t errle
         run.err = err;
         run.errlen = errlen;
     }
+    /* gdal_warp -rpc hands its run over under its own name */
+    run.prog = argc >= 1 && argv && argv[0] && EQUAL(CPLGetFilename(argv[0]), "gdal_warp")
+                   ? "gdal_warp"
+                   : PROG;
     const int rc = argc < 1 || !argv ? 1 : run_command_line(&run, argc, argv, ctx);
     pthread_mutex_destroy(&run.mu);
     return rc;

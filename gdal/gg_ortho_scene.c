@@ -645,6 +645,23 @@ static int output_grid(ggo_scene *sc)
     return 0;
 }
 
+/* -dem_nan_missing: NaN heights become the DEM's nodata value (a value the
+ * kernels recognise; NaN compares equal to nothing), so a NaN counts as
+ * nodata does: bilinear has no height there and uses -dem_missing, cubic
+ * leaves the tap out.  A DEM without a nodata value gets one no height
+ * can be. */
+static void nan_heights_missing(gg_ortho_dem *dem, double *buf)
+{
+    if (!dem->has_nodata || isnan(dem->nodata)) {
+        dem->has_nodata = 1;
+        dem->nodata = -1e300;
+    }
+    const size_t n = (size_t)dem->width * (size_t)dem->height;
+    for (size_t i = 0; i < n; i++)
+        if (isnan(buf[i]))
+            buf[i] = dem->nodata;
+}
+
 /* Reads the part of the DEM the output needs (+4 px), and checks coverage. */
 static int load_dem(ggo_scene *sc)
 {
@@ -699,6 +716,8 @@ static int load_dem(ggo_scene *sc)
                      sc->demw.height, sc->dem_buf, sc->demw.width, sc->demw.height, GDT_Float64, 0,
                      0) != CE_None)
         return ggo_fail(sc, "reading the DEM failed: %s", CPLGetLastErrorMsg());
+    if (sc->o->dem_nan_missing)
+        nan_heights_missing(&sc->demw, sc->dem_buf);
     sc->demw.data = sc->dem_buf;
     return 0;
 }

@@ -31,6 +31,7 @@ typedef struct ggo_options {
     int dem_interp, resampling;   /* gg_ortho_method */
     int has_dem_missing;
     double dem_missing, rpc_height;
+    int dem_nan_missing;          /* NaN heights are the DEM's nodata */
     int has_tr, has_te, has_ts;
     double tr[2], te[4];
     int ts[2];

@@ -401,7 +401,7 @@ static int run_rpc(const ggw_options *o, gg_context *ctx, char *err, size_t errl
         return 1;
     }
     /* gdal_ortho's flags are its keys; several values go one by one */
-    char **a = CSLAddString(NULL, "gdal_ortho");
+    char **a = CSLAddString(NULL, PROG); /* gdal_ortho's errors then name gdal_warp */
     for (int i = 0; kv[i]; i++) {
         char *key = NULL;
         const char *v = CPLParseNameValue(kv[i], &key);

@@ -15,16 +15,37 @@
 #include "gg_coreg_app.h"
 #include "register_drivers.h"
 
+#include "cpl_string.h"
 #include "gdal.h"
 
 int main(int argc, char **argv)
 {
     GDALAllRegister();
     GGRegisterDrivers();
+    /* GDAL's general options (--config, --debug, --optfile, --help-general,
+     * --formats...) taken here, values and all, before the utility's own
+     * parser sees the operands; --version, --help and --describe are gg_app's */
+    int own = 0;
+    for (int i = 1; i < argc; i++)
+        own |= EQUAL(argv[i], "--version") || EQUAL(argv[i], "--utility_version") ||
+               EQUAL(argv[i], "--help") || EQUAL(argv[i], "-h") || EQUAL(argv[i], "-help") ||
+               EQUAL(argv[i], "--describe");
+    char **args = CSLDuplicate(argv);
+    if (!own) {
+        char **general = args;
+        argc = GDALGeneralCmdLineProcessor(argc, &general, 0);
+        CSLDestroy(args);
+        if (argc < 1) {
+            GDALDestroyDriverManager();
+            return argc == 0 ? 0 : 1; /* answered (--help-general...) or refused */
+        }
+        args = general;
+    }
     int usage_error = 0;
-    gg_coreg_app_options *o = gg_coreg_app_options_new(argc, argv, &usage_error);
+    gg_coreg_app_options *o = gg_coreg_app_options_new(argc, args, &usage_error);
     const int rc = o ? gg_coreg_app(o) : 1; /* NULL: a usage error, already printed */
     gg_coreg_app_options_free(o);
+    CSLDestroy(args);
     GDALDestroyDriverManager();
     return rc;
 }

@@ -14,18 +14,39 @@
  */
 #include "gg_app.h"
 #include "gg_fmcw_app.h"
+#include "gg_output.h"
 #include "register_drivers.h"
 
 #include "cpl_port.h"
+#include "cpl_string.h"
 #include "gdal.h"
 
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (EQUAL(argv[i], "-simulate")) {
+            gg_output_catch_signals(); /* an interrupted run leaves no temporary */
             GDALAllRegister();
+            /* GDAL's general options (--help-general, --config, --debug...) as
+             * in the products mode; --help and --version are the mode's own */
+            int own = 0;
+            for (int k = 1; k < argc; k++)
+                own |= EQUAL(argv[k], "--help") || EQUAL(argv[k], "-h") ||
+                       EQUAL(argv[k], "--version");
+            char **args = CSLDuplicate(argv);
+            if (!own) {
+                char **general = args;
+                argc = GDALGeneralCmdLineProcessor(argc, &general, 0);
+                CSLDestroy(args);
+                if (argc < 1) {
+                    GDALDestroyDriverManager();
+                    return argc == 0 ? 0 : 1; /* answered (--help-general...) or refused */
+                }
+                args = general;
+            }
             int usage_error = 0;
-            gg_fmcw_simulate_app_options *o = gg_fmcw_simulate_app_options_new(argc, argv, &usage_error);
+            gg_fmcw_simulate_app_options *o = gg_fmcw_simulate_app_options_new(argc, args, &usage_error);
+            CSLDestroy(args);
             int rc = usage_error; /* 0 after --help */
             if (o && !gg_app_parse_only)
                 rc = gg_fmcw_simulate_app(NULL, o, GDALTermProgress, NULL);

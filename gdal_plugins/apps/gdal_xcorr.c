@@ -16,15 +16,38 @@
 #include "register_drivers.h"
 
 #include "cpl_port.h"
+#include "cpl_string.h"
 #include "gdal.h"
 
 int main(int argc, char **argv)
 {
     if (argc > 2 && EQUAL(argv[1], "-mode") && EQUAL(argv[2], "gmtsar")) {
         gg_output_catch_signals(); /* an interrupted run leaves no temporary */
+        /* GDAL's general options (--help-general, --config, --debug,
+         * --formats, --optfile) as in the default mode; --version, --help
+         * and --describe are the mode's own (GDAL would answer --version
+         * with its version alone) */
+        char **args = CSLAddString(NULL, argv[0]);
+        int own = 0;
+        for (int i = 3; i < argc; i++) {
+            args = CSLAddString(args, argv[i]);
+            own |= EQUAL(argv[i], "--version") || EQUAL(argv[i], "--help") ||
+                   EQUAL(argv[i], "-h") || EQUAL(argv[i], "--describe");
+        }
+        int n = argc - 2;
+        if (!own) {
+            GDALAllRegister();
+            GGRegisterDrivers();
+            char **general = args;
+            n = GDALGeneralCmdLineProcessor(n, &general, 0);
+            CSLDestroy(args);
+            args = n < 1 ? NULL : general;
+            if (n < 1)
+                return n == 0 ? 0 : 1; /* answered (--help-general...) or refused */
+        }
         int usage_error = 0;
-        gg_xcorr_gmtsar_app_options *o =
-            gg_xcorr_gmtsar_app_options_new(argc - 2, argv + 2, &usage_error);
+        gg_xcorr_gmtsar_app_options *o = gg_xcorr_gmtsar_app_options_new(n, args, &usage_error);
+        CSLDestroy(args);
         if (!o)
             return usage_error; /* 0 after --help */
         /* the device starts in gg_xcorr_gmtsar_app (NULL context) */

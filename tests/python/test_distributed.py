@@ -1432,3 +1432,22 @@ def test_cli(client, data, ortho_ref, ptsel_ref, tmp_path):
         assert len(errs) == 1, p.stderr
     assert "do not make pairs" in cli("insar", "--scheduler", addr, "-outdir", tmp_path,
                                       data["slcs"][0]).stderr
+
+
+def test_cli_local_cluster_quiet_shutdown(data, tmp_path):
+    """A successful run on its own local cluster prints its summary and nothing
+    else: the cluster closes after the results of every task have reached the
+    client (closed earlier, the scheduler and tornado logged CommClosedError
+    tracebacks in most runs). Several runs: the race was one of timing."""
+    s = data["slcs"]
+    for k, (what, args) in enumerate([("coreg", ["-window", 32, 32, "-skip", 8, 8]),
+                                      ("insar", ["-looks", 2, 2])] * 2):
+        out = tmp_path / f"run{k}"
+        out.mkdir()
+        p = cli(what, "--devices", "cpu,cpu", "--threads", 1, "-outdir", out,
+                s[0], s[1], s[0], s[2], s[1], s[3], "--", *args)
+        assert p.returncode == 0, p.stderr
+        lines = p.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("geogpu.distributed: 3 done, 0 skipped, "
+                                                       "0 failed"), p.stderr
+        assert not leftovers(out)

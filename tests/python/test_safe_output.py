@@ -85,3 +85,92 @@ def test_utility_interrupted_leaves_nothing(big_slc, tmp_path, sig):
         assert sorted(p.name for p in out.iterdir()) == (["rot.tif"] if existing else [])
         if existing:
             assert (out / "rot.tif").read_bytes() == b"an older output"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_warp_interrupted_leaves_nothing(ortho_scene, tmp_path, sig):
+    """gdal_warp (here its RPC path over the DEM) keeps the old output it was
+    told to -overwrite."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "warped.tif").write_bytes(b"an older output, kept as it is")
+    argv = [str(BIN / "gdal_warp"), "-q", "-device", "cpu", "-overwrite", "-rpc", "-to",
+            f"RPC_DEM={ortho_scene / 'dem.vrt'}", str(ortho_scene / "scene.vrt"),
+            str(out / "warped.tif")]
+    rc, tmp = _interrupted(argv, out, "warped", sig)
+    assert tmp is not None, "the run ended before its temporary appeared"
+    assert rc == -sig, rc
+    assert sorted(p.name for p in out.iterdir()) == ["warped.tif"]
+    assert (out / "warped.tif").read_bytes() == b"an older output, kept as it is"
+
+
+@pytest.fixture(scope="module")
+def fmcw_raw(tmp_path_factory):
+    """A simulated raw FMCW file (gdal_fmcw -simulate, a storm): 144 sectors."""
+    path = tmp_path_factory.mktemp("fmcw") / "storm.nc"
+    subprocess.run([str(BIN / "gdal_fmcw"), "-simulate", "-q", "-sectors", "144", str(path)],
+                   check=True, capture_output=True)
+    return path
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_fmcw_interrupted_leaves_nothing(fmcw_raw, tmp_path, sig):
+    """gdal_fmcw, its products (GeoTIFF and CfRadial) and -simulate (its
+    netCDF went to a temporary of its own, left behind by a signal)."""
+    runs = {"products.tif": [str(BIN / "gdal_fmcw"), "-q", "-device", "cpu", str(fmcw_raw)],
+            "products.nc": [str(BIN / "gdal_fmcw"), "-q", "-device", "cpu", "-of", "CfRadial",
+                            str(fmcw_raw)],
+            "sim.nc": [str(BIN / "gdal_fmcw"), "-simulate", "-q", "-sectors", "144"]}
+    for name, argv in runs.items():
+        out = tmp_path / name.replace(".", "_")
+        out.mkdir()
+        (out / name).write_bytes(b"an older output")
+        rc, tmp = _interrupted(argv + [str(out / name)], out, name.split(".")[0], sig)
+        assert tmp is not None, f"{name}: the run ended before its temporary appeared"
+        assert rc == -sig, (name, rc)
+        assert sorted(p.name for p in out.iterdir()) == [name]
+        assert (out / name).read_bytes() == b"an older output"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_distributed_batch_interrupted_leaves_nothing(ortho_scene, tmp_path, sig):
+    """python3 -m geogpu.distributed on its own local cluster: the signal while
+    a worker writes a scene cancels the batch, closes the cluster and removes
+    the task folders with their temporaries; one ERROR line, the process ends
+    as the signal ends it, and a re-run completes the batch."""
+    import os
+    import sys
+
+    from conftest import BUILD, REPO
+    out = tmp_path / "out"
+    out.mkdir()
+    (tmp_path / "scene.raw").symlink_to(ortho_scene / "scene.raw")
+    scenes = [tmp_path / f"s{k}.vrt" for k in range(3)]
+    for s in scenes:
+        s.write_text((ortho_scene / "scene.vrt").read_text())
+    env = dict(os.environ, PYTHONPATH=str(REPO / "gdal_plugins" / "python"),
+               GG_LIBRARY=str(BUILD / "lib"))
+    argv = [sys.executable, "-m", "geogpu.distributed", "ortho", "--devices", "cpu,cpu",
+            "--threads", "1", "-q", "-outdir", str(out), *map(str, scenes), "--", "-dem",
+            str(ortho_scene / "dem.vrt")]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    end = time.monotonic() + 120
+    seen = []
+    while not seen and proc.poll() is None and time.monotonic() < end:
+        seen = [p for p in out.rglob(".*.tmp*")]
+        time.sleep(0.01)
+    assert seen, "the batch ended before a temporary appeared"
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == -sig, err
+    errors = [ln for ln in err.splitlines() if ln.startswith("ERROR")]
+    assert errors == [f"ERROR 1: geogpu.distributed: interrupted ({sig.name}); unfinished "
+                      "outputs removed"], err
+    assert "Traceback" not in err, err
+    left = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+    finished = [p for p in left if p.endswith(".tif")]
+    assert left == sorted([".geogpu"] + finished + [f".geogpu/{f}.done" for f in finished]), left
+    rerun = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    assert sorted(p.name for p in out.glob("*.tif")) == ["s0.tif", "s1.tif", "s2.tif"]

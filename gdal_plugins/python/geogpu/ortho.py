@@ -352,6 +352,9 @@ def ortho_arguments(**options):
     args = []
     for key, v in values.items():
         n = _flag_values(key)
+        if n == 0:  # a switch: its flag for yes, nothing for no
+            args += [flags[key]] if v.lower() in ("yes", "true", "on", "1") else []
+            continue
         parts = v.replace("x", ",").split(",") if n > 1 else [v]
         if n > 1 and len(parts) == 1:
             parts = parts * n  # "N" for both

@@ -700,7 +700,8 @@ def _output_layer():
 
 render_file = render
 
-USAGE = """Usage: gdal_quicklook [--help] [--version] [-q] [-kind <kind>] [-b <band>]
+USAGE = """Usage: gdal_quicklook [--help] [--help-general] [--version]
+                      [-q] [-kind <kind>] [-b <band>]
                       [-size <pixels>] [-background <raster>] [-title <text>]
                       <src_dataset> <dst.png>
 
@@ -732,6 +733,18 @@ def main(argv=None):
         sys.stderr.write(f"ERROR 1: gdal_quicklook: {msg}\n")
         return 1
 
+    if not any(a in ("--help", "-h", "-help", "--version", "--utility_version") for a in argv):
+        # GDAL's general options (--help-general, --config, --debug, --formats,
+        # --optfile) as every other utility takes them
+        from osgeo import gdal
+        gdal.ErrorReset()
+        try:
+            rest = gdal.GeneralCmdLineProcessor(["gdal_quicklook"] + argv)
+        except RuntimeError as e:
+            return fail(str(e).strip())
+        if rest is None:   # answered (--help-general, --formats) or refused
+            return 1 if gdal.GetLastErrorType() >= gdal.CE_Failure else 0
+        argv = rest[1:]
     try:
         while i < len(argv):
             a = argv[i]

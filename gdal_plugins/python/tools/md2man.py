@@ -5,8 +5,11 @@ The pages follow GDAL's program-page style, so a small converter suffices:
 ``# name`` and its first paragraph give NAME; ``##``/``###`` headings become
 .SH/.SS; fenced code blocks .nf/.fi; definition items (a line of inline code,
 then lines starting ": ") become .TP; "- " items become bullets; tables become
-indented rows; inline code is bold, **bold** bold, *em* italic, and
-[text](link) keeps the text.
+tbl(1) tables (the page starts with the '\\" t line that tells man(1) to run
+tbl; "\\|" in a cell is a literal bar, as in GitHub markdown); inline code is
+bold, **bold** bold, *em* italic, and [text](link) keeps the text.  Characters
+outside ASCII are written as groff's \\[uXXXX] escapes, so the page renders
+the same whether or not the formatter is told the input encoding.
 
     md2man.py --out <dir> [--version 0.1.0] [--date 2026-11-21] docs/gdal_*.md
 
@@ -44,6 +47,46 @@ def inline(text):
     return s
 
 
+def ascii_roff(text):
+    """Non-ASCII characters -> \\[uXXXX] (groff reads its input as Latin-1
+    unless told otherwise: UTF-8 formulas came out as mojibake)."""
+    return "".join(c if ord(c) < 128 else "\\[u%04X]" % ord(c) for c in text)
+
+
+def table_cells(row):
+    """Cells of a markdown table row: split on bars not escaped as \\|."""
+    row = row.strip()
+    if row.startswith("|"):
+        row = row[1:]
+    if row.endswith("|") and not row.endswith("\\|"):
+        row = row[:-1]
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", row)]
+
+
+def table(rows):
+    """A markdown table -> a tbl(1) table with a bold heading row. Columns of
+    short cells keep their natural width; a column with a long cell gets text
+    blocks in an expanding column, so it wraps inside the column, unjustified."""
+    rows = [r for r in rows if not all(re.fullmatch(r":?-+:?", c) for c in r if c)]
+    ncol = max(len(r) for r in rows)
+    rows = [r + [""] * (ncol - len(r)) for r in rows]
+    text = "".join("".join(r) for r in rows)
+    tab = next(c for c in "@#^~;%" if c not in text)
+    wide = [max(len(r[j]) for r in rows) > 24 for j in range(ncol)]
+    out = [".PP", ".na", ".TS", f"tab({tab});", " ".join(["lb"] * ncol),
+           " ".join("lx" if w else "l" for w in wide) + "."]
+    for k, r in enumerate(rows):
+        cells = []
+        for j, c in enumerate(r):
+            body = inline(c) or "\\&"
+            cells.append("T{\n" + line_safe(body) + "\nT}" if wide[j] else body)
+        out.append(tab.join(cells))
+        if k == 0:
+            out.append("_")
+    out += [".TE", ".ad"]
+    return out
+
+
 def line_safe(s):
     """A roff text line must not start with . or '."""
     return "\\&" + s if s[:1] in (".", "'") else s
@@ -51,7 +94,7 @@ def line_safe(s):
 
 def convert(md, name, version, date):
     lines = md.splitlines()
-    out = [f'.TH {name.upper()} 1 "{date}" "geogpu {version}" "geogpu manual"']
+    out = ["'\\\" t", f'.TH {name.upper()} 1 "{date}" "geogpu {version}" "geogpu manual"']
     i = 0
     # title and summary -> NAME
     while i < len(lines) and not lines[i].startswith("# "):
@@ -139,18 +182,16 @@ def convert(md, name, version, date):
             continue
         if s.startswith("|"):
             flush()
-            out += [".PP", ".RS 4", ".nf"]
+            rows = []
             while i < len(lines) and lines[i].strip().startswith("|"):
-                cells = [c.strip() for c in lines[i].strip().strip("|").split("|")]
-                if not all(re.fullmatch(r":?-+:?", c) for c in cells if c):
-                    out.append(line_safe(inline("   ".join(cells))))
+                rows.append(table_cells(lines[i]))
                 i += 1
-            out += [".fi", ".RE"]
+            out += table(rows)
             continue
         para.append(s)
         i += 1
     flush()
-    return "\n".join(out) + "\n"
+    return ascii_roff("\n".join(out) + "\n")
 
 
 def main(argv=None):

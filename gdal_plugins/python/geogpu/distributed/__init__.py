@@ -54,11 +54,12 @@ ptsel|tiles|workers ...`` (``--help``).  See docs/distributed.md.
 # tiling (tile_batch and its mosaic), cli (the command line)
 from .batches import Batch, TaskRecord, ortho_batch, pair_batch, warp_batch
 from .cli import main
-from .cluster import cuda_devices, open_client, start_cluster, warm_up, worker_specs, workers
+from .cluster import (cuda_devices, open_client, settle, start_cluster, warm_up, worker_specs,
+                      workers)
 from .markers import STATE_DIR, TaskError
 from .tile_tasks import tile_grid
 from .tiling import tile_batch
 
-__all__ = ["start_cluster", "open_client", "worker_specs", "cuda_devices", "workers", "warm_up",
-           "ortho_batch", "warp_batch", "pair_batch", "tile_batch", "tile_grid", "Batch", "TaskRecord",
+__all__ = ["start_cluster", "open_client", "settle", "worker_specs", "cuda_devices", "workers",
+           "warm_up", "ortho_batch", "warp_batch", "pair_batch", "tile_batch", "tile_grid", "Batch", "TaskRecord",
            "TaskError", "main"]

@@ -9,7 +9,7 @@ import uuid
 from collections import namedtuple
 from pathlib import Path
 
-from .cluster import _shape, _task_resources, open_client
+from .cluster import _fetching_results, _shape, _task_resources, _when_closed, open_client
 from .markers import TaskError, _cleanup, _complete, _inputs_state, _marker_path, _signature
 from .utility_tasks import _absolute_args, _group_task, _utility_task
 
@@ -150,14 +150,16 @@ def _run_jobs(client, fn, jobs, retries, progress, shape):
 
         def consume():
             """The tasks' results (or failures), fetched by the client's
-            event loop as they end (one blocking round trip per task less)."""
+            event loop as they end (one blocking round trip per task less).
+            Results coming after the batch has returned are fetched all the
+            same and dropped, so that the thread ends with the last fetch
+            (closing the client waits for it: cluster.settle)."""
             nonlocal finished
             try:
                 for f, r in as_completed(list(futures), with_results=True, raise_errors=False):
                     with lock:
-                        if over.is_set():
-                            return
-                        finished += take(f, r)
+                        if not over.is_set():
+                            finished += take(f, r)
             except BaseException as e:  # noqa: BLE001 - raised again by the batch
                 broke.append(e)
 
@@ -208,40 +210,53 @@ def _run_jobs(client, fn, jobs, retries, progress, shape):
         waiting = {u[0]: u for j in todo for u in _units(j) if u[0] not in records}
         consumer = threading.Thread(target=consume, daemon=True, name="geogpu-results")
         consumer.start()
+        _fetching_results(client, consumer)
         told = finished
         looked = {}  # name -> the marker's mtime when last read (an old one is read once)
-        while True:
-            consumer.join(MARKER_POLL_S)
-            with lock:
-                for name in [n for n in waiting if n in records]:
-                    del waiting[name]
-                # every output, each poll: workers commit theirs side by side,
-                # and a marker read as it comes spreads the reading out
-                for name in list(waiting):
-                    _, outdir, sig = waiting[name]
-                    try:
-                        mtime = os.stat(_marker_path(outdir, name)).st_mtime_ns
-                    except OSError:
-                        continue
-                    if looked.get(name) == mtime:
-                        continue
-                    looked[name] = mtime
-                    m = _complete(outdir, name, sig)
-                    if m is None:
-                        continue
-                    records[name] = from_marker(name, m, "done")
-                    details[name] = m
-                    finished += 1
-                    del waiting[name]
-                done = not consumer.is_alive() or not waiting
+        try:
+            while True:
+                consumer.join(MARKER_POLL_S)
+                with lock:
+                    for name in [n for n in waiting if n in records]:
+                        del waiting[name]
+                    # every output, each poll: workers commit theirs side by side,
+                    # and a marker read as it comes spreads the reading out
+                    for name in list(waiting):
+                        _, outdir, sig = waiting[name]
+                        try:
+                            mtime = os.stat(_marker_path(outdir, name)).st_mtime_ns
+                        except OSError:
+                            continue
+                        if looked.get(name) == mtime:
+                            continue
+                        looked[name] = mtime
+                        m = _complete(outdir, name, sig)
+                        if m is None:
+                            continue
+                        records[name] = from_marker(name, m, "done")
+                        details[name] = m
+                        finished += 1
+                        del waiting[name]
+                    done = not consumer.is_alive() or not waiting
+                    if done:
+                        over.set()
+                    now = finished
+                if progress is not None and now != told:
+                    progress(now, total)
+                    told = now
                 if done:
-                    over.set()
-                now = finished
-            if progress is not None and now != told:
-                progress(now, total)
-                told = now
-            if done:
-                break
+                    break
+        except BaseException:
+            # interrupted (Ctrl-C; SIGTERM in the command line): the tasks
+            # are cancelled, and their task folders (the temporaries of
+            # attempts still running) removed once the client is closed
+            try:
+                client.cancel(list(futures))
+            except Exception:  # noqa: BLE001 - a closing cluster: nothing left to cancel
+                pass
+            names = [j.name for j in todo] + [u[0] for j in todo for u in _units(j)]
+            _when_closed(client, lambda: _cleanup({j.outdir for j in todo}, names))
+            raise
         if waiting and broke:
             raise broke[0]
         with lock:  # tasks done before their results came: spans from their markers

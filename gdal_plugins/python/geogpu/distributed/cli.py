@@ -2,7 +2,10 @@
 pairs|ptsel|tiles|workers ..."""
 
 import argparse
+import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from .batches import ortho_batch, pair_batch
@@ -227,7 +230,48 @@ def _read_pairs(args):
     return pairs
 
 
+class _Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread as Ctrl-C is."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_interrupted(signum, frame):
+    raise _Interrupted(signum)
+
+
+def _end_as_signalled(signum):
+    """Ends the process as the signal would have (status 128 + signum in a
+    shell), now that the cluster is closed and the temporaries removed."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    return 128 + signum
+
+
 def main(argv=None):
+    """The command line; a program: SIGTERM and SIGHUP end a batch as Ctrl-C
+    does, the tasks cancelled, the cluster closed and the unfinished outputs'
+    temporaries removed (finished outputs stay, and a re-run skips them)."""
+    program = argv is None and threading.current_thread() is threading.main_thread()
+    if program:
+        for s in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, _raise_interrupted)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as e:
+        signum = getattr(e, "signum", signal.SIGINT)
+        print(f"ERROR 1: geogpu.distributed: interrupted ({signal.Signals(signum).name}); "
+              "unfinished outputs removed", file=sys.stderr)
+        if not program:  # called from Python: the caller decides
+            raise
+        return _end_as_signalled(signum)
+
+
+def _main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     extra = []
     if "--" in argv:

@@ -3,6 +3,8 @@ open_client, the worker command, the cluster's shape."""
 
 import os
 import sys
+import threading
+import time
 import uuid
 from collections import namedtuple
 
@@ -169,6 +171,45 @@ def start_cluster(devices=None, n_workers=None, threads=None, host="127.0.0.1", 
                            name="geogpu")
 
 
+# A batch returns once its outputs' markers say every output is committed,
+# a few milliseconds before Dask's results reach the client; the thread that
+# fetches those results is still running then.  A cluster closed under it
+# makes the scheduler fail the fetches ("Couldn't gather keys") and tornado
+# log CommClosedError tracebacks after a run that succeeded, so a client's
+# close waits for its batches' fetches first.
+_result_threads = {}  # id(client) -> threads fetching its batches' results
+_result_lock = threading.Lock()
+
+
+def _fetching_results(client, thread):
+    """Registers a thread that fetches results for ``client``."""
+    with _result_lock:
+        threads = _result_threads.setdefault(id(client), [])
+        threads[:] = [t for t in threads if t.is_alive()] + [thread]
+
+
+# What an interrupted batch leaves to remove once the client is closed (its
+# task folders: with the cluster closed, no worker writes there any more).
+_after_close = {}  # id(client) -> callables
+
+
+def _when_closed(client, fn):
+    """Runs fn when open_client closes ``client``."""
+    with _result_lock:
+        _after_close.setdefault(id(client), []).append(fn)
+
+
+def settle(client, timeout=30):
+    """Waits (at most ``timeout`` seconds) until the results of the batches run
+    on ``client`` have all reached it; call it before closing a client of
+    your own (open_client's close does)."""
+    with _result_lock:
+        threads = _result_threads.pop(id(client), [])
+    end = time.monotonic() + timeout
+    for t in threads:
+        t.join(max(0.0, end - time.monotonic()))
+
+
 class open_client:
     """A distributed.Client: to a running scheduler (``scheduler`` address,
     e.g. "tcp://node1:8786"), or to a new local cluster (start_cluster's
@@ -200,11 +241,18 @@ class open_client:
 
     def close(self):
         try:
+            settle(self.client)
             self.client.close()
         finally:
-            if self.cluster is not None:
-                self.cluster.close()
-                self.cluster = None
+            try:
+                if self.cluster is not None:
+                    self.cluster.close()
+                    self.cluster = None
+            finally:
+                with _result_lock:
+                    fns = _after_close.pop(id(self.client), [])
+                for fn in fns:
+                    fn()
 
 
 def workers(client):
