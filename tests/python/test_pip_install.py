@@ -12,6 +12,7 @@ PATH that is not Debian's, else one `uv python install` fetches.  Wheels
 <build>/pip_test/wheels and the two CMake trees in <build>/pip_test, so a
 second run is offline and incremental; the first needs the package index.
 """
+import hashlib
 import json
 import os
 import shutil
@@ -140,26 +141,28 @@ def _ok(r, what):
     return r
 
 
+WHEEL_REQUIREMENTS = ["numpy", "scikit-build-core>=0.10", "wheel", "setuptools<72", "Pillow"]
+
+
 def _fill_wheels(v, gdal_version):
     """Wheels for this interpreter in WHEELS (from the index the first time):
-    the build backend, numpy, and GDAL's bindings built from their sdist."""
+    the build backend, numpy, Pillow, and GDAL's bindings built from their sdist."""
     tag = "cp%d%d" % tuple(_describe(str(v.python))["version"])
-    done = WHEELS / f".complete-{tag}-gdal{gdal_version}"
-    if done.exists():
-        return
-    WHEELS.mkdir(parents=True, exist_ok=True)
-    r = v.pip("download", "-q", "-d", str(WHEELS), "numpy", "scikit-build-core>=0.10", "wheel",
-              "setuptools<72", offline=False)
-    if r.returncode != 0:
-        pytest.skip(f"no wheels cached in {WHEELS} for {tag} and the package index is not "
-                    f"reachable: {r.stderr.strip().splitlines()[-1:]}")
-    if gdal_version:
+    key = hashlib.sha1(" ".join(WHEEL_REQUIREMENTS).encode()).hexdigest()[:8]
+    done = WHEELS / f".complete-{tag}-{key}"
+    if not done.exists():
+        WHEELS.mkdir(parents=True, exist_ok=True)
+        r = v.pip("download", "-q", "-d", str(WHEELS), *WHEEL_REQUIREMENTS, offline=False)
+        if r.returncode != 0:
+            pytest.skip(f"no wheels cached in {WHEELS} for {tag} and the package index is not "
+                        f"reachable: {r.stderr.strip().splitlines()[-1:]}")
+        done.touch()
+    if gdal_version and not list(WHEELS.glob(f"GDAL-{gdal_version}-{tag}-*.whl")):
         # numpy first, or the bindings are built without gdal_array
         _ok(v.pip("install", "-q", "numpy", "wheel", "setuptools<72"), "pip install numpy")
-        _ok(v.pip("wheel", "-q", "--no-build-isolation", "--no-deps", "-w", str(WHEELS),
-                  f"GDAL=={gdal_version}", offline=False, timeout=1800),
-            f"building GDAL=={gdal_version}'s bindings from the sdist")
-    done.touch()
+        r = v.pip("wheel", "-q", "--no-build-isolation", "--no-deps", "-w", str(WHEELS),
+                  f"GDAL=={gdal_version}", offline=False, timeout=1800)
+        _ok(r, f"building GDAL=={gdal_version}'s bindings from the sdist")
 
 
 def _install_geogpu(v, build_dir, *defines):
@@ -318,9 +321,17 @@ def test_gdal_side_with_bindings_from_the_sdist(venv_full, tmp_path):
                           "np.save(sys.argv[2], gdal.Open(sys.argv[1]).ReadAsArray())",
                           out, tmp_path / "util.npy", cwd=tmp_path), "reading the utility's output")
     assert np.array_equal(np.load(tmp_path / "util.npy"), run, equal_nan=True)
+    # gdal_quicklook (made by pip) names what it lacks, then draws with it
     png = tmp_path / "mli.png"
-    p = subprocess.run([str(venv_full.path / "bin" / "gdal_quicklook"), str(out), str(png)],
-                       capture_output=True, text=True, env=venv_full.env(), cwd=tmp_path,
+    quicklook = [str(venv_full.path / "bin" / "gdal_quicklook"), "-q", str(out), str(png)]
+    if venv_full.run("import PIL", cwd=tmp_path).returncode != 0:
+        p = subprocess.run(quicklook, capture_output=True, text=True, env=venv_full.env(),
+                           cwd=tmp_path, timeout=120)
+        assert p.returncode == 1 and p.stderr.startswith("ERROR 1: gdal_quicklook: needs Pillow"), \
+            p.stderr
+        assert len(p.stderr.splitlines()) == 1 and not png.exists(), p.stderr
+        _ok(venv_full.pip("install", "-q", "Pillow"), "pip install Pillow")
+    p = subprocess.run(quicklook, capture_output=True, text=True, env=venv_full.env(), cwd=tmp_path,
                        timeout=120)
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 0 and p.stderr == "", p.stderr
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
