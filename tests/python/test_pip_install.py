@@ -144,10 +144,10 @@ def _ok(r, what):
 WHEEL_REQUIREMENTS = ["numpy", "scikit-build-core>=0.10", "wheel", "setuptools<72", "Pillow"]
 
 
-def _fill_wheels(v, gdal_version):
+def _fill_wheels(v):
     """Wheels for this interpreter in WHEELS (from the index the first time):
-    the build backend, numpy, Pillow, and GDAL's bindings built from their sdist."""
-    tag = "cp%d%d" % tuple(_describe(str(v.python))["version"])
+    the build backend, numpy and Pillow."""
+    tag = _tag(v)
     key = hashlib.sha1(" ".join(WHEEL_REQUIREMENTS).encode()).hexdigest()[:8]
     done = WHEELS / f".complete-{tag}-{key}"
     if not done.exists():
@@ -157,18 +157,36 @@ def _fill_wheels(v, gdal_version):
             pytest.skip(f"no wheels cached in {WHEELS} for {tag} and the package index is not "
                         f"reachable: {r.stderr.strip().splitlines()[-1:]}")
         done.touch()
-    if gdal_version and not list(WHEELS.glob(f"GDAL-{gdal_version}-{tag}-*.whl")):
-        # numpy first, or the bindings are built without gdal_array
-        _ok(v.pip("install", "-q", "numpy", "wheel", "setuptools<72"), "pip install numpy")
-        r = v.pip("wheel", "-q", "--no-build-isolation", "--no-deps", "-w", str(WHEELS),
-                  f"GDAL=={gdal_version}", offline=False, timeout=1800)
-        _ok(r, f"building GDAL=={gdal_version}'s bindings from the sdist")
+
+
+def _tag(v):
+    return "cp%d%d" % tuple(_describe(str(v.python))["version"])
+
+
+def _gdal_wheel(v, version):
+    """GDAL's bindings for this interpreter, built once from their sdist
+    against the system's GDAL and kept in WHEELS."""
+    if list(WHEELS.glob(f"GDAL-{version}-{_tag(v)}-*.whl")):
+        return
+    sdists = WORK / "sdists"
+    if not list(sdists.glob(f"[Gg][Dd][Aa][Ll]-{version}.tar.gz")):
+        r = v.pip("download", "-q", "--no-deps", "--no-binary", ":all:", "-d", str(sdists),
+                  f"GDAL=={version}", offline=False)
+        if r.returncode != 0:
+            pytest.skip(f"GDAL=={version}'s sdist is not cached in {sdists} and the package "
+                        f"index is not reachable: {r.stderr.strip().splitlines()[-1:]}")
+    # numpy first, or the bindings are built without gdal_array
+    _ok(v.pip("install", "-q", "numpy", "wheel", "setuptools<72"), "pip install numpy")
+    r = v.pip("wheel", "-q", "--no-build-isolation", "--no-deps", "-w", str(WHEELS),
+              "--find-links", str(sdists), f"GDAL=={version}", timeout=1800)
+    _ok(r, f"building GDAL=={version}'s bindings from the sdist")
 
 
 def _install_geogpu(v, build_dir, *defines):
-    args = ["install", "-q", str(REPO), "-C", f"build-dir={build_dir}"]
+    # (--config-settings: -C is pip >= 23.1 only)
+    args = ["install", "-q", str(REPO), "--config-settings", f"build-dir={build_dir}"]
     for d in defines:
-        args += ["-C", f"cmake.define.{d}"]
+        args += ["--config-settings", f"cmake.define.{d}"]
     # two compile jobs: the CI machine has two cores
     return _ok(v.pip(*args, timeout=3600, CMAKE_BUILD_PARALLEL_LEVEL="2"), "pip install .")
 
@@ -182,7 +200,7 @@ def python():
 def venv_full(python, tmp_path_factory):
     """A venv with numpy and `pip install .` built with GDAL (when gdal-config is here)."""
     v = Venv(python, tmp_path_factory.mktemp("venv") / "full")
-    _fill_wheels(v, _gdal_version())
+    _fill_wheels(v)
     _ok(v.pip("install", "-q", "numpy"), "pip install numpy")
     _install_geogpu(v, WORK / "build-full")
     return v
@@ -192,7 +210,7 @@ def venv_full(python, tmp_path_factory):
 def venv_nogdal(python, tmp_path_factory):
     """`pip install .` where GDAL's development files are not found."""
     v = Venv(python, tmp_path_factory.mktemp("venv") / "nogdal")
-    _fill_wheels(v, _gdal_version())
+    _fill_wheels(v)
     _install_geogpu(v, WORK / "build-nogdal", "CMAKE_DISABLE_FIND_PACKAGE_GDAL=ON")
     return v
 
@@ -300,6 +318,7 @@ def test_gdal_side_with_bindings_from_the_sdist(venv_full, tmp_path):
     version = _gdal_version()
     if version is None:
         pytest.skip("gdal-config not found: GDAL's development files are not installed")
+    _gdal_wheel(venv_full, version)
     _ok(venv_full.pip("install", "-q", f"GDAL=={version}"), "pip install GDAL (cached wheel)")
     z = _slc(tmp_path)
     r = _ok(venv_full.run(GDAL_SCRIPT, tmp_path / "slc.npy", tmp_path, cwd=tmp_path),
