@@ -340,6 +340,17 @@ def test_gdal_side_with_bindings_from_the_sdist(venv_full, tmp_path):
                           "np.save(sys.argv[2], gdal.Open(sys.argv[1]).ReadAsArray())",
                           out, tmp_path / "util.npy", cwd=tmp_path), "reading the utility's output")
     assert np.array_equal(np.load(tmp_path / "util.npy"), run, equal_nan=True)
+    # python -m geogpu names the wheel's plugin folder, which GDAL programs load cleanly
+    r = _ok(venv_full.run("import runpy; runpy.run_module('geogpu', run_name='__main__')",
+                          cwd=tmp_path), "python -m geogpu")
+    plugin_line = [l for l in r.stdout.splitlines() if l.startswith("GDAL plugin: ")]
+    assert plugin_line, r.stdout
+    plugins = Path(plugin_line[0].split()[2])
+    assert plugins == pkg / "lib" / "gdalplugins", plugin_line
+    p = subprocess.run(["gdalinfo", "--formats"], capture_output=True, text=True, timeout=60,
+                       env=dict(CLEAN_ENV, GDAL_DRIVER_PATH=str(plugins)))
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert {"GG", "FMCW"} <= {l.split()[0] for l in p.stdout.splitlines()[1:] if l.strip()}
     # gdal_quicklook (made by pip) names what it lacks, then draws with it
     png = tmp_path / "mli.png"
     quicklook = [str(venv_full.path / "bin" / "gdal_quicklook"), "-q", str(out), str(png)]
