@@ -70,22 +70,24 @@ def _candidates():
 
 
 def _uv_python():
-    """A CPython fetched by uv (itself pip-installed under WORK), or None."""
+    """(a CPython fetched by uv, itself pip-installed under WORK, or None; why not)."""
     uv_dir = WORK / "uv"
     uv = uv_dir / "bin" / "uv"
     if not uv.exists():
         p = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(uv_dir),
                             "uv"], capture_output=True, text=True, timeout=600)
         if p.returncode != 0 or not uv.exists():
-            return None
+            return None, "pip could not install uv: " + (p.stderr.strip().splitlines() or [""])[-1]
     env = dict(os.environ, PYTHONPATH=str(uv_dir), UV_PYTHON_INSTALL_DIR=str(WORK / "pythons"))
     p = subprocess.run([str(uv), "python", "install", "3.11"], capture_output=True, text=True,
                        env=env, timeout=900)
     if p.returncode != 0:
-        return None
+        return None, "uv python install 3.11: " + (p.stderr.strip().splitlines() or [""])[-1]
     p = subprocess.run([str(uv), "python", "find", "--managed-python", "3.11"], capture_output=True,
                        text=True, env=env)
-    return p.stdout.strip() if p.returncode == 0 and p.stdout.strip() else None
+    if p.returncode != 0 or not p.stdout.strip():
+        return None, "uv python find: " + (p.stderr.strip().splitlines() or [""])[-1]
+    return p.stdout.strip(), None
 
 
 def _python():
@@ -95,11 +97,11 @@ def _python():
     if os.environ.get("GG_TEST_PYTHON"):
         pytest.fail(f"GG_TEST_PYTHON={os.environ['GG_TEST_PYTHON']} is not a CPython >= 3.9 "
                     "with its own site-packages")
-    c = _uv_python()
+    c, why = _uv_python()
     if c and _not_debian(c):
         return c
-    pytest.skip("no Python other than Debian's here (no pyenv, no other python3 on PATH) and uv "
-                "could not fetch one (no network?)")
+    pytest.skip("no Python other than Debian's here (no pyenv, no other python3 on PATH, no "
+                f"GG_TEST_PYTHON) and uv could not fetch one ({why or c})")
 
 
 def _gdal_version():
