@@ -210,10 +210,12 @@ def venv_full(python, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def venv_nogdal(python, tmp_path_factory):
-    """`pip install .` where GDAL's development files are not found."""
+    """`pip install .` where GDAL's development files are not found, OpenCL off."""
     v = Venv(python, tmp_path_factory.mktemp("venv") / "nogdal")
     _fill_wheels(v)
-    _install_geogpu(v, WORK / "build-nogdal", "CMAKE_DISABLE_FIND_PACKAGE_GDAL=ON")
+    # (OpenCL off too: a setting of pyproject.toml overridden, and a shorter build)
+    _install_geogpu(v, WORK / "build-nogdal", "CMAKE_DISABLE_FIND_PACKAGE_GDAL=ON",
+                    "GG_WITH_OPENCL=OFF")
     return v
 
 
@@ -279,6 +281,7 @@ def test_numpy_api_without_osgeo(venv_full, tmp_path):
 def test_without_gdal_development_files(venv_nogdal, tmp_path):
     pkg = venv_nogdal.site / "geogpu"
     assert (pkg / "lib" / "libgeogpu.so.0").exists()
+    assert not (pkg / "lib" / "libgeogpu_opencl.so").exists()
     assert not list(pkg.rglob("libgeogpu_gdal.so*")) and not list(pkg.rglob("gdal_GeoGPU.so"))
     assert not (pkg / "bin").exists() and not (venv_nogdal.path / "bin" / "gdal_multilook").exists()
     lines, _ = _numpy_api(venv_nogdal, tmp_path)
