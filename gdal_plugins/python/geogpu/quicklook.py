@@ -794,6 +794,13 @@ def main(argv=None):
         folder = Path(dst).parent
         if not folder.is_dir():
             return fail(f"the destination folder '{folder}' does not exist")
+        # what a pip-installed package may lack, named rather than a traceback
+        for module, what in (("osgeo.gdal", "GDAL's Python bindings (osgeo)"),
+                             ("PIL.Image", "Pillow (pip install Pillow; Debian: python3-pil)")):
+            try:
+                __import__(module)
+            except ImportError:
+                return fail(f"needs {what}")
         # a program: SIGTERM and SIGHUP remove the temporary (SIGINT is
         # Python's KeyboardInterrupt, which removes it on the way out)
         _output_layer().gg_output_catch_signals()
