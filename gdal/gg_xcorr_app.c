@@ -171,8 +171,9 @@ static const gg_app_spec spec = {
     .purpose = "Sub-pixel offsets of a secondary SLC against a primary on a grid of windows:\n"
                "normalised cross-correlation of amplitudes, x2 oversampling of both axes,\n"
                "a zoomed peak, SNR and covariance (PyCuAmpcor's estimator).  One output pixel\n"
-               "per window, 7 Float32 bands: offset_down offset_across snr cov_down cov_across\n"
-               "cov_down_across peak (secondary = primary + offset).  For GMTSAR's xcorr\n"
+               "per window, 8 Float32 bands: offset_down offset_across snr cov_down cov_across\n"
+               "cov_down_across peak peak_ratio (secondary = primary + offset; peak_ratio near 1:\n"
+               "a pure-noise window).  For GMTSAR's xcorr\n"
                "interface: gdal_xcorr -mode gmtsar master.PRM aligned.PRM ... (see --help there).",
     .operands = "<primary> <secondary> <dst_dataset>",
     .required = NULL,
