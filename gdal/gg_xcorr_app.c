@@ -70,11 +70,12 @@ static int write_table(const char *raster, const char *path, const char *tmp)
     double gt[6];
     GDALGetGeoTransform(ds, gt);
     float *vals = CPLMalloc(sizeof(float) * (size_t)nx * ny * nb);
-    int ok = nb == 7;
+    /* every band of the product, one field each, named as the band */
+    int ok = nb >= 1;
     for (int b = 0; ok && b < nb; b++)
         ok = GDALRasterIO(GDALGetRasterBand(ds, b + 1), GF_Read, 0, 0, nx, ny,
                           vals + (size_t)b * nx * ny, nx, ny, GDT_Float32, 0, 0) == CE_None;
-    const char *names[7];
+    const char **names = CPLMalloc(sizeof(char *) * (size_t)(nb > 0 ? nb : 1));
     for (int b = 0; ok && b < nb; b++)
         names[b] = GDALGetDescription(GDALGetRasterBand(ds, b + 1));
     /* the driver: from the extension, CSV when unknown */
@@ -137,6 +138,7 @@ static int write_table(const char *raster, const char *path, const char *tmp)
         GDALClose(out);
     GDALClose(ds);
     CPLFree(vals);
+    CPLFree(names);
     if (!ok && path)
         fprintf(stderr, "ERROR 1: gdal_xcorr: cannot write the table '%s'\n", path);
     return ok ? 0 : 1;

