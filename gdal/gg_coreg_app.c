@@ -381,7 +381,7 @@ static int offsets(const char *primary, const char *secondary, const char *devic
 }
 
 /* -offsets: a dense offset raster written earlier (gdal_xcorr's bands:
- * 1 down, 2 across, 3 snr and 7 peak when there are 7), its window
+ * 1 down, 2 across, 3 snr and 7 peak when there are 7 or more), its window
  * centres from its geotransform as in offsets(); nodata -> NaN. */
 static int read_offsets(const char *primary, const char *path, double **pts, int *npts, int *gnx,
                         int *gny)

@@ -394,20 +394,31 @@ char **GGDataset::GetFileList()
  * strip are planned apart (gg_plan_rows), so a taller strip costs host
  * memory only: at least 8 times the halo rows (at most 1/8 read twice),
  * within STACK_SOURCE_BUDGET of source window, and never fewer rows than
- * the device budget gives. */
+ * the device budget gives.  Rows are counted in source rows and converted
+ * to output rows: an op whose output row stands for several source rows
+ * (gdal_xcorr: a row of windows, skip rows apart) and whose windows do not
+ * overlap has no halo, and its strips stay a few rows of windows instead
+ * of the whole image. */
 constexpr double STACK_SOURCE_BUDGET = 512.0 * 1024 * 1024;
 
 static int StackStripRows(gg_op *op, const gg_raster_info &sIn, const gg_raster_info &sOut,
                           int nRows)
 {
+    // source rows per output row (1, or a window op's skip: gdal_xcorr)
+    // and the halo: from the source windows of one and of two output rows
     gg_window sRow{0, sOut.height / 2, sOut.width, 1}, sSrc{};
-    if (gg_op_source_window(op, &sRow, &sSrc) != GG_OK)
+    gg_window sRow2{0, sOut.height / 2, sOut.width, std::min(2, sOut.height - sOut.height / 2)},
+        sSrc2{};
+    if (gg_op_source_window(op, &sRow, &sSrc) != GG_OK ||
+        gg_op_source_window(op, &sRow2, &sSrc2) != GG_OK)
         return nRows;
-    const double dfHalo = std::max(0, sSrc.height - 1);
+    const double dfStep =
+        sRow2.height == 2 ? std::max(1, sSrc2.height - sSrc.height) : 1.0;
+    const double dfHalo = std::max(0.0, sSrc.height - dfStep);
     const double dfRowBytes =
         static_cast<double>(sIn.bands) * gg_type_size(sIn.type) * std::max(1, sIn.width);
-    const double dfWant =
-        std::min(8.0 * dfHalo, std::floor(STACK_SOURCE_BUDGET / dfRowBytes) - dfHalo);
+    const double dfWant = std::floor(
+        std::min(8.0 * dfHalo, std::floor(STACK_SOURCE_BUDGET / dfRowBytes) - dfHalo) / dfStep);
     return static_cast<int>(std::clamp(std::max(dfWant, static_cast<double>(nRows)), 1.0,
                                        static_cast<double>(sOut.height)));
 }

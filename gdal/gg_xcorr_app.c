@@ -70,11 +70,12 @@ static int write_table(const char *raster, const char *path, const char *tmp)
     double gt[6];
     GDALGetGeoTransform(ds, gt);
     float *vals = CPLMalloc(sizeof(float) * (size_t)nx * ny * nb);
-    int ok = nb == 7;
+    /* every band of the product, one field each, named as the band */
+    int ok = nb >= 1;
     for (int b = 0; ok && b < nb; b++)
         ok = GDALRasterIO(GDALGetRasterBand(ds, b + 1), GF_Read, 0, 0, nx, ny,
                           vals + (size_t)b * nx * ny, nx, ny, GDT_Float32, 0, 0) == CE_None;
-    const char *names[7];
+    const char **names = CPLMalloc(sizeof(char *) * (size_t)(nb > 0 ? nb : 1));
     for (int b = 0; ok && b < nb; b++)
         names[b] = GDALGetDescription(GDALGetRasterBand(ds, b + 1));
     /* the driver: from the extension, CSV when unknown */
@@ -137,6 +138,7 @@ static int write_table(const char *raster, const char *path, const char *tmp)
         GDALClose(out);
     GDALClose(ds);
     CPLFree(vals);
+    CPLFree(names);
     if (!ok && path)
         fprintf(stderr, "ERROR 1: gdal_xcorr: cannot write the table '%s'\n", path);
     return ok ? 0 : 1;
@@ -171,8 +173,9 @@ static const gg_app_spec spec = {
     .purpose = "Sub-pixel offsets of a secondary SLC against a primary on a grid of windows:\n"
                "normalised cross-correlation of amplitudes, x2 oversampling of both axes,\n"
                "a zoomed peak, SNR and covariance (PyCuAmpcor's estimator).  One output pixel\n"
-               "per window, 7 Float32 bands: offset_down offset_across snr cov_down cov_across\n"
-               "cov_down_across peak (secondary = primary + offset).  For GMTSAR's xcorr\n"
+               "per window, 8 Float32 bands: offset_down offset_across snr cov_down cov_across\n"
+               "cov_down_across peak peak_ratio (secondary = primary + offset; peak_ratio near 1:\n"
+               "a pure-noise window).  For GMTSAR's xcorr\n"
                "interface: gdal_xcorr -mode gmtsar master.PRM aligned.PRM ... (see --help there).",
     .operands = "<primary> <secondary> <dst_dataset>",
     .required = NULL,

@@ -217,6 +217,30 @@ GG_KERNEL2(gg_k_xc_peak, gg_xc_params, p, const float, surf, float, ws)
     const double pk2 = (double)best * best;
     const double mean = n > 1 ? (sq - pk2) / (n - 1) : 0.0;
     s[GG_XC_SNR] = mean > 0.0 ? (float)(pk2 / mean) : 0.0f;
+    /* peak ratio: the peak over the highest other local maximum (a sample
+     * above its 8 neighbours within the searched lags) of the surface.  A
+     * pure-noise surface has many maxima of similar height (ratio near 1);
+     * a real match stands out whatever the SNR window sees. */
+    float second = 0.0f;
+    for (int y = 0; y < ny; y++)
+        for (int x = 0; x < nx; x++) {
+            const float v = c[y * p.lx + x];
+            if (v <= second || (y == py && x == px))
+                continue;
+            int top = 1;
+            for (int dy = -1; dy <= 1 && top; dy++)
+                for (int dx = -1; dx <= 1; dx++) {
+                    const int yy = y + dy, xx = x + dx;
+                    if ((dy || dx) && yy >= 0 && yy < ny && xx >= 0 && xx < nx &&
+                        c[yy * p.lx + xx] >= v) {
+                        top = 0;
+                        break;
+                    }
+                }
+            if (top)
+                second = v;
+        }
+    s[GG_XC_PRATIO] = second > 0.0f ? fmin(best / second, GG_XC_PRATIO_MAX) : GG_XC_PRATIO_MAX;
     /* covariance of the peak position from the surface curvature and a
      * (1 - peak) noise term scaled by the template size (ROI_PAC ampcor's
      * estimate); 99 when the peak is on the border or the surface flat */
@@ -519,6 +543,7 @@ GG_KERNEL3(gg_k_xc_final, gg_xc_params, p, const float, V, float, ws, float, out
     o[4] = ok ? s[GG_XC_COV + 1] : p.dst_nodata;
     o[5] = ok ? s[GG_XC_COV + 2] : p.dst_nodata;
     o[6] = ok ? best : p.dst_nodata;
+    o[7] = ok ? s[GG_XC_PRATIO] : p.dst_nodata;
     s[GG_XC_OUT_Y] = dy;
     s[GG_XC_OUT_X] = dx;
     s[GG_XC_OUT_V] = best;

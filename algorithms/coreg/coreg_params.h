@@ -33,9 +33,11 @@
 #define GG_XC_OUT_X 20
 #define GG_XC_OUT_V 21     /* peak value of the interpolated surface */
 #define GG_XC_NCC 22       /* gmtsar: time-domain NCC (0..100) at the integer peak */
+#define GG_XC_PRATIO 23    /* raw peak over the highest other local maximum of the surface */
 
 /* Quality-mode outputs, one float per band per window. */
-#define GG_XC_NBANDS 7     /* down, across, snr, cov_dd, cov_aa, cov_da, peak */
+#define GG_XC_NBANDS 8     /* down, across, snr, cov_dd, cov_aa, cov_da, peak, peak_ratio */
+#define GG_XC_PRATIO_MAX 100.0f /* peak_ratio when no other local maximum is above 0 */
 
 typedef struct gg_xc_params {
     int nwin;              /* windows in the batch */

@@ -64,7 +64,9 @@
  * The GPU design (issue 3):
  *  - patches run in chunks of whole location rows, as many as device
  *    memory allows (and at least a few chunks, so that the next chunk's
- *    lines are read and uploaded while the device works on this one);
+ *    lines are read and uploaded while the device works on this one); on
+ *    the CPU backend, whose buffers are host memory, chunks within a small
+ *    host budget, down to parts of a location row;
  *    every step of a chunk is one launch or one batched gg_fft over all its
  *    patches, so the FFT plans (cached by shape in the context; FFTW's
  *    multi-threaded batch plans on the CPU) serve every chunk and every run;
@@ -203,13 +205,25 @@ static double gm_patch_bytes(const gm_geom *g)
            cplx * (double)g->zw * (g->zw + g->nreg) + F * (double)g->nreg * g->nreg;
 }
 
-/* Ring lines of file f for chunks of K location rows. */
-static int gm_cap(const gm_geom *g, int f, int K)
+/* Location rows [*ja, *jb] (1-based) and patches [*w0, *w1) of chunk c,
+ * Bp patches per chunk in row-major order. */
+static void gm_chunk_span(const gm_geom *g, int Bp, int c, int *w0, int *w1, int *ja, int *jb)
+{
+    const int N = g->nx * g->ny;
+    *w0 = c * Bp;
+    *w1 = *w0 + Bp < N ? *w0 + Bp : N;
+    *ja = 1 + *w0 / g->nx;
+    *jb = 1 + (*w1 - 1) / g->nx;
+}
+
+/* Ring lines of file f for chunks of Bp patches. */
+static int gm_cap(const gm_geom *g, int f, int Bp)
 {
     int cap = 1;
-    for (int ja = 1; ja <= g->ny; ja += K) {
-        const int jb = ja + K - 1 < g->ny ? ja + K - 1 : g->ny;
-        int lo, hi;
+    const int N = g->nx * g->ny;
+    for (int c = 0; c * Bp < N; c++) {
+        int w0, w1, ja, jb, lo, hi;
+        gm_chunk_span(g, Bp, c, &w0, &w1, &ja, &jb);
         gm_span(g, f, ja, jb, &lo, &hi);
         if (hi - lo > cap)
             cap = hi - lo;
@@ -217,42 +231,70 @@ static int gm_cap(const gm_geom *g, int f, int K)
     return cap;
 }
 
-/* Host memory the CPU backend's chunk buffers may take (MiB). */
-#define GM_HOST_BUDGET_MB 512.0
+/* Memory of a plan of Bp patches per chunk: its buffers and both rings. */
+static double gm_plan_bytes(const gm_geom *g, int Bp)
+{
+    return Bp * gm_patch_bytes(g) +
+           4.0 * ((double)g->W * gm_cap(g, 0, Bp) + (double)g->Wa * gm_cap(g, 1, Bp));
+}
+
+/* Host memory the CPU backend's chunk buffers and line rings may take
+ * (MiB).  What the standard job needs (11304-sample lines, search 128,
+ * ri 2): the lines of one location row of both files, 2 x 512 x 11304 x 4
+ * bytes = 46 MB (GMTSAR holds the same lines), and per patch 10.3 MB of
+ * buffers (master and aligned patches 2 x 2 MiB, the x ri interpolation
+ * 4 MiB, the correlation plane 2 MiB, the surface and the sub-pixel
+ * blocks 0.3 MiB): 128 MiB holds the rings and 7 patches, enough to keep
+ * the cores busy (bench/RESULTS.md, 2026-11-28, "memory"). */
+#define GM_HOST_BUDGET_MB 128.0
+
+/* Bytes of one line piece the readers fill: large pieces amortise the
+ * uploads to a GPU; on the CPU backend an upload is a memcpy, and small
+ * pieces keep the pool (host memory beside the rings) small. */
+#define GM_PIECE_DEVICE ((size_t)16 << 20)
+#define GM_PIECE_CPU ((size_t)2 << 20)
 
 /* Threads reading SLC lines: their reads hide
  * behind the uploads (bench/RESULTS.md, 2026-11-21, "GMTSAR-mode offsets
  * redesigned" and "start-up": read wait 0.007-0.034 s of a 0.1 s run). */
 #define GM_READERS 4
 
-/* Location rows per chunk: what fits half the free device memory, and at
- * most a quarter of the rows so that reading overlaps the device work.
- * forced > 0: that many (tests of the multi-chunk path). */
-static int gm_chunk_rows(gg_context *ctx, const gm_geom *g, int forced)
+/* Patches per chunk: whole location rows, as many as fit half the free
+ * device memory, and at most a quarter of the rows so that reading
+ * overlaps the device work; on the CPU backend (host memory) within
+ * GM_HOST_BUDGET_MB, down to parts of a location row.  forced > 0: that
+ * many location rows, forced < 0: -forced patches (tests of the
+ * multi-chunk path). */
+static int gm_chunk_patches(gg_context *ctx, const gm_geom *g, int forced)
 {
+    const int N = g->nx * g->ny;
     if (forced > 0)
-        return forced < g->ny ? forced : g->ny;
+        return (forced < g->ny ? forced : g->ny) * g->nx;
+    if (forced < 0)
+        return -forced < N ? -forced : N;
     size_t freeb = 0, total = 0;
     double budget = 1024.0 * 1024 * 1024;
     if (gg_context_memory(ctx, &freeb, &total) == GG_OK && freeb > 0)
         budget = 0.5 * (double)freeb;
+    const int cpu = !strcmp(gg_context_backend(ctx), "cpu");
+    if (cpu)
+        budget = fmin(budget, GM_HOST_BUDGET_MB * 1048576.0);
     const int nchunks_min = g->ny < 4 ? g->ny : 4;
-    int K = (g->ny + nchunks_min - 1) / nchunks_min;
-    /* the CPU backend's "device" buffers are host memory: bounded by a host
-     * budget of 512 MiB, not by half the machine.  Every step is threaded
-     * over the patches and their rows, so smaller chunks cost the CPU
-     * little (bench/RESULTS.md, 2026-11-21, "start-up": 6.89 s against
-     * 6.67 s, peak RSS 902 MiB against 3146 MiB). */
-    if (!strcmp(gg_context_backend(ctx), "cpu")) {
-        const double host = GM_HOST_BUDGET_MB * 1048576.0;
-        budget = budget < host ? budget : host;
-    }
-    const double per = gm_patch_bytes(g) * g->nx;
-    while (K > 1 && K * per + 4.0 * ((double)g->W * gm_cap(g, 0, K) + (double)g->Wa * gm_cap(g, 1, K)) > budget)
-        K--;
-    /* even chunks: the same FFT batch (plan) for all but maybe the last */
-    const int nc = (g->ny + K - 1) / K;
-    return (g->ny + nc - 1) / nc;
+    int Bp = (g->ny + nchunks_min - 1) / nchunks_min * g->nx;
+    while (Bp > g->nx && gm_plan_bytes(g, Bp) > budget)
+        Bp -= g->nx;
+    /* parts of a location row only where the buffers are host memory: on a
+     * GPU a launch needs at least a row of patches to fill it */
+    while (cpu && Bp > 1 && gm_plan_bytes(g, Bp) > budget)
+        Bp--;
+    /* even chunks: the same FFT batch (plan) for all but maybe the last;
+     * chunks of whole rows stay whole rows */
+    const int nc = (N + Bp - 1) / Bp;
+    const int whole = Bp % g->nx == 0;
+    Bp = (N + nc - 1) / nc;
+    if (whole)
+        Bp = (Bp + g->nx - 1) / g->nx * g->nx;
+    return Bp < N ? Bp : N;
 }
 
 /* Range interpolation x ri of a batch of npx x npy patches in place
@@ -517,14 +559,16 @@ gg_status gg_xcorr_gmtsar_run(gg_context *ctx, const gg_xcorr_prm *m, const gg_x
     const int xs = g.xs, ys = g.ys;
 
     /* chunks and their line pieces, simulating the rings' contents */
-    const int K = gm_chunk_rows(ctx, &g, chunk_rows), nchunks = (g.ny + K - 1) / K;
-    int cap = gm_cap(&g, 0, K), cap1 = gm_cap(&g, 1, K);
+    const int N = g.nx * g.ny;
+    const int Bp = gm_chunk_patches(ctx, &g, chunk_rows), nchunks = (N + Bp - 1) / Bp;
+    int cap = gm_cap(&g, 0, Bp), cap1 = gm_cap(&g, 1, Bp);
     cap = cap1 > cap ? cap1 : cap;
     const int Wf[2] = {g.W, g.Wa}; /* samples per line of each file */
     const int Wmax = g.W > g.Wa ? g.W : g.Wa;
-    /* pieces of at most ~16 MB (of the wider file's lines): a pool of P of
-     * them bounds host memory */
-    int piece = (int)(((size_t)16 << 20) / ((size_t)Wmax * 4)); /* W * 4 may pass 2^32 */
+    /* pieces of at most GM_PIECE_* bytes (of the wider file's lines): a
+     * pool of P of them bounds host memory */
+    const int cpu = !strcmp(gg_context_backend(ctx), "cpu");
+    int piece = (int)((cpu ? GM_PIECE_CPU : GM_PIECE_DEVICE) / ((size_t)Wmax * 4)); /* W * 4 may pass 2^32 */
     piece = piece < 1 ? 1 : piece;
     int *tag[2] = {malloc(sizeof(int) * (size_t)cap), malloc(sizeof(int) * (size_t)cap)};
     int njobs = 0, jcap = 64;
@@ -537,7 +581,8 @@ gg_status gg_xcorr_gmtsar_run(gg_context *ctx, const gg_xcorr_prm *m, const gg_x
             tag[f][i] = -1;
     for (int c = 0; c < nchunks && s == GG_OK; c++) {
         chunk_job0[c] = njobs;
-        const int ja = 1 + c * K, jb = ja + K - 1 < g.ny ? ja + K - 1 : g.ny;
+        int w0, w1, ja, jb;
+        gm_chunk_span(&g, Bp, c, &w0, &w1, &ja, &jb);
         for (int f = 0; f < 2 && s == GG_OK; f++) {
             int lo, hi;
             gm_span(&g, f, ja, jb, &lo, &hi);
@@ -568,7 +613,7 @@ gg_status gg_xcorr_gmtsar_run(gg_context *ctx, const gg_xcorr_prm *m, const gg_x
         chunk_job0[nchunks] = njobs;
 
     /* device buffers for a chunk of B patches */
-    const int B = K * g.nx;
+    const int B = Bp;
     gm_bufs b = {0};
     const size_t F = sizeof(float), C = 2 * sizeof(float);
     const size_t np = (size_t)g.npx * g.npy, nfft = (size_t)g.pw * g.ph;
@@ -617,7 +662,7 @@ gg_status gg_xcorr_gmtsar_run(gg_context *ctx, const gg_xcorr_prm *m, const gg_x
         s = gg_rt_fail(ctx, GG_ERR_IO, "cannot open the SLC files '%s', '%s'", m->slc_file,
                        a->slc_file);
     const int nthreads = GM_READERS;
-    rd.P = 3 * nthreads;
+    rd.P = (cpu ? 2 : 3) * nthreads;
     if (rd.P > nr) /* fewer pieces to read than slots: less host memory */
         rd.P = nr > 0 ? nr : 1;
     rd.ready = malloc(sizeof(int) * (size_t)rd.P);
@@ -675,7 +720,7 @@ gg_status gg_xcorr_gmtsar_run(gg_context *ctx, const gg_xcorr_prm *m, const gg_x
             t_kern += now_s() - t0;
             for (int w = 0; s == GG_OK && w < pending_n; w++) {
                 const float *q = ws + (size_t)w * GG_XC_WS;
-                const int j = 1 + pending * K + w / g.nx, i = w % g.nx;
+                const int wg = pending * Bp + w, j = 1 + wg / g.nx, i = wg % g.nx;
                 gg_xcorr_gmtsar_row *r = &rows[(size_t)(j - 1) * g.nx + i];
                 /* marked (corr 0, the zero-lag offset): too few valid
                  * samples, a flat template, or a degenerate patch whose
@@ -699,10 +744,11 @@ gg_status gg_xcorr_gmtsar_run(gg_context *ctx, const gg_xcorr_prm *m, const gg_x
         if (c == nchunks || s != GG_OK)
             break;
         /* chunk c: positions, state, every step */
-        const int ja = 1 + c * K, jb = ja + K - 1 < g.ny ? ja + K - 1 : g.ny;
-        const int n = (jb - ja + 1) * g.nx;
+        int w0, w1, ja, jb;
+        gm_chunk_span(&g, Bp, c, &w0, &w1, &ja, &jb);
+        const int n = w1 - w0;
         for (int w = 0; w < n; w++) {
-            const int j = ja + w / g.nx, i = w % g.nx, x = gm_x(&g, i);
+            const int j = 1 + (w0 + w) / g.nx, i = (w0 + w) % g.nx, x = gm_x(&g, i);
             pos[4 * w] = x + g.rshift - g.npx / 2; /* aligned patch (template source) */
             pos[4 * w + 1] = gm_r0(&g, 1, j);
             pos[4 * w + 2] = x - g.npx / 2;        /* master patch (search) */

@@ -31,10 +31,12 @@ gg_status gg_xcorr_gmtsar_timed(gg_context *ctx, const gg_xcorr_prm *master,
                                 gg_xcorr_gmtsar_row **rows, int *nrows, gg_progress_fn progress,
                                 void *user, gg_xcorr_timing *timing);
 
-/* gg_xcorr_gmtsar_timed with the location rows per chunk given:
- * chunk_rows > 0 takes that many (at most the rows there are), 0 lets the
- * planner choose from free memory as the public call does.  For the tests
- * of the multi-chunk path (line rings that wrap). */
+/* gg_xcorr_gmtsar_timed with the chunk size given: chunk_rows > 0 takes
+ * that many location rows per chunk (at most the rows there are),
+ * chunk_rows < 0 takes -chunk_rows patches per chunk (parts of a location
+ * row, as the CPU backend's planner may choose), 0 lets the planner choose
+ * from free memory as the public call does.  For the tests of the
+ * multi-chunk path (line rings that wrap). */
 gg_status gg_xcorr_gmtsar_chunked(gg_context *ctx, const gg_xcorr_prm *master,
                                   const gg_xcorr_prm *aligned,
                                   const gg_xcorr_gmtsar_options *options, int chunk_rows,

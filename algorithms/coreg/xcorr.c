@@ -11,6 +11,8 @@
  *   3 snr                            (peak^2 / mean square around it)
  *   4-6 cov_down, cov_across, cov_down_across  (px^2; 99 = unreliable)
  *   7 peak                           (NCC peak of the oversampled surface)
+ *   8 peak_ratio                     (raw NCC peak over the highest other
+ *                                     local maximum: ~1 for pure noise)
  * Windows whose template or chip has fewer valid samples than minvalid
  * (NaN, nodata, outside the image) are nodata in every band: never an
  * abort.  The output geotransform places pixel (X, Y) at the template's
@@ -39,7 +41,8 @@ typedef struct {
 } xc_state;
 
 static const char *const band_names[GG_XC_NBANDS] = {
-    "offset_down", "offset_across", "snr", "cov_down", "cov_across", "cov_down_across", "peak"};
+    "offset_down", "offset_across", "snr", "cov_down", "cov_across", "cov_down_across", "peak",
+    "peak_ratio"};
 
 static void xc_init(gg_op *op)
 {

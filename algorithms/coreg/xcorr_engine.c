@@ -105,6 +105,16 @@ double gg_xc_bytes_per_window(const gg_xc_config *cfg)
     return 4.0 * per_window_floats(&e);
 }
 
+/* Host memory a batch may take on the CPU backend, whose buffers are host
+ * memory.  One window needs gg_xc_bytes_per_window: 0.93 MB for a 64 x 64
+ * template with search 20, 1.6 MB with search 64 (mostly the complex FFT
+ * planes of the raw stage and of the x2 oversampled zoom stage); 64 MiB
+ * holds 40-70 of them, more than the cores need (each step is threaded
+ * over the windows of a batch), so the windows stream through in batches
+ * of a bounded size whatever their number (bench/RESULTS.md, 2026-11-28,
+ * "memory"). */
+#define GG_XC_HOST_BUDGET (64.0 * 1024 * 1024)
+
 int gg_xc_pick_batch(gg_context *ctx, const gg_xc_config *cfg, int want)
 {
     size_t freeb = 0, total = 0;
@@ -115,6 +125,8 @@ int gg_xc_pick_batch(gg_context *ctx, const gg_xc_config *cfg, int want)
      * host/device memory; keep it bounded whatever the image size */
     if (budget > 2048.0 * 1024 * 1024)
         budget = 2048.0 * 1024 * 1024;
+    if (!strcmp(gg_context_backend(ctx), "cpu") && budget > GG_XC_HOST_BUDGET)
+        budget = GG_XC_HOST_BUDGET;
     int b = (int)(budget / gg_xc_bytes_per_window(cfg));
     if (b > want)
         b = want;

@@ -47,7 +47,8 @@ void gg_xc_engine_free(gg_xc_engine *e);
 /* Quality mode for n <= batch windows.  tile: two planes (primary, then
  * secondary) of tile_w x tile_h CFloat32 on the device; pos: 4 ints per
  * window (template x, y, chip x, y in tile coordinates); out: n *
- * GG_XC_NBANDS floats (down, across, snr, cov_dd, cov_aa, cov_da, peak). */
+ * GG_XC_NBANDS floats (down, across, snr, cov_dd, cov_aa, cov_da, peak,
+ * peak_ratio). */
 gg_status gg_xc_quality(gg_xc_engine *e, gg_buffer *tile, int tile_w, int tile_h, const int *pos,
                         int n, float *out);
 

@@ -267,7 +267,7 @@ def test_ptsel_several_arrays(gg, make, rng, tmp_path, device):
 
 def test_xcorr_op(gg, rng, tmp_path, device):
     """An op that landed after the package was written (xcorr) runs with no
-    Python change: its seven products identical to gdal_xcorr's, the
+    Python change: its eight products identical to gdal_xcorr's, the
     offsets those of the shift applied."""
     H, W = 160, 168
     a = rng.normal(size=(H, W)) + 1j * rng.normal(size=(H, W))
@@ -275,7 +275,7 @@ def test_xcorr_op(gg, rng, tmp_path, device):
     b = np.fft.ifft2(np.fft.fft2(a) * np.exp(-2j * np.pi * (kx * 3 + ky * -2)))
     a, b = a.astype(np.complex64), b.astype(np.complex64)
     prod = geogpu.run("xcorr", a, b, window=(32, 32), search=(8, 8), skip=(32, 32), device=device)
-    assert list(prod)[:3] == ["offset_down", "offset_across", "snr"] and len(prod) == 7
+    assert list(prod)[:3] == ["offset_down", "offset_across", "snr"] and len(prod) == 8
     assert abs(np.nanmedian(prod["offset_across"]) - 3) < 0.1
     assert abs(np.nanmedian(prod["offset_down"]) + 2) < 0.1
     p = gg.write(tmp_path / "p.tif", a)

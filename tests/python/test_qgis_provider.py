@@ -437,7 +437,7 @@ def shifted_pair(rng, H, W, dx, dy):
 
 @needs_qgis
 def test_xcorr(qgis, gg, rng, tmp_path):
-    """Offsets of a shifted copy: the seven bands identical to the utility's,
+    """Offsets of a shifted copy: the eight bands identical to the utility's,
     the offsets near the shift, the optional table written."""
     a, b = shifted_pair(rng, 160, 168, 3, -2)
     p = gg.write(tmp_path / "p.tif", a)
@@ -448,8 +448,8 @@ def test_xcorr(qgis, gg, rng, tmp_path):
     utility(gg, "gdal_xcorr", "-q", "-device", "cpu", "-window", 32, 32, "-search", 8, 8,
             "-skip", 32, 32, p, s, tmp_path / "u.tif")
     q, u = gdal.Open(res["OUTPUT"]), gdal.Open(str(tmp_path / "u.tif"))
-    assert q.RasterCount == u.RasterCount == 7
-    for k in range(1, 8):
+    assert q.RasterCount == u.RasterCount == 8
+    for k in range(1, 9):
         assert same(q.GetRasterBand(k).ReadAsArray(), u.GetRasterBand(k).ReadAsArray()), k
     down = q.GetRasterBand(1).ReadAsArray()
     across = q.GetRasterBand(2).ReadAsArray()

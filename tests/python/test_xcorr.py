@@ -37,10 +37,10 @@ def test_golden_through_gdal(tmp_path, device):
     run(GOLDEN_OPTS + ["-device", device, "-q", AMPCOR / "img1_WN_512x512_1x1_128.vrt",
                        AMPCOR / "img2_WN_512x512_1x1_128.vrt", dst, "-table", tmp_path / "t.csv"])
     ds = gdal.Open(str(dst))
-    assert (ds.RasterXSize, ds.RasterYSize, ds.RasterCount) == (12, 13, 7)
-    names = [ds.GetRasterBand(i + 1).GetDescription() for i in range(7)]
+    assert (ds.RasterXSize, ds.RasterYSize, ds.RasterCount) == (12, 13, 8)
+    names = [ds.GetRasterBand(i + 1).GetDescription() for i in range(8)]
     assert names == ["offset_down", "offset_across", "snr", "cov_down", "cov_across",
-                     "cov_down_across", "peak"]
+                     "cov_down_across", "peak", "peak_ratio"]
     off = np.stack([ds.GetRasterBand(i + 1).ReadAsArray() for i in range(2)], -1)
     gold = np.fromfile(AMPCOR / "golden" / "dense_offsets", "<f4").reshape(13, 12, 2)
     d = off - gold
@@ -78,7 +78,7 @@ def test_gg_connection_string(tmp_path):
     a = AMPCOR / "img1_WN_512x512_1x1_128.vrt"
     b = AMPCOR / "img2_WN_512x512_1x1_128.vrt"
     ds = gdal.Open(f"GG:xcorr:window=64x32:search=20x20:skip=32x32:start=20x20:count=12x13:zoom=8:{a},{b}")
-    assert ds.RasterCount == 7 and ds.RasterXSize == 12
+    assert ds.RasterCount == 8 and ds.RasterXSize == 12
     v = ds.GetRasterBand(2).ReadAsArray()
     run(GOLDEN_OPTS + ["-device", "cpu", "-q", a, b, tmp_path / "o.tif"])
     o = gdal.Open(str(tmp_path / "o.tif"))  # kept: GDAL 3.6 frees a temporary dataset
@@ -527,7 +527,7 @@ def test_table_committed_with_the_raster(tmp_path):
     # without the fault both are replaced together
     p = subprocess.run([str(BIN / "gdal_xcorr")] + args, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    assert gdal.Open(str(dst)).RasterCount == 7 and table.read_text().startswith("x,y,")
+    assert gdal.Open(str(dst)).RasterCount == 8 and table.read_text().startswith("x,y,")
     folder = tmp_path / "t2.csv"
     folder.mkdir()
     p = run(args[:-1] + [folder], ok=False)

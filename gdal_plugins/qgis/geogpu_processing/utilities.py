@@ -386,8 +386,9 @@ UTILITIES = [
         "gdal_xcorr", "Offsets by cross-correlation", GROUP_INSAR,
         "Sub-pixel offsets of a secondary SLC against a primary on a grid of windows: "
         "normalised cross-correlation of amplitudes, x2 oversampling, a zoomed peak, SNR and "
-        "covariance. One output pixel per window, 7 bands: offset_down, offset_across, snr, "
-        "cov_down, cov_across, cov_down_across, peak (secondary = primary + offset).",
+        "covariance. One output pixel per window, 8 bands: offset_down, offset_across, snr, "
+        "cov_down, cov_across, cov_down_across, peak, peak_ratio (secondary = primary + offset; "
+        "peak_ratio near 1: a pure-noise window).",
         inputs=[Raster("PRIMARY", "Primary SLC"), Raster("SECONDARY", "Secondary SLC")],
         hints=dict(XCORR_HINTS, **{
             "-table": Hint("Also write the windows as points (CSV or any OGR format)",
