@@ -1246,6 +1246,22 @@ void gg_app_print_version(const char *utility)
            gg_version(), GDAL_RELEASE_NAME, GDALVersionInfo("RELEASE_NAME"));
 }
 
+int gg_app_general_options(int argc, char **argv, const char *const *own, char ***args)
+{
+    int mine = 0;
+    for (int i = 1; i < argc && !mine; i++)
+        for (int k = 0; own[k] && !mine; k++)
+            mine = EQUAL(argv[i], own[k]);
+    *args = CSLDuplicate(argv);
+    if (mine)
+        return argc;
+    char **general = *args;
+    const int n = GDALGeneralCmdLineProcessor(argc, &general, 0);
+    CSLDestroy(*args);
+    *args = n < 1 ? NULL : general;
+    return n < 1 ? (n == 0 ? 0 : -1) : n;
+}
+
 int gg_app_parse_only = 0;
 
 int gg_app_main(const gg_app_spec *spec, int argc, char **argv)

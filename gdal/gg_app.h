@@ -136,6 +136,15 @@ void gg_app_print_table_description(const gg_app_spec *spec, const gg_option *op
  * stdout: every utility's --version. */
 void gg_app_print_version(const char *utility);
 
+/* GDAL's general options (--config, --debug, --optfile, --formats,
+ * --help-general...) taken out of argv for a utility with a parser of its
+ * own, unless one of `own` (NULL-terminated: --version, --help...) is
+ * given, which the utility answers itself (GDAL would answer --version
+ * with its version alone).  Returns the new argument count with *args a
+ * list to free with CSLDestroy; or 0 (answered, e.g. --help-general: exit
+ * 0) or -1 (refused: exit 1) with *args NULL. */
+int gg_app_general_options(int argc, char **argv, const char *const *own, char ***args);
+
 /* The fallback notice under auto (gg_context_notice: "no GPU device found,
  * using the CPU (...)") as every utility prints it: one line
  * "<utility>: <notice>" on stderr, nothing when quiet or when notice is

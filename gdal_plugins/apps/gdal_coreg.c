@@ -12,6 +12,7 @@
  *
  * MIT licence.
  */
+#include "gg_app.h"
 #include "gg_coreg_app.h"
 #include "register_drivers.h"
 
@@ -25,21 +26,13 @@ int main(int argc, char **argv)
     /* GDAL's general options (--config, --debug, --optfile, --help-general,
      * --formats...) taken here, values and all, before the utility's own
      * parser sees the operands; --version, --help and --describe are gg_app's */
-    int own = 0;
-    for (int i = 1; i < argc; i++)
-        own |= EQUAL(argv[i], "--version") || EQUAL(argv[i], "--utility_version") ||
-               EQUAL(argv[i], "--help") || EQUAL(argv[i], "-h") || EQUAL(argv[i], "-help") ||
-               EQUAL(argv[i], "--describe");
-    char **args = CSLDuplicate(argv);
-    if (!own) {
-        char **general = args;
-        argc = GDALGeneralCmdLineProcessor(argc, &general, 0);
-        CSLDestroy(args);
-        if (argc < 1) {
-            GDALDestroyDriverManager();
-            return argc == 0 ? 0 : 1; /* answered (--help-general...) or refused */
-        }
-        args = general;
+    static const char *const own[] = {"--version", "--utility_version", "--help", "-h",
+                                      "-help", "--describe", NULL};
+    char **args = NULL;
+    argc = gg_app_general_options(argc, argv, own, &args);
+    if (argc < 1) {
+        GDALDestroyDriverManager();
+        return argc == 0 ? 0 : 1; /* answered (--help-general...) or refused */
     }
     int usage_error = 0;
     gg_coreg_app_options *o = gg_coreg_app_options_new(argc, args, &usage_error);

@@ -29,20 +29,12 @@ int main(int argc, char **argv)
             GDALAllRegister();
             /* GDAL's general options (--help-general, --config, --debug...) as
              * in the products mode; --help and --version are the mode's own */
-            int own = 0;
-            for (int k = 1; k < argc; k++)
-                own |= EQUAL(argv[k], "--help") || EQUAL(argv[k], "-h") ||
-                       EQUAL(argv[k], "--version");
-            char **args = CSLDuplicate(argv);
-            if (!own) {
-                char **general = args;
-                argc = GDALGeneralCmdLineProcessor(argc, &general, 0);
-                CSLDestroy(args);
-                if (argc < 1) {
-                    GDALDestroyDriverManager();
-                    return argc == 0 ? 0 : 1; /* answered (--help-general...) or refused */
-                }
-                args = general;
+            static const char *const own[] = {"--help", "-h", "--version", NULL};
+            char **args = NULL;
+            argc = gg_app_general_options(argc, argv, own, &args);
+            if (argc < 1) {
+                GDALDestroyDriverManager();
+                return argc == 0 ? 0 : 1; /* answered (--help-general...) or refused */
             }
             int usage_error = 0;
             gg_fmcw_simulate_app_options *o = gg_fmcw_simulate_app_options_new(argc, args, &usage_error);

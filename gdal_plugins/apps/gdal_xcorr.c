@@ -27,24 +27,17 @@ int main(int argc, char **argv)
          * --formats, --optfile) as in the default mode; --version, --help
          * and --describe are the mode's own (GDAL would answer --version
          * with its version alone) */
-        char **args = CSLAddString(NULL, argv[0]);
-        int own = 0;
-        for (int i = 3; i < argc; i++) {
-            args = CSLAddString(args, argv[i]);
-            own |= EQUAL(argv[i], "--version") || EQUAL(argv[i], "--help") ||
-                   EQUAL(argv[i], "-h") || EQUAL(argv[i], "--describe");
-        }
-        int n = argc - 2;
-        if (!own) {
-            GDALAllRegister();
-            GGRegisterDrivers();
-            char **general = args;
-            n = GDALGeneralCmdLineProcessor(n, &general, 0);
-            CSLDestroy(args);
-            args = n < 1 ? NULL : general;
-            if (n < 1)
-                return n == 0 ? 0 : 1; /* answered (--help-general...) or refused */
-        }
+        char **mode = CSLAddString(NULL, argv[0]); /* without "-mode gmtsar" */
+        for (int i = 3; i < argc; i++)
+            mode = CSLAddString(mode, argv[i]);
+        static const char *const own[] = {"--version", "--help", "-h", "--describe", NULL};
+        GDALAllRegister();
+        GGRegisterDrivers();
+        char **args = NULL;
+        const int n = gg_app_general_options(argc - 2, mode, own, &args);
+        CSLDestroy(mode);
+        if (n < 1)
+            return n == 0 ? 0 : 1; /* answered (--help-general...) or refused */
         int usage_error = 0;
         gg_xcorr_gmtsar_app_options *o = gg_xcorr_gmtsar_app_options_new(n, args, &usage_error);
         CSLDestroy(args);
