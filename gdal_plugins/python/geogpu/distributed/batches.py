@@ -208,6 +208,9 @@ def _run_jobs(client, fn, jobs, retries, progress, shape):
         # of a 0.29 s PtSel batch on 4 GPUs: bench/RESULTS.md, session 21).
         # The tasks' results that have come by then fill in their records.
         waiting = {u[0]: u for j in todo for u in _units(j) if u[0] not in records}
+        # the task folders of this batch's attempts, removed at its end
+        outdirs = {j.outdir for j in todo}
+        names = [j.name for j in todo] + [u[0] for j in todo for u in _units(j)]
         consumer = threading.Thread(target=consume, daemon=True, name="geogpu-results")
         consumer.start()
         _fetching_results(client, consumer)
@@ -254,8 +257,7 @@ def _run_jobs(client, fn, jobs, retries, progress, shape):
                 client.cancel(list(futures))
             except Exception:  # noqa: BLE001 - a closing cluster: nothing left to cancel
                 pass
-            names = [j.name for j in todo] + [u[0] for j in todo for u in _units(j)]
-            _when_closed(client, lambda: _cleanup({j.outdir for j in todo}, names))
+            _when_closed(client, lambda: _cleanup(outdirs, names))
             raise
         if waiting and broke:
             raise broke[0]
@@ -266,8 +268,7 @@ def _run_jobs(client, fn, jobs, retries, progress, shape):
                     spans.append((min(m["task_started"] for m in ms) - t0,
                                   max(m["committed"] for m in ms) - t0))
         t = time.time()
-        _cleanup({j.outdir for j in todo}, [j.name for j in todo]
-                 + [u[0] for j in todo for u in _units(j)])
+        _cleanup(outdirs, names)
         client_s["cleanup"] = time.time() - t
     batch = Batch([records[u[0]] for j in jobs for u in _units(j)], time.time() - t0, spans=spans,
                   details=details)
