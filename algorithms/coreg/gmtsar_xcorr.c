@@ -248,11 +248,12 @@ static double gm_plan_bytes(const gm_geom *g, int Bp)
  * the cores busy (bench/RESULTS.md, 2026-11-28, "memory"). */
 #define GM_HOST_BUDGET_MB 128.0
 
-/* Bytes of one line piece the readers fill: large pieces amortise the
- * uploads to a GPU; on the CPU backend an upload is a memcpy, and small
- * pieces keep the pool (host memory beside the rings) small. */
-#define GM_PIECE_DEVICE ((size_t)16 << 20)
-#define GM_PIECE_CPU ((size_t)2 << 20)
+/* Bytes of one line piece the readers fill.  Small pieces keep the pool
+ * (host memory beside the rings) small on every backend: a GPU upload of
+ * 2 MiB already runs at the copy engine's rate, and the pool of 16 MB
+ * pieces was half of a CUDA process's peak memory (bench/RESULTS.md,
+ * 2026-11-28, "GMTSAR mode's line pieces"). */
+#define GM_PIECE ((size_t)2 << 20)
 
 /* Threads reading SLC lines: their reads hide
  * behind the uploads (bench/RESULTS.md, 2026-11-21, "GMTSAR-mode offsets
@@ -492,7 +493,7 @@ static gg_status gm_geometry(const gg_xcorr_prm *m, const gg_xcorr_prm *a,
 }
 
 /* Host memory for line pieces: 2 MiB aligned and advised as huge pages
- * (a 16 MB piece is then 8 page faults instead of 4096). */
+ * (a piece is then one page fault instead of 512). */
 static void *gm_host_alloc(size_t bytes)
 {
     void *p = NULL;
@@ -565,10 +566,10 @@ gg_status gg_xcorr_gmtsar_run(gg_context *ctx, const gg_xcorr_prm *m, const gg_x
     cap = cap1 > cap ? cap1 : cap;
     const int Wf[2] = {g.W, g.Wa}; /* samples per line of each file */
     const int Wmax = g.W > g.Wa ? g.W : g.Wa;
-    /* pieces of at most GM_PIECE_* bytes (of the wider file's lines): a
+    /* pieces of at most GM_PIECE bytes (of the wider file's lines): a
      * pool of P of them bounds host memory */
     const int cpu = !strcmp(gg_context_backend(ctx), "cpu");
-    int piece = (int)((cpu ? GM_PIECE_CPU : GM_PIECE_DEVICE) / ((size_t)Wmax * 4)); /* W * 4 may pass 2^32 */
+    int piece = (int)(GM_PIECE / ((size_t)Wmax * 4)); /* W * 4 may pass 2^32 */
     piece = piece < 1 ? 1 : piece;
     int *tag[2] = {malloc(sizeof(int) * (size_t)cap), malloc(sizeof(int) * (size_t)cap)};
     int njobs = 0, jcap = 64;
