@@ -56,7 +56,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <time.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------ the run
@@ -248,11 +247,12 @@ static double gm_plan_bytes(const gm_geom *g, int Bp)
  * the cores busy (bench/RESULTS.md, 2026-11-28, "memory"). */
 #define GM_HOST_BUDGET_MB 128.0
 
-/* Bytes of one line piece the readers fill.  Small pieces keep the pool
- * (host memory beside the rings) small on every backend: a GPU upload of
- * 2 MiB already runs at the copy engine's rate, and the pool of 16 MB
- * pieces was half of a CUDA process's peak memory (bench/RESULTS.md,
- * 2026-11-28, "GMTSAR mode's line pieces"). */
+/* Bytes of one line piece the readers fill, in page-locked memory
+ * (gg_host_alloc) that a GPU's copy engine reads directly.  Small pieces
+ * keep the pool small on every backend: the pool of 16 MB pageable pieces
+ * and the staging ring their uploads went through were about half of a
+ * CUDA process's peak memory (bench/RESULTS.md, 2026-11-28, "GMTSAR mode's
+ * line pieces"). */
 #define GM_PIECE ((size_t)2 << 20)
 
 /* Threads reading SLC lines: their reads hide
@@ -492,20 +492,6 @@ static gg_status gm_geometry(const gg_xcorr_prm *m, const gg_xcorr_prm *a,
     return GG_OK;
 }
 
-/* Host memory for line pieces: 2 MiB aligned and advised as huge pages
- * (a piece is then one page fault instead of 512). */
-static void *gm_host_alloc(size_t bytes)
-{
-    void *p = NULL;
-    const size_t al = (size_t)2 << 20;
-    if (posix_memalign(&p, al, (bytes + al - 1) / al * al))
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    (void)madvise(p, (bytes + al - 1) / al * al, MADV_HUGEPAGE);
-#endif
-    return p;
-}
-
 /* Uploads lines [y0, y0 + n) of a file into its ring (slot = line % cap). */
 static gg_status gm_upload(gg_context *ctx, gg_buffer *ring, int W, int cap, int y0, int n,
                            const unsigned char *src)
@@ -670,10 +656,14 @@ gg_status gg_xcorr_gmtsar_run(gg_context *ctx, const gg_xcorr_prm *m, const gg_x
     rd.buf = calloc((size_t)rd.P, sizeof *rd.buf);
     if (s == GG_OK && (!rd.ready || !rd.buf))
         s = gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
+    /* the pool: one page-locked block, cut into the P pieces */
+    void *pool = NULL;
+    const size_t piece_bytes = (size_t)piece * Wmax * 4;
+    if (s == GG_OK)
+        s = gg_host_alloc(ctx, piece_bytes * (size_t)rd.P, &pool); /* a failure's message is set */
     for (int i = 0; s == GG_OK && i < rd.P; i++) {
         rd.ready[i] = -1;
-        if (!(rd.buf[i] = gm_host_alloc((size_t)piece * Wmax * 4)))
-            s = gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
+        rd.buf[i] = (unsigned char *)pool + piece_bytes * (size_t)i;
     }
     pthread_t th[GM_READERS];
     int started = 0;
@@ -798,8 +788,7 @@ gg_status gg_xcorr_gmtsar_run(gg_context *ctx, const gg_xcorr_prm *m, const gg_x
         close(rd.fd[0]);
     if (rd.fd[1] >= 0)
         close(rd.fd[1]);
-    for (int i = 0; rd.buf && i < rd.P; i++)
-        free(rd.buf[i]);
+    gg_host_free(ctx, pool);
     free(rd.buf);
     free(rd.ready);
     free(tag[0]);
