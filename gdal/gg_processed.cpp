@@ -9,6 +9,7 @@
  * MIT licence.
  */
 #include "gg_processed.h"
+#include "gg_pipeline.h"
 #include "gpu/fault.h"
 #include "gg_spec.h"
 #include "gg_stack_rows.h"
@@ -177,6 +178,8 @@ class GGRasterBand;
 #define GG_BANDMAP_TYPE int *
 #endif
 
+struct GGStatsPass;
+
 class GGDataset final : public GDALPamDataset
 {
     friend class GGRasterBand;
@@ -199,7 +202,6 @@ class GGDataset final : public GDALPamDataset
     std::string m_osContextError{};
     std::vector<bool> m_abStatsDone{};
     std::vector<std::string> m_aosStatsError{};
-    std::vector<GByte> m_abySource{};  // a statistics pass's strip
     GGBlockSource m_oBlock{};          // the block GDAL asked for
     std::vector<GByte> m_abyOutput{};  // stack ops: the other bands of a block
     // The inputs' handles (and the stack readers') are one thread's at a
@@ -241,6 +243,8 @@ class GGDataset final : public GDALPamDataset
                      int nBlockYSize, void *pImage);
 
   public:
+    // one strip of the statistics pass (its pipeline's device stage)
+    int AccumulateStrip(GGStatsPass &j, int iItem, int iSlot);
     GGDataset() = default;
     ~GGDataset() override;
 
@@ -599,6 +603,56 @@ bool GGDataset::StartContextLocked()
 /* Passes the whole input band once through gg_op_accumulate, in strips of
  * full rows, in the same order whatever block is asked for first, so the
  * result does not depend on the read pattern. */
+/* The statistics pass as a job of the pipeline (gg_pipeline.h): strips of
+ * full rows read by reader threads, each through its own handle on the
+ * input, while the calling thread accumulates the strips on the device in
+ * row order (the sums come out the same whatever the readers). */
+struct GGStatsPass
+{
+    GGDataset *poDS = nullptr;
+    int iBand = 0, nWidth = 0, nHeight = 0, nRows = 0;
+    GDALDataType eType = GDT_Unknown;
+    size_t nPixelBytes = 0;
+    std::vector<GDALRasterBand *> apoBands{};  // per reader
+    std::vector<std::vector<GByte>> aabySlots{};
+    GDALProgressFunc pfnProgress = nullptr;
+    void *pProgressData = nullptr;
+    std::mutex oMutex{};  // the first failure
+    std::string osReadError{}, osFailure{};
+    int nFailure = 0;     // 1 read, 2 device, 3 interrupted
+    void Fail(int nWhat, const std::string &osWhat)
+    {
+        std::lock_guard<std::mutex> oLock(oMutex);
+        if (!nFailure)
+        {
+            nFailure = nWhat;
+            osFailure = osWhat;
+        }
+    }
+};
+
+static int StatsRead(void *pUser, int iReader, int iItem, int iSlot)
+{
+    auto *j = static_cast<GGStatsPass *>(pUser);
+    const int nY = iItem * j->nRows, nThisRows = std::min(j->nRows, j->nHeight - nY);
+    std::string osMessage;
+    if (QuietRead(
+            [&]
+            {
+                return InjectedReadFault() ? CE_Failure
+                                           : j->apoBands[iReader]->RasterIO(
+                                                 GF_Read, 0, nY, j->nWidth, nThisRows,
+                                                 j->aabySlots[iSlot].data(), j->nWidth, nThisRows,
+                                                 j->eType, 0, 0, nullptr);
+            },
+            &osMessage) == CE_None)
+        return 0;
+    j->Fail(1, osMessage);
+    return 1;
+}
+
+static int StatsWrite(void *, int, int) { return 0; }
+
 bool GGDataset::ComputeStatisticsLocked(int iBand, GDALProgressFunc pfnProgress,
                                         void *pProgressData)
 {
@@ -609,72 +663,127 @@ bool GGDataset::ComputeStatisticsLocked(int iBand, GDALProgressFunc pfnProgress,
         CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", m_aosStatsError[iBand].c_str());
         return false;
     }
-    const int nWidth = m_sIn.width, nHeight = m_sIn.height;
-    const size_t nPixelBytes = GDALGetDataTypeSizeBytes(m_eSourceType);
+    GGStatsPass j;
+    j.poDS = this;
+    j.iBand = iBand;
+    j.nWidth = m_sIn.width;
+    j.nHeight = m_sIn.height;
+    j.eType = m_eSourceType;
+    j.nPixelBytes = GDALGetDataTypeSizeBytes(m_eSourceType);
+    j.pfnProgress = pfnProgress;
+    j.pProgressData = pProgressData;
     int nRows = static_cast<int>(std::clamp(
-        std::floor(STATS_STRIP_BYTES / (static_cast<double>(nPixelBytes) * nWidth)), 1.0,
-        static_cast<double>(nHeight)));
+        std::floor(STATS_STRIP_BYTES / (static_cast<double>(j.nPixelBytes) * j.nWidth)), 1.0,
+        static_cast<double>(j.nHeight)));
     // strips also fit the device (the input is read there once)
     int nDeviceRows = nRows;
-    if (gg_plan_rows(m_psContext, nWidth, nHeight, gg_op_bytes_per_pixel(m_poOp), 0,
+    if (gg_plan_rows(m_psContext, j.nWidth, j.nHeight, gg_op_bytes_per_pixel(m_poOp), 0,
                      &nDeviceRows) != GG_OK)
     {
         CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", gg_context_last_error(m_psContext));
         return false;
     }
-    nRows = std::min(nRows, nDeviceRows);
-    GDALRasterBand *poInputBand = m_apoStack[iBand];
+    j.nRows = std::min(nRows, nDeviceRows);
+    const int nItems = (j.nHeight + j.nRows - 1) / j.nRows;
+    // Reader 0 reads through the input's own handle (the caller holds the
+    // read lock); more readers where the input reopens, through handles of
+    // their own (past the strip readers' slots), none beside the CPU
+    // backend's threads, which take every core.
+    const int nWant = EQUAL(gg_context_backend(m_psContext), "cpu")
+                          ? 1 : std::min(gg_pipeline_readers(), nItems);
+    j.apoBands.push_back(m_apoStack[iBand]);
+    for (int r = 1; r < nWant; ++r)
+    {
+        GDALDataset *poHandle = ReaderHandle(static_cast<size_t>(r + 3) * MAX_SLICES,
+                                             m_anStackInput[iBand]);
+        GDALRasterBand *poBand = poHandle ? poHandle->GetRasterBand(m_anStackBand[iBand]) : nullptr;
+        if (!poBand)
+            break;
+        j.apoBands.push_back(poBand);
+    }
+    const int nReaders = static_cast<int>(j.apoBands.size());
+    const int nSlots = std::min(nItems, nReaders + 1);
     try
     {
-        m_abySource.resize(nPixelBytes * nWidth * nRows);
+        j.aabySlots.resize(nSlots);
+        for (auto &aby : j.aabySlots)
+            aby.resize(j.nPixelBytes * j.nWidth * j.nRows);
     }
     catch (const std::bad_alloc &)
     {
         CPLError(CE_Failure, CPLE_OutOfMemory, "GG: out of memory for a statistics strip");
         return false;
     }
-    for (int nY = 0; nY < nHeight; nY += nRows)
+    gg_pipeline_job sJob{};
+    sJob.user = &j;
+    sJob.items = nItems;
+    sJob.slots = nSlots;
+    sJob.readers = nReaders;
+    sJob.workers = 1;
+    sJob.read = StatsRead;
+    sJob.compute = [](void *pUser, int, int iItem, int iSlot) -> int
     {
-        const int nThisRows = std::min(nRows, nHeight - nY);
-        // A failed read or a cancel forgets the partial sums, so a later
-        // read of the band starts the pass again.
-        if (InjectedReadFault() ||
-            poInputBand->RasterIO(GF_Read, 0, nY, nWidth, nThisRows, m_abySource.data(), nWidth,
-                                  nThisRows, m_eSourceType, 0, 0, nullptr) != CE_None)
-        {
-            gg_op_reset_stats(m_poOp, iBand);
-            CPLError(CE_Failure, CPLE_AppDefined,
-                     "GG: %s: reading band %d of the input failed during the statistics pass",
-                     gg_op_name(m_poOp), iBand + 1);
-            return false;
-        }
-        gg_tile sTile{m_abySource.data(), m_sIn.type, nWidth, nThisRows,
-                      static_cast<size_t>(nWidth), 0, nY};
-        const gg_status eStatus = gg_op_accumulate(m_psContext, m_poOp, iBand, &sTile);
+        auto *pj = static_cast<GGStatsPass *>(pUser);
+        return pj->poDS->AccumulateStrip(*pj, iItem, iSlot);
+    };
+    sJob.write = StatsWrite;
+    const int nRun = gg_pipeline_run(&sJob);
+    if (nRun == 0)
+    {
+        const gg_status eStatus = gg_op_finish_stats(m_psContext, m_poOp, iBand);
         if (eStatus != GG_OK)
         {
             m_aosStatsError[iBand] = GGOpMessage(m_poOp, eStatus);
             CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", m_aosStatsError[iBand].c_str());
             return false;
         }
-        if (pfnProgress &&
-            !pfnProgress(static_cast<double>(nY + nThisRows) / nHeight, "", pProgressData))
-        {
-            gg_op_reset_stats(m_poOp, iBand);
-            CPLError(CE_Failure, CPLE_UserInterrupt, "GG: %s: statistics pass interrupted",
-                     gg_op_name(m_poOp));
-            return false;
-        }
+        m_abStatsDone[iBand] = true;
+        return true;
     }
-    const gg_status eStatus = gg_op_finish_stats(m_psContext, m_poOp, iBand);
+    // A failed read or a cancel forgets the partial sums, so a later read
+    // of the band starts the pass again; a device failure stays.
+    if (j.nFailure != 2)
+        gg_op_reset_stats(m_poOp, iBand);
+    if (nRun < 0)
+        CPLError(CE_Failure, CPLE_OutOfMemory, "GG: cannot start the statistics pass's threads");
+    else if (j.nFailure == 1)
+    {
+        ReadFailure(m_apoInputs[m_anStackInput[iBand]]->GetDescription(), j.osFailure);
+        CPLError(CE_Failure, CPLE_AppDefined,
+                 "GG: %s: reading band %d of the input failed during the statistics pass",
+                 gg_op_name(m_poOp), iBand + 1);
+    }
+    else if (j.nFailure == 2)
+    {
+        m_aosStatsError[iBand] = j.osFailure;
+        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", m_aosStatsError[iBand].c_str());
+    }
+    else
+        CPLError(CE_Failure, CPLE_UserInterrupt, "GG: %s: statistics pass interrupted",
+                 gg_op_name(m_poOp));
+    return false;
+}
+
+/* One strip of the statistics pass on the device (the pipeline's calling
+ * thread, strips in row order), then the caller's progress. */
+int GGDataset::AccumulateStrip(GGStatsPass &j, int iItem, int iSlot)
+{
+    const int nY = iItem * j.nRows, nThisRows = std::min(j.nRows, j.nHeight - nY);
+    gg_tile sTile{j.aabySlots[iSlot].data(), m_sIn.type, j.nWidth, nThisRows,
+                  static_cast<size_t>(j.nWidth), 0, nY};
+    const gg_status eStatus = gg_op_accumulate(m_psContext, m_poOp, j.iBand, &sTile);
     if (eStatus != GG_OK)
     {
-        m_aosStatsError[iBand] = GGOpMessage(m_poOp, eStatus);
-        CPLError(CE_Failure, CPLE_AppDefined, "GG: %s", m_aosStatsError[iBand].c_str());
-        return false;
+        j.Fail(2, GGOpMessage(m_poOp, eStatus));
+        return 1;
     }
-    m_abStatsDone[iBand] = true;
-    return true;
+    if (j.pfnProgress &&
+        !j.pfnProgress(static_cast<double>(nY + nThisRows) / j.nHeight, "", j.pProgressData))
+    {
+        j.Fail(3, std::string());
+        return 1;
+    }
+    return 0;
 }
 
 /* The source window of output window sDst; false after a CPLError. */
