@@ -11,7 +11,7 @@
 # GMTSAR_XCORR: GMTSAR's xcorr (or the xcorr-peer wrapper of
 # pack_gmtsar_peer.sh); GG_BIN_DIR holds bench_xcorr and gdal_xcorr; DIR the
 # data and outputs (default /dev/shm/gg_vs_gmtsar); CORES a taskset list
-# (default: every core, 0-(nproc-1)).  Environment: RUNS (default 2) timed
+# (default: every core this shell may use).  Environment: RUNS (default 2) timed
 # runs of each variant; WARMUP=full (default: one untimed run of the same
 # job first), small (an untimed 2 x 1-patch job: loads the binary, the
 # libraries and the page cache without the full cost) or 0; SEARCHES
@@ -40,7 +40,8 @@ peer=${1:?usage: bench_xcorr_vs_gmtsar.sh GMTSAR_XCORR GG_BIN_DIR [DIR] [CORES]}
 bin=${2:?usage: bench_xcorr_vs_gmtsar.sh GMTSAR_XCORR GG_BIN_DIR [DIR] [CORES]}
 dir=${3:-/dev/shm/gg_vs_gmtsar}
 ncpu=$(nproc --all 2>/dev/null || nproc)
-cores=${4:-0-$((ncpu - 1))}
+# default: the cores this shell may run on (a container may hold fewer than the host has)
+cores=${4:-$(taskset -pc $$ 2>/dev/null | sed 's/.*: //' || echo "0-$((ncpu - 1))")}
 runs=${RUNS:-2}
 warmup=${WARMUP:-full}
 searches=${SEARCHES:-64 128}
@@ -159,7 +160,7 @@ for s in $searches; do
         done
         wall_med[$v]=$(printf '%s\n' "${walls[@]}" | median)
         cpu_med[$v]=$(printf '%s\n' "${cpus[@]}" | median)
-        rss_max[$v]=$((rss / 1024))
+        rss_max[$v]=$([ -x /usr/bin/time ] && echo $((rss / 1024)) || echo '?')
     done
     echo "  -- medians (search $s):"
     for v in $variants; do
