@@ -27,6 +27,9 @@
 #                   consulted), which for xcorr's small FFTs is slower;
 #   gmtsar-1thread  xcorr with FFTW planned on one thread (LD_PRELOAD of
 #                   fftw_nthreads_shim.c; GMT has no setting for it);
+#   gmtsar-kissfft  (not in the default list) xcorr with GMT's own Kiss FFT
+#                   (GMT_FFT = kissfft in a gmt.conf of its working folder):
+#                   one thread, and no FFTW plan made for every call;
 #   geogpu          gdal_xcorr -mode gmtsar -device cpu (OpenMP);
 #   geogpu-passive  the same with OMP_WAIT_POLICY=passive.
 # Each run prints wall time, CPU time (user + sys: the robust figure on a
@@ -94,6 +97,8 @@ variant_cmd() {
         gmtsar-default) cmd=(env -C "$out" "${pin[@]}" "$peer" "${job[@]}") ;;
         gmtsar-1thread) cmd=(env -C "$out" LD_PRELOAD="$shim" FFTW_SHIM_NTHREADS=1 FFTW_SHIM_VERBOSE=1
                              "${pin[@]}" "$peer" "${job[@]}") ;;
+        gmtsar-kissfft) printf 'GMT_FFT = kissfft\n' >"$out/gmt.conf"
+                        cmd=(env -C "$out" "${pin[@]}" "$peer" "${job[@]}") ;;
         geogpu) cmd=("${pin[@]}" "$bin/gdal_xcorr" -mode gmtsar "${job[@]}" -device cpu -q -o "$out/freq_xcorr.dat") ;;
         geogpu-passive) cmd=(env OMP_WAIT_POLICY=passive "${pin[@]}" "$bin/gdal_xcorr" -mode gmtsar "${job[@]}"
                              -device cpu -q -o "$out/freq_xcorr.dat") ;;
