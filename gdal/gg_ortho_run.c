@@ -161,10 +161,9 @@ typedef ggo_block block;
  * bench/RESULTS.md, session 16). */
 #define QUEUE_BYTES ((size_t)256 << 20)
 
-/* Who waits on the pipeline's state (pipe_t.cv): the device thread, the
- * readers (strip readers, or the windowed reader), the writer, the grid
- * thread. */
-enum { WAKE_DEV, WAKE_READ, WAKE_WRITE, WAKE_GRID, WAKE_ROLES };
+/* Who waits on the resident source's state (pipe_t.cv): the device
+ * thread, the strip readers, the grid thread. */
+enum { WAKE_DEV, WAKE_READ, WAKE_GRID, WAKE_ROLES };
 #define WAKES(r) (1 << (r))
 #define WAKE_ALL (WAKES(WAKE_ROLES) - 1)
 
@@ -178,7 +177,7 @@ typedef struct pipe {
     int nblocks, rows;
     int qdepth;              /* blocks run and not yet written, at most */
     block *blocks;
-    int run_done, write_done; /* counts (resident pipeline) */
+    int run_done;            /* blocks complete (resident pipeline) */
     int error;
     char msg[1024];
     double lon_ref;
@@ -202,11 +201,10 @@ typedef struct pipe {
     void **inflight;            /* strips whose queued upload may not have landed */
     int ninflight;
     int queued[GG_ORTHO_QUEUED], nqueued, qfirst; /* block numbers, oldest first */
-    unsigned char *block_run;   /* block k's output is complete */
-    /* the host stages (resident_start .. resident_stop) */
+    /* the source feeder (resident_start .. resident_stop) */
     int grid_ahead;             /* blocks the grid thread runs ahead of the device */
-    pthread_t tg, tw, tr[64];
-    int nr, have_tg, have_tw, started;
+    pthread_t tg, tr[64];
+    int nr, have_tg, started;
     int grid_done, finished;
     ggo_direct *direct;         /* uncompressed GeoTIFF: pixels by pwrite, else NULL */
     ggo_direct *src_direct;     /* the source's rows by pread (strip readers), else NULL */
@@ -276,10 +274,16 @@ static int read_block(pipe_t *p, int k)
     return 0;
 }
 
-/* Block k's output written and its buffers freed (the writer thread of
- * either pipeline); 1 after pipe_fail. */
+/* Block k's output written and its buffers freed (the pipeline's writer,
+ * either pipeline); 1 after pipe_fail, or at once after a failure of
+ * another stage. */
 static int write_block(pipe_t *p, int k)
 {
+    pthread_mutex_lock(&p->mu);
+    const int failed = p->error;
+    pthread_mutex_unlock(&p->mu);
+    if (failed)
+        return 1;
     scene *sc = p->sc;
     const size_t ds = gg_type_size(sc->dst_t);
     block *b = &p->blocks[k];
@@ -310,25 +314,6 @@ static int write_block(pipe_t *p, int k)
     b->dst = b->src = NULL;
     b->nodes = NULL;
     return 0;
-}
-
-/* The resident pipeline's writer thread: blocks in order as the device
- * completes them. */
-static void *writer(void *arg)
-{
-    ggo_name_thread("gg-write");
-    pipe_t *p = arg;
-    CPLPushErrorHandlerEx(keep_error, p->run);
-    for (int k = 0; k < p->nblocks; k++) {
-        if (!wait_for(p, WAKE_WRITE, &p->run_done, k + 1) || write_block(p, k))
-            break;
-        pthread_mutex_lock(&p->mu);
-        p->write_done = k + 1; /* queue room */
-        wake(p, WAKES(WAKE_DEV) | WAKES(WAKE_READ));
-        pthread_mutex_unlock(&p->mu);
-    }
-    CPLPopErrorHandler();
-    return NULL;
 }
 
 /* Device part of one block (all bands); retries with a wider window
@@ -365,7 +350,7 @@ static int windowed_compute(void *user, int worker, int item, int slot)
     return !run_block(p, &p->blocks[item]);
 }
 
-static int windowed_write(void *user, int item, int slot)
+static int pipeline_write(void *user, int item, int slot)
 {
     (void)slot;
     return write_block(user, item);
@@ -397,7 +382,7 @@ static int run_windowed(pipe_t *p)
 {
     const gg_pipeline_job job = {.user = p, .items = p->nblocks, .slots = QDEPTH, .readers = 1,
                                  .workers = 1, .read = windowed_read, .compute = windowed_compute,
-                                 .write = windowed_write, .progress = windowed_progress,
+                                 .write = pipeline_write, .progress = windowed_progress,
                                  .thread_begin = windowed_thread_begin,
                                  .thread_end = windowed_thread_end};
     if (gg_pipeline_run(&job) < 0)
@@ -431,19 +416,24 @@ static int resident_source(const scene *sc, gg_context *ctx)
  * overlap by most of their rows, so reading per block window read the
  * image several times over on one thread (the bound of the first version).
  *
+ * The source feeder, started before the scene's turn at the device:
  *   grid thread     block grids (PROJ) and source row ranges, running up to
  *                   GRID_AHEAD blocks ahead; requests the strips of full-width
  *                   source rows each block needs, in block order;
  *   reader threads  (several, each with its own GDAL handle) read requested
- *                   strips into a fixed pool of staging buffers;
- *   device thread   uploads read strips (the backend's copies are not
- *                   re-entrant, so only this thread talks to the device),
- *                   runs block k once its rows are on the device, downloads;
- *   writer thread   writes finished blocks in order.
+ *                   strips into a fixed pool of staging buffers.
+ * The output, in its turn: the one pipeline (gg_pipeline.h) with a block
+ * per item and no read stage,
+ *   device thread   (its worker) uploads read strips (the backend's copies
+ *                   are not re-entrant, so only this thread talks to the
+ *                   device), queues block k once its rows are on the
+ *                   device and completes the oldest queued block (a
+ *                   deferred job: block k is written once complete);
+ *   writer thread   (the pipeline's) writes complete blocks in order.
  *
  * Host memory: the staging pool, GRID_AHEAD grids and the output blocks
- * queued for the writer (QUEUE_BYTES, at least QDEPTH), whatever the image
- * size.  The kernel reports any tap outside the rows it
+ * queued for the writer (the pipeline's slots: QUEUE_BYTES, at least
+ * QDEPTH), whatever the image size.  The kernel reports any tap outside the rows it
  * was given, so the result never depends on the planning: a block that
  * missed is run again with more rows (finally all of them). */
 
@@ -534,6 +524,20 @@ static void release_inflight(pipe_t *p)
 
 static int complete_oldest(pipe_t *p);
 
+/* Device thread, mu held (released meanwhile): the queued uploads land
+ * and their staging buffers go back to the pool. */
+static void land_uploads(pipe_t *p)
+{
+    pthread_mutex_unlock(&p->mu);
+    const gg_status rc = gg_ortho_session_flush(p->sess);
+    pthread_mutex_lock(&p->mu);
+    if (rc != GG_OK && !p->error) {
+        snprintf(p->msg, sizeof p->msg, "%s", gg_context_last_error(p->ctx));
+        p->error = 1;
+    }
+    release_inflight(p);
+}
+
 /* Device thread, mu held, nothing to upload: instead of sleeping, it
  * completes the oldest queued block or, when the readers are out of
  * buffers, lets the queued uploads land.  1 when it did one (mu was
@@ -547,14 +551,7 @@ static int device_idle(pipe_t *p)
         return 1;
     }
     if (p->ninflight > 0 && p->npool == 0) {
-        pthread_mutex_unlock(&p->mu);
-        const gg_status rc = gg_ortho_session_flush(p->sess);
-        pthread_mutex_lock(&p->mu);
-        if (rc != GG_OK && !p->error) {
-            snprintf(p->msg, sizeof p->msg, "%s", gg_context_last_error(p->ctx));
-            p->error = 1;
-        }
-        release_inflight(p);
+        land_uploads(p);
         return 1;
     }
     return 0;
@@ -758,20 +755,18 @@ static int rerun_block_resident(pipe_t *p, block *b)
     return 0;
 }
 
-/* Device thread: block k's output is complete; run_done counts the
- * complete blocks from the first (the writer writes in order). */
+/* Device thread: block k's output is complete (blocks complete in order,
+ * oldest queued first): the writer may write it, the grid thread go on.
+ * Progress follows the device, not the writer: a batch's next scene
+ * prints its lines once this one has passed the device on. */
 static void block_finished(pipe_t *p, int k)
 {
+    gg_pipeline_computed(k);
     pthread_mutex_lock(&p->mu);
-    p->block_run[k] = 1;
-    const int before = p->run_done;
-    while (p->run_done < p->nblocks && p->block_run[p->run_done])
-        p->run_done++;
-    if (p->run_done > before)
-        wake(p, WAKES(WAKE_WRITE) | WAKES(WAKE_GRID));
+    p->run_done = k + 1;
+    wake(p, WAKES(WAKE_GRID));
     pthread_mutex_unlock(&p->mu);
-    if (p->run_done > before)
-        scene_progress(p->job, (double)p->run_done / p->nblocks);
+    scene_progress(p->job, (double)(k + 1) / p->nblocks);
 }
 
 /* Device thread: the oldest queued block's download; a block that missed
@@ -838,10 +833,10 @@ static int reader_count(void)
     return n < 2 ? 2 : n > 8 ? 8 : (int)n;
 }
 
-/* The resident pipeline's host stages: strip table, staging pool and
- * threads (grid, writer, readers).  They need no device, so a batch starts
- * them once the scene is set up, before its turn: the first grids and
- * strips are then ready when the device comes.  0 on error (p->msg). */
+/* The source feeder: strip table, staging pool and threads (grid,
+ * readers).  It needs no device, so a batch starts it once the scene is
+ * set up, before its turn: the first grids and strips are then ready when
+ * the device comes.  0 on error (p->msg). */
 static int resident_start(pipe_t *p)
 {
     scene *sc = p->sc;
@@ -866,8 +861,7 @@ static int resident_start(pipe_t *p)
     p->ready = calloc((size_t)p->nstrips, sizeof(int));
     p->pool = calloc((size_t)nbuf, sizeof(void *));
     p->inflight = calloc((size_t)nbuf, sizeof(void *));
-    p->block_run = calloc((size_t)p->nblocks, 1);
-    int ok = p->strips && p->queue && p->ready && p->pool && p->inflight && p->block_run;
+    int ok = p->strips && p->queue && p->ready && p->pool && p->inflight;
     for (int i = 0; ok && i < p->nstrips; i++) {
         p->strips[i].y0 = i * srows;
         p->strips[i].rows = i * srows + srows <= sc->height ? srows : sc->height - i * srows;
@@ -890,22 +884,21 @@ static int resident_start(pipe_t *p)
         return 0;
     }
     p->have_tg = pthread_create(&p->tg, NULL, grid_thread, p) == 0;
-    p->have_tw = pthread_create(&p->tw, NULL, writer, p) == 0;
     for (p->nr = 0; p->nr < nreaders; p->nr++)
         if (pthread_create(&p->tr[p->nr], NULL, strip_reader, p) != 0)
             break;
-    if (!p->have_tg || !p->have_tw || p->nr == 0)
+    if (!p->have_tg || p->nr == 0)
         pipe_fail(p, "cannot start the pipeline threads");
     return !p->error;
 }
 
-/* Stops and joins the host stages (after the device part, or instead of
+/* Stops and joins the source feeder (after the pipeline, or instead of
  * it on a failure) and frees what resident_start made. */
 static void resident_stop(pipe_t *p)
 {
     if (!p->started)
         return;
-    /* the grid thread and the writer wait for blocks that will not run */
+    /* the grid thread waits for blocks that will not run */
     if (p->run_done < p->nblocks)
         pipe_fail(p, "stopped");
     pthread_mutex_lock(&p->mu);
@@ -916,9 +909,7 @@ static void resident_stop(pipe_t *p)
         pthread_join(p->tr[i], NULL);
     if (p->have_tg)
         pthread_join(p->tg, NULL);
-    if (p->have_tw)
-        pthread_join(p->tw, NULL);
-    p->nr = p->have_tg = p->have_tw = 0;
+    p->nr = p->have_tg = 0;
     for (int i = 0; i < p->nstrips && p->strips; i++)
         if (p->strips[i].buf)
             p->pool[p->npool++] = p->strips[i].buf;
@@ -929,9 +920,7 @@ static void resident_stop(pipe_t *p)
     free(p->ready);
     free(p->pool);
     free(p->inflight);
-    free(p->block_run);
     p->inflight = NULL;
-    p->block_run = NULL;
     p->strips = NULL;
     p->queue = p->ready = NULL;
     p->pool = NULL;
@@ -944,27 +933,13 @@ static void resident_stop(pipe_t *p)
     p->started = 0;
 }
 
-/* The device part of the resident pipeline (p->sess holds the source):
- * every block, then the device goes to the next scene (device_done)
- * while the writer drains.  0 on error (p->msg says why). */
-static int run_resident(pipe_t *p)
+/* The device's part is over (every block complete, or a failure): the
+ * queued copies land, the feeder stops and the device goes to the next
+ * scene (device_done) while the writer drains. */
+static void resident_device_done(pipe_t *p)
 {
-    for (int k = 0; k < p->nblocks && !p->error; k++) {
-        /* the block's grid, and room in the output queue; meanwhile upload */
-        pthread_mutex_lock(&p->mu);
-        for (;;) {
-            upload_ready(p);
-            if (p->error || (p->grid_done > k && k - p->write_done < p->qdepth))
-                break;
-            if (p->nready == 0 && !device_idle(p))
-                pthread_cond_wait(&p->cv[WAKE_DEV], &p->mu);
-        }
-        pthread_mutex_unlock(&p->mu);
-        if (p->error || !queue_block(p, k))
-            break;
-    }
-    while (p->nqueued > 0 && !p->error && complete_oldest(p))
-        ;
+    if (p->finished)
+        return;
     if (p->ninflight > 0 || p->nqueued > 0 || p->error) { /* a failure left copies in flight */
         (void)gg_ortho_session_flush(p->sess);
         pthread_mutex_lock(&p->mu);
@@ -975,8 +950,86 @@ static int run_resident(pipe_t *p)
     p->finished = 1;
     wake(p, WAKE_ALL);
     pthread_mutex_unlock(&p->mu);
-    if (p->device_done) /* no more uploads or kernels: the device can go */
+    if (p->device_done)
         p->device_done(p);
+}
+
+/* compute(k): block k queued once its grid is done and its rows are on
+ * the device (uploading meanwhile); the last block drains the queue and
+ * hands the device on. */
+static int resident_compute(void *user, int worker, int item, int slot)
+{
+    (void)worker;
+    (void)slot;
+    pipe_t *p = user;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        upload_ready(p);
+        if (p->error || p->grid_done > item)
+            break;
+        if (p->nready == 0 && !device_idle(p))
+            pthread_cond_wait(&p->cv[WAKE_DEV], &p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (p->error || !queue_block(p, item))
+        return 1;
+    if (item < p->nblocks - 1)
+        return 0;
+    while (p->nqueued > 0 && complete_oldest(p))
+        ;
+    resident_device_done(p);
+    return p->error;
+}
+
+/* While the writer frees a slot: uploads, the oldest queued block, or
+ * the queued uploads landed (the readers then have every staging buffer
+ * while the device thread sleeps). */
+static int resident_idle(void *user, int worker)
+{
+    (void)worker;
+    pipe_t *p = user;
+    pthread_mutex_lock(&p->mu);
+    int did = p->nready > 0;
+    upload_ready(p);
+    did = did || (!p->error && device_idle(p));
+    if (!did && !p->error && p->ninflight > 0) {
+        land_uploads(p);
+        did = 1;
+    }
+    did = p->error ? -1 : did;
+    pthread_mutex_unlock(&p->mu);
+    return did;
+}
+
+static void resident_thread_begin(void *user)
+{
+    pipe_t *p = user;
+    ggo_name_thread("gg-write");
+    CPLPushErrorHandlerEx(keep_error, p->run);
+}
+
+static void resident_thread_end(void *user)
+{
+    (void)user;
+    CPLPopErrorHandler();
+}
+
+/* The resident pipeline (p->sess holds the source, the feeder runs): one
+ * gg_pipeline job, blocks queued for the writer in its slots (qdepth).
+ * 0 on error (p->msg says why). */
+static int run_resident(pipe_t *p)
+{
+    const gg_pipeline_job job = {.user = p, .items = p->nblocks, .slots = p->qdepth,
+                                 .workers = 1, .compute = resident_compute,
+                                 .write = pipeline_write, .thread_begin = resident_thread_begin,
+                                 .thread_end = resident_thread_end, .deferred = 1,
+                                 .idle = resident_idle};
+    const int rc = gg_pipeline_run(&job);
+    if (rc < 0)
+        pipe_fail(p, "cannot start the pipeline's threads");
+    else if (rc)
+        pipe_fail(p, "internal error: the pipeline stopped"); /* kept: a stage's own message */
+    resident_device_done(p); /* after a failure: not done yet */
     resident_stop(p);
     return !p->error;
 }
@@ -1481,7 +1534,7 @@ static int process_scene(scene_job *job)
             p.blocks[k].nodes = NULL;
         }
         p.resident = p.error = p.finished = 0;
-        p.grid_done = p.run_done = p.write_done = 0;
+        p.grid_done = p.run_done = 0;
         p.qdepth = QDEPTH;
         p.msg[0] = 0;
     }

@@ -61,6 +61,15 @@ static void *reader(void *arg)
     return NULL;
 }
 
+/* The pipeline whose worker runs on this thread (gg_pipeline_computed). */
+static __thread pipeline *current;
+
+/* Can item k go to its worker? (mu held) */
+static int ready(const pipeline *p, int k)
+{
+    return p->job->read ? p->state[k] != NOT_READ : k < p->written + p->job->slots;
+}
+
 /* Worker w computes items w, w + workers, ...: the same device for the
  * same item run after run, so that a product computed on devices of
  * different kinds (cpu,opencl) has the same bits every time. */
@@ -70,10 +79,22 @@ static void *worker(void *arg)
     pipeline *p = a->p;
     const gg_pipeline_job *j = p->job;
     const int workers = j->workers > 0 ? j->workers : 1;
+    pipeline *outer = current; /* a callback of another job's worker may run this one */
+    current = p;
     pthread_mutex_lock(&p->mu);
     for (int k = a->index; k < j->items; k += workers) {
-        while (!p->failed && p->state[k] == NOT_READ)
+        while (!p->failed && !ready(p, k)) {
+            if (j->idle) {
+                pthread_mutex_unlock(&p->mu);
+                const int did = j->idle(j->user, a->index);
+                pthread_mutex_lock(&p->mu);
+                if (did < 0)
+                    stop(p);
+                if (did || p->failed || ready(p, k))
+                    continue;
+            }
             pthread_cond_wait(&p->can_compute, &p->mu);
+        }
         if (p->failed)
             break;
         pthread_mutex_unlock(&p->mu);
@@ -83,11 +104,30 @@ static void *worker(void *arg)
             stop(p);
             break;
         }
-        p->state[k] = COMPUTED;
-        pthread_cond_broadcast(&p->can_write);
+        if (!j->deferred) {
+            p->state[k] = COMPUTED;
+            pthread_cond_broadcast(&p->can_write);
+        }
     }
+    /* a deferred job left an item of this worker undeclared: the writer
+     * would wait for it for ever */
+    for (int k = a->index; j->deferred && !p->failed && k < j->items; k += workers)
+        if (p->state[k] != COMPUTED)
+            stop(p);
     pthread_mutex_unlock(&p->mu);
+    current = outer;
     return NULL;
+}
+
+void gg_pipeline_computed(int item)
+{
+    pipeline *p = current;
+    if (!p || item < 0 || item >= p->job->items)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->state[item] = COMPUTED;
+    pthread_cond_broadcast(&p->can_write);
+    pthread_mutex_unlock(&p->mu);
 }
 
 static void *writer(void *arg)
@@ -112,6 +152,8 @@ static void *writer(void *arg)
         else
             p->written = k + 1;
         pthread_cond_broadcast(&p->can_read);
+        if (!j->read) /* the workers wait for the slots */
+            pthread_cond_broadcast(&p->can_compute);
         pthread_mutex_unlock(&p->mu);
         if (rc)
             break;
@@ -142,7 +184,7 @@ int gg_pipeline_run(const gg_pipeline_job *job)
     if (job->items <= 0)
         return 0;
     pipeline p = {.job = job};
-    const int readers = job->readers > 0 ? job->readers : 1;
+    const int readers = !job->read ? 0 : job->readers > 0 ? job->readers : 1;
     const int workers = job->workers > 0 ? job->workers : 1;
     const int nthreads = readers + (workers - 1) + 1;
     p.state = calloc((size_t)job->items, 1);

@@ -16,7 +16,14 @@
  * kinds).
  *
  * A callback returns 0 on success; nonzero stops the pipeline (the
- * callback has reported why).  MIT licence.
+ * callback has reported why).
+ *
+ * A job that queues work on a device (`deferred`) has compute(k) return
+ * once item k is queued, while earlier items still run: the job declares
+ * each item complete, in its worker's item order, with
+ * gg_pipeline_computed, and the writer writes an item only then; `idle`
+ * lets such a worker finish queued items (or feed its device) instead of
+ * sleeping while its next item is not ready.  MIT licence.
  */
 #ifndef GG_PIPELINE_H
 #define GG_PIPELINE_H
@@ -32,7 +39,9 @@ typedef struct gg_pipeline_job {
     int readers;  /* reader threads (>= 1) */
     int workers;  /* devices (>= 1): worker 0 runs on the calling thread */
     /* Fills slot with item's input (reader threads; several items are read
-     * at once when readers > 1). */
+     * at once when readers > 1).  NULL: nothing to read (the job feeds its
+     * device itself); item k goes to compute once item k - slots is
+     * written, and no reader thread starts. */
     int (*read)(void *user, int reader, int item, int slot);
     /* The device part of item (NULL: none, the read produced the output). */
     int (*compute)(void *user, int worker, int item, int slot);
@@ -45,6 +54,21 @@ typedef struct gg_pipeline_job {
      * push and pop a thread's error handler); NULL: none. */
     void (*thread_begin)(void *user);
     void (*thread_end)(void *user);
+    /* 0: an item is computed when its compute returns.  1: when the job
+     * says so (gg_pipeline_computed), which it may do later, from a later
+     * compute or idle of the same worker; a worker's last compute must
+     * leave none of its items undeclared (the job stops otherwise).  A
+     * worker that may leave n items undeclared when its compute returns
+     * needs slots >= workers * (n + 1), or an idle that declares them:
+     * else every worker may wait for a slot while the writer waits for
+     * one of their items. */
+    int deferred;
+    /* Called by a worker, instead of sleeping, while its next item is not
+     * ready (not read, or its slot not yet written): the job's own device
+     * work (complete a queued item, upload).  1: it did some, it is called
+     * again; 0: none, the worker sleeps until the item is ready; negative:
+     * it failed (the job stops).  NULL: none. */
+    int (*idle)(void *user, int worker);
 } gg_pipeline_job;
 
 /* Runs the job to its end: 0 when every item was written, 1 when a
@@ -53,6 +77,10 @@ typedef struct gg_pipeline_job {
  * when the pipeline could not start (memory, threads: the caller reports
  * it).  Plain C and POSIX threads: no GDAL here. */
 int gg_pipeline_run(const gg_pipeline_job *job);
+
+/* A deferred job's item is complete: the writer may write it.  Called on
+ * a worker's thread, from its compute or idle callback. */
+void gg_pipeline_computed(int item);
 
 /* Reader threads for a job on this host: 1 with fewer than 4 processors,
  * 2 with fewer than 8, else 3 (each may read with several threads of its

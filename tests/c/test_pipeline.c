@@ -3,7 +3,8 @@
  * on its own: every item read, computed and written once, in that order,
  * writes in item order, item k on worker k % workers, at most `slots`
  * items in flight, and a failing stage or a stopping progress ending the
- * run with nothing after it.  Stages sleep random short times so that the
+ * run with nothing after it; deferred jobs (compute returns with items in
+ * flight on a device queue) writing only complete items.  Stages sleep random short times so that the
  * threads interleave differently from run to run.
  *
  * MIT licence.
@@ -198,11 +199,184 @@ static void nothing_to_do(void)
     pthread_mutex_destroy(&s.mu);
 }
 
+/* ------------------------------------------- deferred jobs (a device queue)
+ *
+ * No read stage; each worker queues its items in a queue of QUEUED (compute
+ * returns with them in flight), completes the oldest when the queue is full
+ * or when idle, and its last item drains the queue.  An item is written
+ * only once complete, in order, and is computed only once the item `slots`
+ * before it is written. */
+
+#define QUEUED 2
+#define MAX_WORKERS 4
+
+typedef struct dstate {
+    pthread_mutex_t mu;
+    int items, slots, workers, fail_compute, fail_write, never_declare;
+    int queue[MAX_WORKERS][QUEUED], nq[MAX_WORKERS];
+    int computes[MAX_ITEMS], complete[MAX_ITEMS], writes[MAX_ITEMS];
+    int order[MAX_ITEMS], nwritten, idles_working;
+    int errors;
+    unsigned seed;
+} dstate;
+
+static void dnap(dstate *s)
+{
+    pthread_mutex_lock(&s->mu);
+    const int us = (int)(rand_r(&s->seed) % 300);
+    pthread_mutex_unlock(&s->mu);
+    struct timespec ts = {0, us * 1000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Worker w's oldest queued item complete (0 when none was queued). */
+static int complete_oldest(dstate *s, int w)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->nq[w] == 0) {
+        pthread_mutex_unlock(&s->mu);
+        return 0;
+    }
+    const int k = s->queue[w][0];
+    for (int i = 1; i < s->nq[w]; i++)
+        s->queue[w][i - 1] = s->queue[w][i];
+    s->nq[w]--;
+    s->complete[k]++;
+    pthread_mutex_unlock(&s->mu);
+    if (k != s->never_declare)
+        gg_pipeline_computed(k);
+    return 1;
+}
+
+static int d_compute(void *user, int worker, int item, int slot)
+{
+    (void)slot;
+    dstate *s = user;
+    pthread_mutex_lock(&s->mu);
+    /* the slot is free: the item `slots` before is written */
+    if (item >= s->slots && s->writes[item - s->slots] != 1)
+        s->errors++;
+    if (worker != item % s->workers)
+        s->errors++;
+    s->computes[item]++;
+    const int full = s->nq[worker] == QUEUED;
+    pthread_mutex_unlock(&s->mu);
+    if (full)
+        complete_oldest(s, worker);
+    dnap(s);
+    if (item == s->fail_compute)
+        return 1;
+    pthread_mutex_lock(&s->mu);
+    s->queue[worker][s->nq[worker]++] = item;
+    pthread_mutex_unlock(&s->mu);
+    if (item + s->workers >= s->items) /* this worker's last: drain */
+        while (complete_oldest(s, worker))
+            ;
+    return 0;
+}
+
+static int d_idle(void *user, int worker)
+{
+    dstate *s = user;
+    const int did = complete_oldest(s, worker);
+    if (did) {
+        pthread_mutex_lock(&s->mu);
+        s->idles_working++;
+        pthread_mutex_unlock(&s->mu);
+    }
+    return did;
+}
+
+static int d_write(void *user, int item, int slot)
+{
+    (void)slot;
+    dstate *s = user;
+    dnap(s);
+    pthread_mutex_lock(&s->mu);
+    if (s->complete[item] != 1)
+        s->errors++; /* written before its completion */
+    s->writes[item]++;
+    s->order[s->nwritten++] = item;
+    pthread_mutex_unlock(&s->mu);
+    return item == s->fail_write;
+}
+
+static int d_run(dstate *s, int items, int slots, int workers, int with_idle)
+{
+    s->items = items;
+    s->slots = slots;
+    s->workers = workers;
+    const gg_pipeline_job job = {.user = s, .items = items, .slots = slots, .workers = workers,
+                                 .compute = d_compute, .write = d_write, .deferred = 1,
+                                 .idle = with_idle ? d_idle : NULL};
+    return gg_pipeline_run(&job);
+}
+
+static void deferred_runs(void)
+{
+    const int shapes[][3] = {/* items, slots, workers */
+                             {1, 3, 1}, {2, 3, 1}, {57, 3, 1}, {100, 6, 1},
+                             {100, 6, 2}, {100, 5, 2}, {7, 3, 4}, {150, 9, 3}};
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
+        for (int with_idle = 0; with_idle < 2; with_idle++) {
+            /* without idle, the items left in flight need slots to spare
+             * (gg_pipeline.h) */
+            if (!with_idle && shapes[c][1] < shapes[c][2] * (QUEUED + 1))
+                continue;
+            dstate s = {.fail_compute = -1, .fail_write = -1, .never_declare = -1,
+                        .seed = (unsigned)(c * 5 + (size_t)with_idle + 3)};
+            pthread_mutex_init(&s.mu, NULL);
+            const int items = shapes[c][0];
+            const int rc = d_run(&s, items, shapes[c][1], shapes[c][2], with_idle);
+            CHECK(rc == 0, "deferred shape %zu: rc %d", c, rc);
+            CHECK(s.errors == 0, "deferred shape %zu: %d ordering violations", c, s.errors);
+            CHECK(s.nwritten == items, "deferred shape %zu: %d of %d written", c, s.nwritten,
+                  items);
+            for (int k = 0; k < items; k++)
+                CHECK(s.computes[k] == 1 && s.complete[k] == 1 && s.writes[k] == 1 &&
+                          s.order[k] == k,
+                      "deferred shape %zu item %d: %d computes %d completions %d writes, "
+                      "write %d was item %d",
+                      c, k, s.computes[k], s.complete[k], s.writes[k], k, s.order[k]);
+            if (!with_idle)
+                CHECK(s.idles_working == 0, "deferred shape %zu: idle without idle", c);
+            pthread_mutex_destroy(&s.mu);
+        }
+}
+
+/* A failing compute or write, or a worker ending with an item never
+ * declared complete: rc 1, nothing written at or after it, and no hang. */
+static void deferred_failures(void)
+{
+    for (int which = 0; which < 3; which++) {
+        dstate s = {.fail_compute = -1, .fail_write = -1, .never_declare = -1,
+                    .seed = (unsigned)(which + 17)};
+        pthread_mutex_init(&s.mu, NULL);
+        const char *what[] = {"compute", "write", "undeclared item"};
+        if (which == 0)
+            s.fail_compute = 20;
+        else if (which == 1)
+            s.fail_write = 20;
+        else
+            s.never_declare = 79; /* the last: the worker ends with it in flight */
+        const int rc = d_run(&s, 80, 4, 1, 1);
+        CHECK(rc == 1, "deferred, %s: rc %d", what[which], rc);
+        CHECK(s.nwritten <= (which == 0 ? 20 : which == 1 ? 21 : 79), "deferred, %s: %d written",
+              what[which], s.nwritten);
+        for (int k = 0; k < s.nwritten; k++)
+            CHECK(s.order[k] == k && s.complete[k] == 1, "deferred, %s: write %d was item %d",
+                  what[which], k, s.order[k]);
+        pthread_mutex_destroy(&s.mu);
+    }
+}
+
 int main(void)
 {
     whole_runs();
     failures_stop();
     nothing_to_do();
+    deferred_runs();
+    deferred_failures();
     if (failures) {
         fprintf(stderr, "test_pipeline: %d failures\n", failures);
         return 1;
