@@ -208,6 +208,7 @@ typedef struct pipe {
     int grid_done, finished;
     ggo_direct *direct;         /* uncompressed GeoTIFF: pixels by pwrite, else NULL */
     ggo_direct *src_direct;     /* the source's rows by pread (strip readers), else NULL */
+    const gg_pipeline_job *job_running; /* the output pipeline's job while it runs */
     size_t dst_bytes;           /* one output block, all bands */
     /* called once the device has run the last block (the writer may still
      * be writing): the next scene of a batch may then take the device */
@@ -691,7 +692,12 @@ static void *strip_reader(void *arg)
         st->state = STRIP_READ;
         p->ready[p->nready++] = i;
         wake(p, WAKES(WAKE_DEV));
+        /* and a device thread waiting for room in the output queue: it
+         * uploads the strip meanwhile */
+        const gg_pipeline_job *job = p->job_running;
         pthread_mutex_unlock(&p->mu);
+        if (job)
+            gg_pipeline_wake(job);
     }
     if (ds)
         GDALClose(ds);
@@ -1024,7 +1030,13 @@ static int run_resident(pipe_t *p)
                                  .write = pipeline_write, .thread_begin = resident_thread_begin,
                                  .thread_end = resident_thread_end, .deferred = 1,
                                  .idle = resident_idle};
+    pthread_mutex_lock(&p->mu);
+    p->job_running = &job;
+    pthread_mutex_unlock(&p->mu);
     const int rc = gg_pipeline_run(&job);
+    pthread_mutex_lock(&p->mu);
+    p->job_running = NULL;
+    pthread_mutex_unlock(&p->mu);
     if (rc < 0)
         pipe_fail(p, "cannot start the pipeline's threads");
     else if (rc)

@@ -18,7 +18,14 @@ typedef struct pipeline {
     pthread_cond_t can_read, can_compute, can_write; /* one per role */
     unsigned char *state;                            /* per item */
     int next_read, written, failed;
+    unsigned wakes;                                  /* gg_pipeline_wake calls */
+    struct pipeline *next_running;
 } pipeline;
+
+/* The pipelines running now, for gg_pipeline_wake (which finds its
+ * pipeline by job; taken before any pipeline's mu, never after). */
+static pthread_mutex_t running_mu = PTHREAD_MUTEX_INITIALIZER;
+static pipeline *running_list;
 
 typedef struct thread_arg {
     pipeline *p;
@@ -85,12 +92,14 @@ static void *worker(void *arg)
     for (int k = a->index; k < j->items; k += workers) {
         while (!p->failed && !ready(p, k)) {
             if (j->idle) {
+                const unsigned seen = p->wakes;
                 pthread_mutex_unlock(&p->mu);
                 const int did = j->idle(j->user, a->index);
                 pthread_mutex_lock(&p->mu);
                 if (did < 0)
                     stop(p);
-                if (did || p->failed || ready(p, k))
+                /* work that came while idle ran finished is not missed */
+                if (did || p->failed || ready(p, k) || p->wakes != seen)
                     continue;
             }
             pthread_cond_wait(&p->can_compute, &p->mu);
@@ -117,6 +126,19 @@ static void *worker(void *arg)
     pthread_mutex_unlock(&p->mu);
     current = outer;
     return NULL;
+}
+
+void gg_pipeline_wake(const gg_pipeline_job *job)
+{
+    pthread_mutex_lock(&running_mu);
+    for (pipeline *p = running_list; p; p = p->next_running)
+        if (p->job == job) {
+            pthread_mutex_lock(&p->mu);
+            p->wakes++;
+            pthread_cond_broadcast(&p->can_compute);
+            pthread_mutex_unlock(&p->mu);
+        }
+    pthread_mutex_unlock(&running_mu);
 }
 
 void gg_pipeline_computed(int item)
@@ -200,6 +222,10 @@ int gg_pipeline_run(const gg_pipeline_job *job)
     pthread_cond_init(&p.can_read, NULL);
     pthread_cond_init(&p.can_compute, NULL);
     pthread_cond_init(&p.can_write, NULL);
+    pthread_mutex_lock(&running_mu);
+    p.next_running = running_list;
+    running_list = &p;
+    pthread_mutex_unlock(&running_mu);
     int n = 0;
     for (int r = 0; r < readers; r++)
         threads[n++] = (started){{&p, r}, reader};
@@ -220,6 +246,12 @@ int gg_pipeline_run(const gg_pipeline_job *job)
     for (int i = 0; i < running; i++)
         pthread_join(ids[i], NULL);
     const int failed = running < n ? -1 : p.failed;
+    pthread_mutex_lock(&running_mu);
+    pipeline **link = &running_list;
+    while (*link != &p)
+        link = &(*link)->next_running;
+    *link = p.next_running;
+    pthread_mutex_unlock(&running_mu);
     pthread_mutex_destroy(&p.mu);
     pthread_cond_destroy(&p.can_read);
     pthread_cond_destroy(&p.can_compute);

@@ -82,6 +82,11 @@ int gg_pipeline_run(const gg_pipeline_job *job);
  * a worker's thread, from its compute or idle callback. */
 void gg_pipeline_computed(int item);
 
+/* Work for the job's idle has come from a thread of the job's own (a
+ * feeder of its device): a worker sleeping while its next item is not
+ * ready calls idle again.  Nothing when the job is not running. */
+void gg_pipeline_wake(const gg_pipeline_job *job);
+
 /* Reader threads for a job on this host: 1 with fewer than 4 processors,
  * 2 with fewer than 8, else 3 (each may read with several threads of its
  * own: the stack reads of gg_processed.h). */

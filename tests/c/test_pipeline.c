@@ -4,7 +4,9 @@
  * writes in item order, item k on worker k % workers, at most `slots`
  * items in flight, and a failing stage or a stopping progress ending the
  * run with nothing after it; deferred jobs (compute returns with items in
- * flight on a device queue) writing only complete items.  Stages sleep random short times so that the
+ * flight on a device queue) writing only complete items; work handed to
+ * a job's idle from outside the pipeline (gg_pipeline_wake) taken while its
+ * worker waits for room.  Stages sleep random short times so that the
  * threads interleave differently from run to run.
  *
  * MIT licence.
@@ -370,6 +372,100 @@ static void deferred_failures(void)
     }
 }
 
+/* ------------------------------------------------ work woken from outside
+ *
+ * A feeder thread outside the pipeline hands work to the job's idle
+ * (gg_pipeline_wake) while the worker waits for room: item 0's write
+ * waits until the feeder's every token was taken by idle, so without the
+ * wake the worker would sleep while the writer waits (the write gives up
+ * after 5 s and the test fails). */
+
+#define TOKENS 50
+
+typedef struct wstate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int produced, consumed, timed_out;
+    const gg_pipeline_job *job;
+} wstate;
+
+static int w_compute(void *user, int worker, int item, int slot)
+{
+    (void)user, (void)worker, (void)item, (void)slot;
+    return 0;
+}
+
+static int w_idle(void *user, int worker)
+{
+    (void)worker;
+    wstate *s = user;
+    pthread_mutex_lock(&s->mu);
+    const int did = s->consumed < s->produced;
+    s->consumed = s->produced;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    return did;
+}
+
+static int w_write(void *user, int item, int slot)
+{
+    (void)slot;
+    wstate *s = user;
+    if (item != 0)
+        return 0;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 5;
+    pthread_mutex_lock(&s->mu);
+    while (s->consumed < TOKENS && !s->timed_out)
+        if (pthread_cond_timedwait(&s->cv, &s->mu, &until) != 0)
+            s->timed_out = 1;
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+static void *w_feeder(void *arg)
+{
+    wstate *s = arg;
+    for (int i = 0; i < TOKENS; i++) {
+        pthread_mutex_lock(&s->mu);
+        while (s->consumed < s->produced && !s->timed_out) /* one at a time */
+            pthread_cond_wait(&s->cv, &s->mu);
+        const int stop = s->timed_out;
+        s->produced++;
+        pthread_mutex_unlock(&s->mu);
+        if (stop)
+            break;
+        struct timespec ts = {0, 100 * 1000L}; /* the worker is asleep by now, mostly */
+        nanosleep(&ts, NULL);
+        gg_pipeline_wake(s->job);
+    }
+    return NULL;
+}
+
+static void woken_runs(void)
+{
+    for (int run = 0; run < 5; run++) {
+        wstate s = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+        /* one slot: item 1 waits for item 0's write, which waits for the feeder */
+        const gg_pipeline_job job = {.user = &s, .items = 3, .slots = 1, .workers = 1,
+                                     .compute = w_compute, .write = w_write, .idle = w_idle};
+        s.job = &job;
+        pthread_t feeder;
+        pthread_create(&feeder, NULL, w_feeder, &s);
+        const int rc = gg_pipeline_run(&job);
+        pthread_mutex_lock(&s.mu);
+        if (s.timed_out) /* let a feeder stuck on a token go */
+            pthread_cond_broadcast(&s.cv);
+        pthread_mutex_unlock(&s.mu);
+        pthread_join(feeder, NULL);
+        CHECK(rc == 0, "woken run %d: rc %d", run, rc);
+        CHECK(!s.timed_out && s.consumed == TOKENS,
+              "woken run %d: idle took %d of %d tokens (%s)", run, s.consumed, TOKENS,
+              s.timed_out ? "the worker slept through the wakes" : "run ended early");
+    }
+}
+
 int main(void)
 {
     whole_runs();
@@ -377,6 +473,7 @@ int main(void)
     nothing_to_do();
     deferred_runs();
     deferred_failures();
+    woken_runs();
     if (failures) {
         fprintf(stderr, "test_pipeline: %d failures\n", failures);
         return 1;
