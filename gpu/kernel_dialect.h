@@ -153,6 +153,7 @@ typedef uchar gg_u8;
 #else
 /* ------------------------------------------------- CPU (C + OpenMP loop) */
 #include <math.h>
+#include <omp.h>
 #include <stddef.h>
 #include <stdlib.h>
 #define GG_DEVICE_FN static inline

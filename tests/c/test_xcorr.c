@@ -1589,8 +1589,8 @@ static int kl_upload(gg_context *ctx, const void *p, size_t bytes, gg_buffer **b
 }
 
 typedef struct {
-    float *ref, *sec, *pad_even, *pad_odd;
-    double *part;
+    float *ref, *sec, *pad_even, *pad_odd, *ref_z, *sec_z;
+    double *part, *part_z;
 } kl_out;
 
 static uint32_t kl_rng = 12345u;
@@ -1649,6 +1649,19 @@ static int kl_run(const char *dev, const int *ring_m, const int *ring_a, const i
         o->part = malloc(sizeof(double) * KL_B * KL_N * GG_XC_PART_STATS);
         rc = gg_buffer_read(ctx, part, 0, o->part, sizeof(double) * KL_B * KL_N * GG_XC_PART_STATS) !=
              GG_OK;
+    }
+    /* again with zero_invalid: the same partials, NaN samples now 0 */
+    p.zero_invalid = 1;
+    if (!rc)
+        rc = gg_xc_launch(ctx, GG_K_XC_COLSTATS, KL_N, KL_B, &p, br, bs, part, NULL, NULL) != GG_OK;
+    if (!rc) {
+        const size_t nb = sizeof(double) * KL_B * KL_N * GG_XC_PART_STATS;
+        o->part_z = malloc(nb);
+        o->ref_z = malloc(KL_B * np * C);
+        o->sec_z = malloc(KL_B * np * C);
+        rc = gg_buffer_read(ctx, part, 0, o->part_z, nb) != GG_OK ||
+             gg_buffer_read(ctx, br, 0, o->ref_z, KL_B * np * C) != GG_OK ||
+             gg_buffer_read(ctx, bs, 0, o->sec_z, KL_B * np * C) != GG_OK;
     }
     /* pad: 2 spectra of 45 x 20 (odd) and 48 x 20 (even, read from the same data) */
     for (int odd = 0; !rc && odd < 2; odd++) {
@@ -1755,6 +1768,13 @@ static void test_gmtsar_kernels(char devs[][32], int nd)
                               sizeof want) != 0;
             }
         CHECK(nan_samples > 0, "cpu: the kernel test has no invalid samples");
+        int zbad = memcmp(out[d].part_z, out[d].part, sizeof(double) * KL_B * KL_N * GG_XC_PART_STATS) != 0;
+        for (size_t i = 0; i < 2 * KL_B * np; i++) {
+            const float zr = isnan(out[d].ref[i]) ? 0.0f : out[d].ref[i];
+            const float zs = isnan(out[d].sec[i]) ? 0.0f : out[d].sec[i];
+            zbad += memcmp(&out[d].ref_z[i], &zr, 4) != 0 || memcmp(&out[d].sec_z[i], &zs, 4) != 0;
+        }
+        CHECK(zbad == 0, "cpu: colstats with zero_invalid: %d differences", zbad);
         CHECK(bad == 0, "cpu: colstats differs from the column walk at %d columns", bad);
         /* pad by its definition (the Nyquist bin of an even size halved) */
         bad = 0;
@@ -1856,6 +1876,9 @@ static void test_gmtsar_kernels(char devs[][32], int nd)
         free(out[d].part);
         free(out[d].pad_even);
         free(out[d].pad_odd);
+        free(out[d].ref_z);
+        free(out[d].sec_z);
+        free(out[d].part_z);
     }
     free(ring_m);
     free(ring_a);
