@@ -276,7 +276,7 @@ typedef struct cpu_fft {
     fftwf_plan fwd, inv;   /* FFTW's plans of the whole batch */
     int split;             /* rank 2 run as rows + column blocks */
     int n0, n1, batch;     /* rank 2: rows, columns per image; images */
-    fftwf_plan rfwd, rinv; /* split: the rows of every image */
+    fftwf_plan rfwd, rinv; /* split: the rows of one image */
     fftwf_plan cfwd, cinv; /* split: CPU_FFT_COLS columns in a buffer */
     fftwf_plan efwd, einv; /* split: the last, narrower block (n1 % CPU_FFT_COLS) */
     size_t bytes;
@@ -323,18 +323,20 @@ static int cpu_fft_columns(const cpu_fft *f, fftwf_complex *p, int i0, int i1, i
 }
 
 /* Plans the split of a rank-2 batch (FFTW's planner lock held, tmp: a
- * placeholder of the whole batch) and keeps it when it reproduces FFTW's
- * 2-D transform of one image bit for bit in both directions. */
+ * placeholder of the whole batch, never touched) and keeps it when it
+ * reproduces FFTW's 2-D transform of one image bit for bit in both
+ * directions (two images of memory while it checks). */
 static void cpu_fft_plan_split(cpu_fft *f, const int *n, int batch, fftwf_complex *tmp)
 {
     const int K = CPU_FFT_COLS, n0 = n[0], n1 = n[1], e = n1 % K;
-    const int rows = batch * n0;
     f->n0 = n0;
     f->n1 = n1;
     f->batch = batch;
-    f->rfwd = fftwf_plan_many_dft(1, &n1, rows, tmp, NULL, 1, n1, tmp, NULL, 1, n1, FFTW_FORWARD,
+    /* the rows of one image (run once per image), so that the check below
+     * runs the very plans of the batch on one image's memory */
+    f->rfwd = fftwf_plan_many_dft(1, &n1, n0, tmp, NULL, 1, n1, tmp, NULL, 1, n1, FFTW_FORWARD,
                                   FFTW_ESTIMATE);
-    f->rinv = fftwf_plan_many_dft(1, &n1, rows, tmp, NULL, 1, n1, tmp, NULL, 1, n1, FFTW_BACKWARD,
+    f->rinv = fftwf_plan_many_dft(1, &n1, n0, tmp, NULL, 1, n1, tmp, NULL, 1, n1, FFTW_BACKWARD,
                                   FFTW_ESTIMATE);
     /* the column plans run on one thread each, on buffers of one block */
 #ifdef GG_HAVE_FFTW_OMP
@@ -358,6 +360,7 @@ static void cpu_fft_plan_split(cpu_fft *f, const int *n, int batch, fftwf_comple
 #endif
     const size_t ni = (size_t)n0 * n1;
     fftwf_complex *ref = fftwf_malloc(sizeof(fftwf_complex) * ni);
+    fftwf_complex *tst = fftwf_malloc(sizeof(fftwf_complex) * ni);
     fftwf_plan r1[2] = {NULL, NULL};
     if (ref) {
         r1[0] = fftwf_plan_many_dft(2, n, 1, ref, NULL, 1, (int)ni, ref, NULL, 1, (int)ni,
@@ -365,7 +368,7 @@ static void cpu_fft_plan_split(cpu_fft *f, const int *n, int batch, fftwf_comple
         r1[1] = fftwf_plan_many_dft(2, n, 1, ref, NULL, 1, (int)ni, ref, NULL, 1, (int)ni,
                                     FFTW_BACKWARD, FFTW_ESTIMATE);
     }
-    int same = ref && r1[0] && r1[1] && f->rfwd && f->rinv && (n1 < K || (f->cfwd && f->cinv)) &&
+    int same = ref && tst && r1[0] && r1[1] && f->rfwd && f->rinv && (n1 < K || (f->cfwd && f->cinv)) &&
                (!e || (f->efwd && f->einv));
     for (int inv = 0; same && inv < 2; inv++) {
         /* a deterministic test image (xorshift), the same in both */
@@ -376,16 +379,17 @@ static void cpu_fft_plan_split(cpu_fft *f, const int *n, int batch, fftwf_comple
             x ^= x << 17;
             ((float *)ref)[i] = (float)((double)(x >> 11) / 9007199254740992.0 - 0.5);
         }
-        memcpy(tmp, ref, sizeof(fftwf_complex) * ni);
+        memcpy(tst, ref, sizeof(fftwf_complex) * ni);
         fftwf_execute(r1[inv]);
-        fftwf_execute_dft(inv ? f->rinv : f->rfwd, tmp, tmp);
-        same = cpu_fft_columns(f, tmp, 0, 1, inv) &&
-               !memcmp(tmp, ref, sizeof(fftwf_complex) * ni);
+        fftwf_execute_dft(inv ? f->rinv : f->rfwd, tst, tst);
+        same = cpu_fft_columns(f, tst, 0, 1, inv) &&
+               !memcmp(tst, ref, sizeof(fftwf_complex) * ni);
     }
     for (int i = 0; i < 2; i++)
         if (r1[i])
             fftwf_destroy_plan(r1[i]);
     fftwf_free(ref);
+    fftwf_free(tst);
     f->split = same;
     if (!same) { /* FFTW's 2-D plan then */
         fftwf_plan *sp[] = {&f->rfwd, &f->rinv, &f->cfwd, &f->cinv, &f->efwd, &f->einv};
@@ -420,7 +424,9 @@ static int cpu_fft_plan(gg_dev *d, int rank, const int *n, int batch, void **out
                                      FFTW_FORWARD, FFTW_ESTIMATE);
         f->inv = fftwf_plan_many_dft(rank, n, batch, tmp, NULL, 1, dist, tmp, NULL, 1, dist,
                                      FFTW_BACKWARD, FFTW_ESTIMATE);
-        if (rank == 2 && f->fwd && f->inv)
+        /* the split runs the row plan image by image: images a multiple of
+         * 64 bytes long keep each one aligned as the batch's buffer */
+        if (rank == 2 && f->fwd && f->inv && (size_t)n[0] * n[1] % 8 == 0)
             cpu_fft_plan_split(f, n, batch, tmp);
         fftwf_free(tmp);
     }
@@ -444,7 +450,10 @@ static int cpu_fft_exec(gg_dev *d, void *plan, gg_mem *data, int inverse)
     }
     fftwf_complex *p = (fftwf_complex *)data->p;
     if (f->split) {
-        fftwf_execute_dft(inverse ? f->rinv : f->rfwd, p, p);
+        for (int i = 0; i < f->batch; i++) {
+            fftwf_complex *img = p + (size_t)i * f->n0 * f->n1;
+            fftwf_execute_dft(inverse ? f->rinv : f->rfwd, img, img);
+        }
         if (cpu_fft_columns(f, p, 0, f->batch, inverse))
             return GGB_OK;
         snprintf(d->err, GG_ERRLEN, "FFT: out of host memory");
