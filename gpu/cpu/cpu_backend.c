@@ -260,23 +260,24 @@ static int cpu_rowcol_sums(gg_dev *d, const gg_mem *img, const gg_rowcol_args *a
     return GGB_OK;
 }
 
-/* A rank-2 batch runs as FFTW's row transforms of every image, then its
- * column transforms on blocks of CPU_FFT_COLS columns copied into a small
- * per-thread buffer.  FFTW's own 2-D plan makes the same two passes with
- * the same codelets, but walks each column down the whole image (a stride
- * of a full row: on a 512 x 512 image every access of a column pass lands
- * in the same cache sets), which took 16 ms of the 17 ms an image cost on
- * the development VM; a block of columns in a buffer takes about 2 ms.
- * The split is kept only when it reproduces FFTW's 2-D plan bit for bit
- * on a test image (checked once a plan, both directions): otherwise
- * FFTW's plan runs, so results never depend on the split. */
+/* A rank-2 batch runs as FFTW's transforms of each row, then its column
+ * transforms on blocks of CPU_FFT_COLS columns copied into a small
+ * per-thread buffer, both in one parallel region (one-thread plans).
+ * FFTW's own 2-D plan makes the same two passes with the same codelets,
+ * but walks each column down the whole image (a stride of a full row: on
+ * a 512 x 512 image every access of a column pass lands in the same cache
+ * sets), which took 16 ms of the 17 ms an image cost on the development
+ * VM; a block of columns in a buffer takes about 2 ms.  The split is kept
+ * only when it reproduces FFTW's 2-D plan bit for bit on a test image
+ * (checked once a plan, both directions): otherwise FFTW's plan runs, so
+ * results never depend on the split. */
 #define CPU_FFT_COLS 16
 
 typedef struct cpu_fft {
     fftwf_plan fwd, inv;   /* FFTW's plans of the whole batch */
     int split;             /* rank 2 run as rows + column blocks */
     int n0, n1, batch;     /* rank 2: rows, columns per image; images */
-    fftwf_plan rfwd, rinv; /* split: the rows of one image */
+    fftwf_plan rfwd, rinv; /* split: one row */
     fftwf_plan cfwd, cinv; /* split: CPU_FFT_COLS columns in a buffer */
     fftwf_plan efwd, einv; /* split: the last, narrower block (n1 % CPU_FFT_COLS) */
     size_t bytes;
@@ -292,13 +293,16 @@ static void cpu_fft_free_plans(cpu_fft *f)
         }
 }
 
-/* Column pass of the split over images [i0, i1) of p. */
-static int cpu_fft_columns(const cpu_fft *f, fftwf_complex *p, int i0, int i1, int inverse)
+/* The split over images [i0, i1) of p: rows, then blocks of columns. */
+static int cpu_fft_split_run(const cpu_fft *f, fftwf_complex *p, int i0, int i1, int inverse)
 {
     const int K = CPU_FFT_COLS, nb = (f->n1 + K - 1) / K, n0 = f->n0, n1 = f->n1;
     int ok = 1;
 #pragma omp parallel
     {
+#pragma omp for schedule(static)
+        for (long long r = (long long)i0 * n0; r < (long long)i1 * n0; r++)
+            fftwf_execute_dft(inverse ? f->rinv : f->rfwd, p + r * n1, p + r * n1);
         fftwf_complex *buf = fftwf_malloc(sizeof(fftwf_complex) * (size_t)n0 * K);
         if (!buf) {
 #pragma omp atomic write
@@ -332,16 +336,13 @@ static void cpu_fft_plan_split(cpu_fft *f, const int *n, int batch, fftwf_comple
     f->n0 = n0;
     f->n1 = n1;
     f->batch = batch;
-    /* the rows of one image (run once per image), so that the check below
-     * runs the very plans of the batch on one image's memory */
-    f->rfwd = fftwf_plan_many_dft(1, &n1, n0, tmp, NULL, 1, n1, tmp, NULL, 1, n1, FFTW_FORWARD,
-                                  FFTW_ESTIMATE);
-    f->rinv = fftwf_plan_many_dft(1, &n1, n0, tmp, NULL, 1, n1, tmp, NULL, 1, n1, FFTW_BACKWARD,
-                                  FFTW_ESTIMATE);
-    /* the column plans run on one thread each, on buffers of one block */
+    /* one-thread plans of one row and of one block of columns (in a
+     * buffer), which the threads of one parallel region run */
 #ifdef GG_HAVE_FFTW_OMP
     fftwf_plan_with_nthreads(1);
 #endif
+    f->rfwd = fftwf_plan_dft_1d(n1, tmp, tmp, FFTW_FORWARD, FFTW_ESTIMATE);
+    f->rinv = fftwf_plan_dft_1d(n1, tmp, tmp, FFTW_BACKWARD, FFTW_ESTIMATE);
     if (n1 >= K) {
         f->cfwd = fftwf_plan_many_dft(1, &n0, K, tmp, NULL, K, 1, tmp, NULL, K, 1, FFTW_FORWARD,
                                       FFTW_ESTIMATE);
@@ -381,8 +382,7 @@ static void cpu_fft_plan_split(cpu_fft *f, const int *n, int batch, fftwf_comple
         }
         memcpy(tst, ref, sizeof(fftwf_complex) * ni);
         fftwf_execute(r1[inv]);
-        fftwf_execute_dft(inv ? f->rinv : f->rfwd, tst, tst);
-        same = cpu_fft_columns(f, tst, 0, 1, inv) &&
+        same = cpu_fft_split_run(f, tst, 0, 1, inv) &&
                !memcmp(tst, ref, sizeof(fftwf_complex) * ni);
     }
     for (int i = 0; i < 2; i++)
@@ -424,9 +424,9 @@ static int cpu_fft_plan(gg_dev *d, int rank, const int *n, int batch, void **out
                                      FFTW_FORWARD, FFTW_ESTIMATE);
         f->inv = fftwf_plan_many_dft(rank, n, batch, tmp, NULL, 1, dist, tmp, NULL, 1, dist,
                                      FFTW_BACKWARD, FFTW_ESTIMATE);
-        /* the split runs the row plan image by image: images a multiple of
-         * 64 bytes long keep each one aligned as the batch's buffer */
-        if (rank == 2 && f->fwd && f->inv && (size_t)n[0] * n[1] % 8 == 0)
+        /* the split runs its plans row by row: rows a multiple of 64 bytes
+         * long keep each one aligned as the batch's buffer */
+        if (rank == 2 && f->fwd && f->inv && n[1] % 8 == 0)
             cpu_fft_plan_split(f, n, batch, tmp);
         fftwf_free(tmp);
     }
@@ -450,11 +450,7 @@ static int cpu_fft_exec(gg_dev *d, void *plan, gg_mem *data, int inverse)
     }
     fftwf_complex *p = (fftwf_complex *)data->p;
     if (f->split) {
-        for (int i = 0; i < f->batch; i++) {
-            fftwf_complex *img = p + (size_t)i * f->n0 * f->n1;
-            fftwf_execute_dft(inverse ? f->rinv : f->rfwd, img, img);
-        }
-        if (cpu_fft_columns(f, p, 0, f->batch, inverse))
+        if (cpu_fft_split_run(f, p, 0, f->batch, inverse))
             return GGB_OK;
         snprintf(d->err, GG_ERRLEN, "FFT: out of host memory");
         return GGB_ERR_NOMEM;
