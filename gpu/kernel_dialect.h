@@ -13,6 +13,8 @@
  *
  * GG_STREAM_KERNELn declares a kernel that streams each pixel once with
  * little arithmetic (CUDA then gives each thread several pixels).
+ * GG_KERNELn_CPU_OWN declares one whose CPU loop is written by hand next
+ * to it (under #ifdef GG_KERNEL_CPU), computing the same values.
  *
  * Every kernel gets the grid size (gg_nx, gg_ny), one params struct by value
  * (plain int/float/double members only, so host and device layouts agree)
