@@ -13,10 +13,11 @@
 # (default /dev/shm); DEVICE cuda (default), cpu or opencl; SIZE="W H" for
 # smaller images (smoke runs); XCORR=path runs another gdal_xcorr on the
 # same data (a before/after comparison); GEN=0 reuses the data of an
-# earlier KEEP=1 run.
+# earlier KEEP=1 run; SEARCH=64 sets xsearch = ysearch (default 128).
 # Prints each
-# run's wall time and peak RSS (/usr/bin/time -v when present, else bash's
-# clock and no RSS) and the mean offsets of the last freq_xcorr.dat.
+# run's wall time, CPU time (user + sys) and peak RSS (/usr/bin/time -v when
+# present, else bash's clock only) and the mean offsets of the last
+# freq_xcorr.dat.
 # MIT licence.
 set -euo pipefail
 bin=${1:?usage: bench_xcorr_process.sh BIN_DIR [DIR] [DEVICE]}
@@ -31,7 +32,7 @@ fi
 [ "${KEEP:-0}" = 1 ] || trap 'rm -f "$dir"/gg_bench_master.* "$dir"/gg_bench_aligned.* "$dir"/gg_freq_xcorr.dat' EXIT
 cat "$dir"/gg_bench_master.SLC "$dir"/gg_bench_aligned.SLC >/dev/null   # page cache
 args=(-mode gmtsar "$dir/gg_bench_master.PRM" "$dir/gg_bench_aligned.PRM" -nx 20 -ny 50
-      -xsearch 128 -ysearch 128 -device "$dev" -q -o "$dir/gg_freq_xcorr.dat")
+      -xsearch "${SEARCH:-128}" -ysearch "${SEARCH:-128}" -device "$dev" -q -o "$dir/gg_freq_xcorr.dat")
 echo "$xcorr ${args[*]}"
 for r in $(seq 0 "$runs"); do
     label=$([ "$r" = 0 ] && echo "warm-up" || echo "run $r")
@@ -39,7 +40,9 @@ for r in $(seq 0 "$runs"); do
         /usr/bin/time -v "$xcorr" "${args[@]}" 2>"$dir/gg_time.txt"
         wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$dir/gg_time.txt")
         rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$dir/gg_time.txt")
-        echo "$label: wall $wall, peak RSS $((rss / 1024)) MiB"
+        usr=$(sed -n 's/.*User time (seconds): //p' "$dir/gg_time.txt")
+        sys=$(sed -n 's/.*System time (seconds): //p' "$dir/gg_time.txt")
+        echo "$label: wall $wall, CPU $usr + $sys s, peak RSS $((rss / 1024)) MiB"
         grep -h "gdal_xcorr trace\|ERROR" "$dir/gg_time.txt" || true
         rm -f "$dir/gg_time.txt"
     else

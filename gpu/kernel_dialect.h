@@ -13,6 +13,8 @@
  *
  * GG_STREAM_KERNELn declares a kernel that streams each pixel once with
  * little arithmetic (CUDA then gives each thread several pixels).
+ * GG_KERNELn_CPU_OWN declares one whose CPU loop is written by hand next
+ * to it (under #ifdef GG_KERNEL_CPU), computing the same values.
  *
  * Every kernel gets the grid size (gg_nx, gg_ny), one params struct by value
  * (plain int/float/double members only, so host and device layouts agree)
@@ -114,6 +116,8 @@ typedef unsigned char gg_u8;
 #define GG_KERNEL4(...) GG_CUDA_KERNEL4_(1, __VA_ARGS__)
 #define GG_KERNEL5(...) GG_CUDA_KERNEL5_(1, __VA_ARGS__)
 #define GG_KERNEL6(...) GG_CUDA_KERNEL6_(1, __VA_ARGS__)
+#define GG_KERNEL2_CPU_OWN(...) GG_CUDA_KERNEL2_(1, __VA_ARGS__)
+#define GG_KERNEL3_CPU_OWN(...) GG_CUDA_KERNEL3_(1, __VA_ARGS__)
 #define GG_STREAM_KERNEL2(...) GG_CUDA_KERNEL2_(GG_CUDA_STREAM_ITEMS, __VA_ARGS__)
 #define GG_STREAM_KERNEL3(...) GG_CUDA_KERNEL3_(GG_CUDA_STREAM_ITEMS, __VA_ARGS__)
 #define GG_STREAM_KERNEL4(...) GG_CUDA_KERNEL4_(GG_CUDA_STREAM_ITEMS, __VA_ARGS__)
@@ -132,6 +136,8 @@ typedef uchar gg_u8;
 #define GG_KERNEL3(name, P, p, T0, b0, T1, b1, T2, b2) \
     __kernel void name(int gg_nx, int gg_ny, P p, __global T0 *restrict b0, \
                        __global T1 *restrict b1, __global T2 *restrict b2)
+#define GG_KERNEL2_CPU_OWN GG_KERNEL2
+#define GG_KERNEL3_CPU_OWN GG_KERNEL3
 #define GG_KERNEL4(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3) \
     __kernel void name(int gg_nx, int gg_ny, P p, __global T0 *restrict b0, \
                        __global T1 *restrict b1, __global T2 *restrict b2, \
@@ -149,70 +155,91 @@ typedef uchar gg_u8;
 #else
 /* ------------------------------------------------- CPU (C + OpenMP loop) */
 #include <math.h>
+#include <omp.h>
 #include <stddef.h>
+#include <stdlib.h>
 #define GG_DEVICE_FN static inline
 #define GG_GLOBAL
 #define GG_X gg_x
 #define GG_Y gg_y
 typedef unsigned char gg_u8;
 /* The body becomes name##_item(x, y, ...); name##_cpu runs it over the
- * grid, rows spread over OpenMP threads. */
-#define GG_CPU_LOOP_(call) \
-    _Pragma("omp parallel for schedule(static)") \
-    for (int gg_y = 0; gg_y < ny; gg_y++) \
-        for (int gg_x = 0; gg_x < nx; gg_x++) call;
-#define GG_KERNEL2(name, P, p, T0, b0, T1, b1) \
-    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1); \
-    static void name##_cpu(int nx, int ny, const void *pp, void *const *bufs) \
+ * grid, rows spread over OpenMP threads.  Each thread works on its own
+ * copy of the params and buffer pointers: locals whose address never
+ * escapes stay in registers, so the compiler hoists what depends on the
+ * row only (the integer divisions and modulos of the row index, a
+ * window's ring row) out of the loop over x; read through the shared
+ * copy, every field was reloaded after each float store. */
+#define GG_CPU_LOOP_(P, decl, call) \
+    _Pragma("omp parallel") \
     { \
         const P p_ = *(const P *)pp; \
-        GG_CPU_LOOP_(name##_item(gg_x, gg_y, nx, ny, p_, (T0 *)bufs[0], (T1 *)bufs[1])) \
-    } \
+        decl \
+        _Pragma("omp for schedule(static)") \
+        for (int gg_y = 0; gg_y < ny; gg_y++) \
+            for (int gg_x = 0; gg_x < nx; gg_x++) call; \
+    }
+#define GG_CPU_ITEM2_(name, P, p, T0, b0, T1, b1) \
     static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1)
+#define GG_KERNEL2(name, P, p, T0, b0, T1, b1) \
+    GG_CPU_ITEM2_(name, P, p, T0, b0, T1, b1); \
+    static void name##_cpu(int nx, int ny, const void *pp, void *const *bufs) \
+    { \
+        GG_CPU_LOOP_(P, T0 *const b0_ = (T0 *)bufs[0]; T1 *const b1_ = (T1 *)bufs[1];, \
+                     name##_item(gg_x, gg_y, nx, ny, p_, b0_, b1_)) \
+    } \
+    GG_CPU_ITEM2_(name, P, p, T0, b0, T1, b1)
+#define GG_CPU_ITEM3_(name, P, p, T0, b0, T1, b1, T2, b2) \
+    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, T2 *b2)
 #define GG_KERNEL3(name, P, p, T0, b0, T1, b1, T2, b2) \
-    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
-                            T2 *b2); \
+    GG_CPU_ITEM3_(name, P, p, T0, b0, T1, b1, T2, b2); \
     static void name##_cpu(int nx, int ny, const void *pp, void *const *bufs) \
     { \
-        const P p_ = *(const P *)pp; \
-        GG_CPU_LOOP_(name##_item(gg_x, gg_y, nx, ny, p_, (T0 *)bufs[0], (T1 *)bufs[1], \
-                                 (T2 *)bufs[2])) \
+        GG_CPU_LOOP_(P, T0 *const b0_ = (T0 *)bufs[0]; T1 *const b1_ = (T1 *)bufs[1]; T2 *const b2_ = (T2 *)bufs[2];, \
+                     name##_item(gg_x, gg_y, nx, ny, p_, b0_, b1_, b2_)) \
     } \
-    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
-                            T2 *b2)
+    GG_CPU_ITEM3_(name, P, p, T0, b0, T1, b1, T2, b2)
+/* A kernel whose CPU loop is written by hand next to it (the body stays
+ * the GPUs' work item; the CPU form must compute the same values in the
+ * same order: a column walk turned into a row walk over many columns at
+ * once, for instance).  GG_KERNEL_CPU marks the code only the CPU builds. */
+#define GG_KERNEL_CPU 1
+#define GG_KERNEL2_CPU_OWN(name, P, p, T0, b0, T1, b1) \
+    static void name##_cpu(int nx, int ny, const void *pp, void *const *bufs); \
+    __attribute__((unused)) GG_CPU_ITEM2_(name, P, p, T0, b0, T1, b1)
+#define GG_KERNEL3_CPU_OWN(name, P, p, T0, b0, T1, b1, T2, b2) \
+    static void name##_cpu(int nx, int ny, const void *pp, void *const *bufs); \
+    __attribute__((unused)) GG_CPU_ITEM3_(name, P, p, T0, b0, T1, b1, T2, b2)
+#define GG_CPU_ITEM4_(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3) \
+    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, T2 *b2, T3 *b3)
 #define GG_KERNEL4(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3) \
-    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
-                            T2 *b2, T3 *b3); \
+    GG_CPU_ITEM4_(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3); \
     static void name##_cpu(int nx, int ny, const void *pp, void *const *bufs) \
     { \
-        const P p_ = *(const P *)pp; \
-        GG_CPU_LOOP_(name##_item(gg_x, gg_y, nx, ny, p_, (T0 *)bufs[0], (T1 *)bufs[1], \
-                                 (T2 *)bufs[2], (T3 *)bufs[3])) \
+        GG_CPU_LOOP_(P, T0 *const b0_ = (T0 *)bufs[0]; T1 *const b1_ = (T1 *)bufs[1]; T2 *const b2_ = (T2 *)bufs[2]; T3 *const b3_ = (T3 *)bufs[3];, \
+                     name##_item(gg_x, gg_y, nx, ny, p_, b0_, b1_, b2_, b3_)) \
     } \
-    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
-                            T2 *b2, T3 *b3)
+    GG_CPU_ITEM4_(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3)
+#define GG_CPU_ITEM5_(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3, T4, b4) \
+    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, T2 *b2, T3 *b3, T4 *b4)
 #define GG_KERNEL5(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3, T4, b4) \
-    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
-                            T2 *b2, T3 *b3, T4 *b4); \
+    GG_CPU_ITEM5_(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3, T4, b4); \
     static void name##_cpu(int nx, int ny, const void *pp, void *const *bufs) \
     { \
-        const P p_ = *(const P *)pp; \
-        GG_CPU_LOOP_(name##_item(gg_x, gg_y, nx, ny, p_, (T0 *)bufs[0], (T1 *)bufs[1], \
-                                 (T2 *)bufs[2], (T3 *)bufs[3], (T4 *)bufs[4])) \
+        GG_CPU_LOOP_(P, T0 *const b0_ = (T0 *)bufs[0]; T1 *const b1_ = (T1 *)bufs[1]; T2 *const b2_ = (T2 *)bufs[2]; T3 *const b3_ = (T3 *)bufs[3]; T4 *const b4_ = (T4 *)bufs[4];, \
+                     name##_item(gg_x, gg_y, nx, ny, p_, b0_, b1_, b2_, b3_, b4_)) \
     } \
-    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
-                            T2 *b2, T3 *b3, T4 *b4)
+    GG_CPU_ITEM5_(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3, T4, b4)
+#define GG_CPU_ITEM6_(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3, T4, b4, T5, b5) \
+    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, T2 *b2, T3 *b3, T4 *b4, T5 *b5)
 #define GG_KERNEL6(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3, T4, b4, T5, b5) \
-    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
-                            T2 *b2, T3 *b3, T4 *b4, T5 *b5); \
+    GG_CPU_ITEM6_(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3, T4, b4, T5, b5); \
     static void name##_cpu(int nx, int ny, const void *pp, void *const *bufs) \
     { \
-        const P p_ = *(const P *)pp; \
-        GG_CPU_LOOP_(name##_item(gg_x, gg_y, nx, ny, p_, (T0 *)bufs[0], (T1 *)bufs[1], \
-                                 (T2 *)bufs[2], (T3 *)bufs[3], (T4 *)bufs[4], (T5 *)bufs[5])) \
+        GG_CPU_LOOP_(P, T0 *const b0_ = (T0 *)bufs[0]; T1 *const b1_ = (T1 *)bufs[1]; T2 *const b2_ = (T2 *)bufs[2]; T3 *const b3_ = (T3 *)bufs[3]; T4 *const b4_ = (T4 *)bufs[4]; T5 *const b5_ = (T5 *)bufs[5];, \
+                     name##_item(gg_x, gg_y, nx, ny, p_, b0_, b1_, b2_, b3_, b4_, b5_)) \
     } \
-    static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1, \
-                            T2 *b2, T3 *b3, T4 *b4, T5 *b5)
+    GG_CPU_ITEM6_(name, P, p, T0, b0, T1, b1, T2, b2, T3, b3, T4, b4, T5, b5)
 #endif
 
 #if !defined(__CUDACC__)

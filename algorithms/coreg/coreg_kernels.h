@@ -388,7 +388,7 @@ GG_DEVICE_FN int gg_xc_padmap(int o, int n, int m, float *wt)
 }
 
 /* Zero-pad spectra (bw x bh -> ow x oh) times scale.  Grid (ow, oh*nwin). */
-GG_KERNEL2(gg_k_xc_pad, gg_xc_params, p, const float, in, float, out)
+GG_KERNEL2_CPU_OWN(gg_k_xc_pad, gg_xc_params, p, const float, in, float, out)
 {
     const int x = GG_X, Y = GG_Y;
     if (x >= gg_nx || Y >= gg_ny)
@@ -406,6 +406,52 @@ GG_KERNEL2(gg_k_xc_pad, gg_xc_params, p, const float, in, float, out)
     out[2 * o] = in[2 * k] * f;
     out[2 * o + 1] = in[2 * k + 1] * f;
 }
+
+#ifdef GG_KERNEL_CPU
+/* The CPU's pad: the column map (gg_xc_padmap along x) is the same for
+ * every row, so each thread tabulates it once and the rows become
+ * branch-free gathers with the GPU item's factor, wy * wx * scale. */
+static void gg_k_xc_pad_cpu(int nx, int ny, const void *pp, void *const *bufs)
+{
+#pragma omp parallel
+    {
+        const gg_xc_params p = *(const gg_xc_params *)pp;
+        const float *const in = (const float *)bufs[0];
+        float *const out = (float *)bufs[1];
+        int *ixs = malloc(sizeof(int) * (size_t)nx);
+        float *wxs = malloc(sizeof(float) * (size_t)nx);
+        if (ixs && wxs)
+            for (int x = 0; x < nx; x++)
+                ixs[x] = gg_xc_padmap(x, p.bw, p.ow, &wxs[x]);
+#pragma omp for schedule(static)
+        for (int Y = 0; Y < ny; Y++) {
+            if (!ixs || !wxs) { /* no table (out of memory): the GPU item */
+                for (int x = 0; x < nx; x++)
+                    gg_k_xc_pad_item(x, Y, nx, ny, p, in, out);
+                continue;
+            }
+            const int w = Y / p.oh, y = Y % p.oh;
+            float wy;
+            const int iy = gg_xc_padmap(y, p.bh, p.oh, &wy);
+            float *o = out + ((size_t)w * p.oh + y) * p.ow * 2;
+            if (iy < 0) {
+                for (int x = 0; x < nx; x++)
+                    o[2 * x] = o[2 * x + 1] = 0.0f;
+                continue;
+            }
+            const float *r = in + ((size_t)w * p.bh + iy) * p.bw * 2;
+            for (int x = 0; x < nx; x++) {
+                const int ix = ixs[x];
+                const float f = wy * wxs[x] * p.scale;
+                o[2 * x] = ix < 0 ? 0.0f : r[2 * ix] * f;
+                o[2 * x + 1] = ix < 0 ? 0.0f : r[2 * ix + 1] * f;
+            }
+        }
+        free(ixs);
+        free(wxs);
+    }
+}
+#endif
 
 /* DFT of the zw x zw zoom surface of each window: F[k][l] =
  * sum_y sum_x v[y][x] exp(-2 pi i (k y + l x) / zw), the twiddles read from
@@ -563,13 +609,11 @@ GG_KERNEL3(gg_k_xc_final, gg_xc_params, p, const float, V, float, ws, float, out
  * floats, without relying on narrowing or signed-shift behaviour. */
 GG_DEVICE_FN float gg_xc_lo16(int v)
 {
-    const int lo = v & 0xFFFF;
-    return (float)(lo >= 32768 ? lo - 65536 : lo);
+    return (float)(((v & 0xFFFF) ^ 0x8000) - 0x8000); /* sign extension, no branch */
 }
 GG_DEVICE_FN float gg_xc_hi16(int v)
 {
-    const int hi = (v >> 16) & 0xFFFF;
-    return (float)(hi >= 32768 ? hi - 65536 : hi);
+    return (float)((((v >> 16) & 0xFFFF) ^ 0x8000) - 0x8000);
 }
 
 /* Patch extraction straight from the raw int16 I/Q lines: each file's
@@ -590,11 +634,15 @@ GG_KERNEL5(gg_k_xc_extract16, gg_xc_params, p, const int, ring_m, const int, rin
     const int w = Y / p.sh, y = Y % p.sh;
     const float qnan = NAN;
     const size_t o = ((size_t)w * p.sh + y) * p.sw + x;
+    /* line and ring slot of both patches first, unconditionally: they
+     * depend on the row only, so a CPU loop over x computes them once */
+    const int tya = pos[4 * w + 1] + y, tym = pos[4 * w + 3] + y;
+    const int slota = tya % p.tile_h, slotm = tym % p.tile_h;
     {
-        const int tx = pos[4 * w] + x, ty = pos[4 * w + 1] + y;
+        const int tx = pos[4 * w] + x;
         float re = qnan, im = qnan;
-        if (tx >= 0 && ty >= 0 && tx < p.a_tile_w && ty < p.a_src_h) {
-            const int v = ring_a[(size_t)(ty % p.tile_h) * p.a_tile_w + tx];
+        if (tx >= 0 && tya >= 0 && tx < p.a_tile_w && tya < p.a_src_h) {
+            const int v = ring_a[(size_t)slota * p.a_tile_w + tx];
             if (!(p.zero_nodata && v == 0)) {
                 re = gg_xc_lo16(v);
                 im = gg_xc_hi16(v);
@@ -604,10 +652,10 @@ GG_KERNEL5(gg_k_xc_extract16, gg_xc_params, p, const int, ring_m, const int, rin
         ref[2 * o + 1] = im;
     }
     {
-        const int tx = pos[4 * w + 2] + x, ty = pos[4 * w + 3] + y;
+        const int tx = pos[4 * w + 2] + x;
         float re = qnan, im = qnan;
-        if (tx >= 0 && ty >= 0 && tx < p.tile_w && ty < p.src_h) {
-            const int v = ring_m[(size_t)(ty % p.tile_h) * p.tile_w + tx];
+        if (tx >= 0 && tym >= 0 && tx < p.tile_w && tym < p.src_h) {
+            const int v = ring_m[(size_t)slotm * p.tile_w + tx];
             if (!(p.zero_nodata && v == 0)) {
                 re = gg_xc_lo16(v);
                 im = gg_xc_hi16(v);
@@ -625,7 +673,23 @@ GG_KERNEL5(gg_k_xc_extract16, gg_xc_params, p, const int, ring_m, const int, rin
  * zero_invalid also turns invalid (NaN) samples into 0 in place, for the
  * GMTSAR mode's FFTs (the quality mode keeps them NaN: its later steps
  * treat them as the mean).  Grid (max(rw, sw), nwin). */
-GG_KERNEL3(gg_k_xc_colstats, gg_xc_params, p, float, ref, float, sec, double, part)
+/* One detected sample into a column's partials: the template's count,
+ * mean and M2 (Welford) or the chip's count and mean.  The GPU item and
+ * the CPU loop below both go through these, so they agree bit for bit. */
+GG_DEVICE_FN void gg_xc_welford(float a, double *n, double *m, double *m2)
+{
+    *n += 1.0;
+    const double d = a - *m;
+    *m += d / *n;
+    *m2 += d * (a - *m);
+}
+GG_DEVICE_FN void gg_xc_runmean(float a, double *n, double *m)
+{
+    *n += 1.0;
+    *m += (a - *m) / *n;
+}
+
+GG_KERNEL3_CPU_OWN(gg_k_xc_colstats, gg_xc_params, p, float, ref, float, sec, double, part)
 {
     const int x = GG_X, w = GG_Y;
     if (x >= gg_nx || w >= gg_ny)
@@ -635,12 +699,9 @@ GG_KERNEL3(gg_k_xc_colstats, gg_xc_params, p, float, ref, float, sec, double, pa
         for (int y = 0; y < p.rh; y++) {
             const size_t k = ((size_t)w * p.rh + y) * p.rw + x;
             const float a = gg_xc_amp(ref[2 * k], ref[2 * k + 1]);
-            if (isfinite(a)) {
-                nr += 1.0;
-                const double d = a - mr;
-                mr += d / nr;
-                m2 += d * (a - mr);
-            } else if (p.zero_invalid) {
+            if (isfinite(a))
+                gg_xc_welford(a, &nr, &mr, &m2);
+            else if (p.zero_invalid) {
                 ref[2 * k] = 0.0f;
                 ref[2 * k + 1] = 0.0f;
             }
@@ -649,10 +710,9 @@ GG_KERNEL3(gg_k_xc_colstats, gg_xc_params, p, float, ref, float, sec, double, pa
         for (int y = 0; y < p.sh; y++) {
             const size_t k = ((size_t)w * p.sh + y) * p.sw + x;
             const float a = gg_xc_amp(sec[2 * k], sec[2 * k + 1]);
-            if (isfinite(a)) {
-                ns += 1.0;
-                ms += (a - ms) / ns;
-            } else if (p.zero_invalid) {
+            if (isfinite(a))
+                gg_xc_runmean(a, &ns, &ms);
+            else if (p.zero_invalid) {
                 sec[2 * k] = 0.0f;
                 sec[2 * k + 1] = 0.0f;
             }
@@ -664,6 +724,72 @@ GG_KERNEL3(gg_k_xc_colstats, gg_xc_params, p, float, ref, float, sec, double, pa
     q[3] = ns;
     q[4] = ms;
 }
+
+#ifdef GG_KERNEL_CPU
+/* The CPU's colstats: the same per-column recurrences, walked along rows.
+ * A column walk on a CPU strides a whole row between samples and chains
+ * every sample's division on the previous one; along a row, a block of
+ * neighbouring columns advances together (independent divisions in
+ * flight, contiguous reads).  Tasks are blocks of columns, as wide as
+ * leaves two a thread (whole rows when the batch allows: on the
+ * development VM 512 columns cost 30 % less than 64), so that a batch of
+ * few windows still spreads over every thread. */
+static void gg_k_xc_colstats_cpu(int nx, int ny, const void *pp, void *const *bufs)
+{
+    const long long want = ((long long)nx * ny / (2 * omp_get_max_threads()) + 15) / 16 * 16;
+    const int cb = (int)(want < 64 ? gg_xc_imin(64, nx) : want > nx ? nx : want);
+    const int nb = (nx + cb - 1) / cb;
+#pragma omp parallel
+    {
+        const gg_xc_params p = *(const gg_xc_params *)pp;
+        float *const ref = (float *)bufs[0], *const sec = (float *)bufs[1];
+        double *const part = (double *)bufs[2];
+        double *st = malloc(sizeof(double) * 5 * (size_t)cb);
+#pragma omp for schedule(static)
+        for (int t = 0; t < nb * ny; t++) {
+            const int w = t / nb, x0 = (t % nb) * cb, x1 = gg_xc_imin(x0 + cb, nx);
+            if (!st) { /* no state arrays (out of memory): the GPU items */
+                for (int x = x0; x < x1; x++)
+                    gg_k_xc_colstats_item(x, w, nx, ny, p, ref, sec, part);
+                continue;
+            }
+            double *nr = st, *mr = st + cb, *m2 = st + 2 * cb, *ns = st + 3 * cb, *ms = st + 4 * cb;
+            for (int i = 0; i < 5 * cb; i++)
+                st[i] = 0.0;
+            const int rx1 = gg_xc_imin(x1, p.rw), sx1 = gg_xc_imin(x1, p.sw);
+            for (int y = 0; y < p.rh; y++) {
+                float *row = ref + ((size_t)w * p.rh + y) * p.rw * 2;
+                for (int x = x0; x < rx1; x++) {
+                    const float a = gg_xc_amp(row[2 * x], row[2 * x + 1]);
+                    if (isfinite(a))
+                        gg_xc_welford(a, &nr[x - x0], &mr[x - x0], &m2[x - x0]);
+                    else if (p.zero_invalid)
+                        row[2 * x] = row[2 * x + 1] = 0.0f;
+                }
+            }
+            for (int y = 0; y < p.sh; y++) {
+                float *row = sec + ((size_t)w * p.sh + y) * p.sw * 2;
+                for (int x = x0; x < sx1; x++) {
+                    const float a = gg_xc_amp(row[2 * x], row[2 * x + 1]);
+                    if (isfinite(a))
+                        gg_xc_runmean(a, &ns[x - x0], &ms[x - x0]);
+                    else if (p.zero_invalid)
+                        row[2 * x] = row[2 * x + 1] = 0.0f;
+                }
+            }
+            for (int x = x0; x < x1; x++) {
+                double *q = part + ((size_t)w * nx + x) * GG_XC_PART_STATS;
+                q[0] = nr[x - x0];
+                q[1] = mr[x - x0];
+                q[2] = m2[x - x0];
+                q[3] = ns[x - x0];
+                q[4] = ms[x - x0];
+            }
+        }
+        free(st);
+    }
+}
+#endif
 
 /* Statistics, step 2 (per window): combines the column partials (Chan et
  * al.'s pairwise update) into VALID, RMEAN (mean detected template

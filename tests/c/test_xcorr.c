@@ -28,16 +28,24 @@
  *      and across devices: pairs of different sizes (aligned shorter,
  *      longer and wider, narrower; master shorter), zero-filled borders
  *      (with and without -zero_is_data), correlation-0 patches (an
- *      all-zero and a constant master patch: offsets exactly 0).
+ *      all-zero and a constant master patch: offsets exactly 0);
+ *   9. GMTSAR mode's steps at kernel level (gmtsar_kernels): the CPU
+ *      backend's extract16, colstats and pad against their definitions bit
+ *      for bit, its rank-2 FFT against FFTW's 2-D plan bit for bit, other
+ *      devices against the CPU.
  * One command runs one test: test_xcorr <name> (names at main).
  *
  * MIT licence. */
 #include "check.h"
 #include "algorithms/coreg/gmtsar_xcorr.h"
 #include "algorithms/coreg/coreg_params.h"
+#include "algorithms/coreg/xcorr_engine.h"
+#include "algorithms/kernel_ids.h"
 
 #include <complex.h>
+#include <fftw3.h>
 #include <math.h>
+#include <stdint.h>
 #include <execinfo.h>
 #include <signal.h>
 
@@ -1558,6 +1566,325 @@ static int wanted(int argc, char **argv, const char *name)
     return 0;
 }
 
+
+/* ------------------------------------------- GMTSAR steps, kernel level */
+
+/* The GMTSAR mode's steps with a CPU loop of their own or reworked for
+ * the CPU (extract16, colstats, pad) and the CPU backend's split rank-2
+ * FFT, on small odd-sized cases (ring slots that wrap, samples outside
+ * both files, zero fill, NaN, widths that are not a multiple of the CPU
+ * loops' blocks, even and odd pad sizes):
+ *   - the CPU results equal a plain C column walk of the kernels'
+ *     definitions (the GPU work items' arithmetic) bit for bit, and the
+ *     CPU's FFT equals FFTW's own 2-D plan bit for bit;
+ *   - every other device agrees: bit for bit on extract16 (NaN for NaN)
+ *     and pad, colstats within 1e-6 relative (OpenCL's sqrt may be off by
+ *     an ulp or more, PoCL's is here: 9e-8 relative; CUDA fuses
+ *     multiply-adds). */
+static int kl_upload(gg_context *ctx, const void *p, size_t bytes, gg_buffer **b)
+{
+    return gg_buffer_alloc(ctx, bytes, b) == GG_OK && gg_buffer_write(ctx, *b, 0, p, bytes) == GG_OK
+               ? 0
+               : -1;
+}
+
+typedef struct {
+    float *ref, *sec, *pad_even, *pad_odd, *ref_z, *sec_z;
+    double *part, *part_z;
+} kl_out;
+
+static uint32_t kl_rng = 12345u;
+static uint32_t kl_next(void)
+{
+    kl_rng ^= kl_rng << 13;
+    kl_rng ^= kl_rng >> 17;
+    kl_rng ^= kl_rng << 5;
+    return kl_rng;
+}
+
+enum { KL_W = 100, KL_WA = 90, KL_H = 70, KL_HA = 60, KL_CAP = 37, KL_N = 75, KL_B = 3 };
+
+static int kl_run(const char *dev, const int *ring_m, const int *ring_a, const int *pos,
+                  const float *spec, kl_out *o)
+{
+    gg_context *ctx = NULL;
+    char err[512];
+    if (gg_context_create(dev, &ctx, err, sizeof err) != GG_OK) {
+        fprintf(stderr, "%s: %s\n", dev, err);
+        return -1;
+    }
+    const size_t np = (size_t)KL_N * KL_N, C = 2 * sizeof(float);
+    gg_buffer *rm = NULL, *ra = NULL, *bp = NULL, *br = NULL, *bs = NULL, *part = NULL;
+    gg_buffer *sp = NULL, *pe = NULL, *po = NULL;
+    int rc = kl_upload(ctx, ring_m, sizeof(int) * KL_CAP * KL_W, &rm) ||
+             kl_upload(ctx, ring_a, sizeof(int) * KL_CAP * KL_WA, &ra) ||
+             kl_upload(ctx, pos, sizeof(int) * 4 * KL_B, &bp) ||
+             kl_upload(ctx, spec, C * 2 * 48 * 20, &sp) ||
+             gg_buffer_alloc(ctx, KL_B * np * C, &br) != GG_OK ||
+             gg_buffer_alloc(ctx, KL_B * np * C, &bs) != GG_OK ||
+             gg_buffer_alloc(ctx, sizeof(double) * KL_B * KL_N * GG_XC_PART_STATS, &part) != GG_OK ||
+             gg_buffer_alloc(ctx, C * 2 * 96 * 20, &pe) != GG_OK ||
+             gg_buffer_alloc(ctx, C * 2 * 90 * 20, &po) != GG_OK;
+    gg_xc_params p = {0};
+    p.nwin = KL_B;
+    p.tile_w = KL_W;
+    p.tile_h = KL_CAP;
+    p.src_h = KL_H;
+    p.a_tile_w = KL_WA;
+    p.a_src_h = KL_HA;
+    p.zero_nodata = 1;
+    p.rw = p.sw = p.rh = p.sh = KL_N;
+    p.lx = KL_N;
+    if (!rc)
+        rc = gg_xc_launch(ctx, GG_K_XC_EXTRACT16, KL_N, KL_N * KL_B, &p, rm, ra, bp, br, bs) != GG_OK;
+    if (!rc) {
+        o->ref = malloc(KL_B * np * C);
+        o->sec = malloc(KL_B * np * C);
+        rc = gg_buffer_read(ctx, br, 0, o->ref, KL_B * np * C) != GG_OK ||
+             gg_buffer_read(ctx, bs, 0, o->sec, KL_B * np * C) != GG_OK;
+    }
+    if (!rc)
+        rc = gg_xc_launch(ctx, GG_K_XC_COLSTATS, KL_N, KL_B, &p, br, bs, part, NULL, NULL) != GG_OK;
+    if (!rc) {
+        o->part = malloc(sizeof(double) * KL_B * KL_N * GG_XC_PART_STATS);
+        rc = gg_buffer_read(ctx, part, 0, o->part, sizeof(double) * KL_B * KL_N * GG_XC_PART_STATS) !=
+             GG_OK;
+    }
+    /* again with zero_invalid: the same partials, NaN samples now 0 */
+    p.zero_invalid = 1;
+    if (!rc)
+        rc = gg_xc_launch(ctx, GG_K_XC_COLSTATS, KL_N, KL_B, &p, br, bs, part, NULL, NULL) != GG_OK;
+    if (!rc) {
+        const size_t nb = sizeof(double) * KL_B * KL_N * GG_XC_PART_STATS;
+        o->part_z = malloc(nb);
+        o->ref_z = malloc(KL_B * np * C);
+        o->sec_z = malloc(KL_B * np * C);
+        rc = gg_buffer_read(ctx, part, 0, o->part_z, nb) != GG_OK ||
+             gg_buffer_read(ctx, br, 0, o->ref_z, KL_B * np * C) != GG_OK ||
+             gg_buffer_read(ctx, bs, 0, o->sec_z, KL_B * np * C) != GG_OK;
+    }
+    /* pad: 2 spectra of 45 x 20 (odd) and 48 x 20 (even, read from the same data) */
+    for (int odd = 0; !rc && odd < 2; odd++) {
+        gg_xc_params q = {0};
+        q.nwin = 2;
+        q.bw = odd ? 45 : 48;
+        q.bh = 20;
+        q.ow = odd ? 90 : 96;
+        q.oh = 20;
+        q.scale = 1.0f / q.bw;
+        gg_buffer *out = odd ? po : pe;
+        rc = gg_xc_launch(ctx, GG_K_XC_PAD, q.ow, q.oh * 2, &q, sp, out, NULL, NULL, NULL) != GG_OK;
+        float **dst = odd ? &o->pad_odd : &o->pad_even;
+        *dst = malloc(C * 2 * q.ow * 20);
+        if (!rc)
+            rc = gg_buffer_read(ctx, out, 0, *dst, C * 2 * q.ow * 20) != GG_OK;
+    }
+    if (rc)
+        fprintf(stderr, "%s: %s\n", dev, gg_context_last_error(ctx));
+    gg_buffer *all[] = {rm, ra, bp, br, bs, part, sp, pe, po};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i])
+            gg_buffer_free(ctx, all[i]);
+    gg_context_destroy(ctx);
+    return rc ? -1 : 0;
+}
+
+static float kl_s16(int v, int hi)
+{
+    const short s = (short)(hi ? (v >> 16) & 0xFFFF : v & 0xFFFF);
+    return (float)s;
+}
+
+static void test_gmtsar_kernels(char devs[][32], int nd)
+{
+    int *ring_m = malloc(sizeof(int) * KL_CAP * KL_W), *ring_a = malloc(sizeof(int) * KL_CAP * KL_WA);
+    for (int i = 0; i < KL_CAP * KL_W; i++)
+        ring_m[i] = kl_next() % 7 == 0 ? 0 : (int)kl_next(); /* a seventh zero fill */
+    for (int i = 0; i < KL_CAP * KL_WA; i++)
+        ring_a[i] = kl_next() % 7 == 0 ? 0 : (int)kl_next();
+    /* template (aligned) x, y, chip (master) x, y: inside, off the left
+     * and top, past the right and bottom (each file's own size) */
+    const int pos[4 * KL_B] = {5, 3, 10, 0, -20, -10, -5, -30, 40, 20, 50, 30};
+    float *spec = malloc(sizeof(float) * 2 * 2 * 48 * 20);
+    for (int i = 0; i < 2 * 2 * 48 * 20; i++)
+        spec[i] = (float)((int)(kl_next() % 20001) - 10000) / 1000.0f;
+    kl_out out[MAXDEV];
+    memset(out, 0, sizeof out);
+    int ok[MAXDEV] = {0};
+    for (int d = 0; d < nd; d++) {
+        ok[d] = kl_run(devs[d], ring_m, ring_a, pos, spec, &out[d]) == 0;
+        CHECK(ok[d], "%s: GMTSAR kernels ran", devs[d]);
+    }
+    const size_t np = (size_t)KL_N * KL_N;
+    for (int d = 0; d < nd; d++) {
+        if (!ok[d] || strcmp(devs[d], "cpu"))
+            continue;
+        /* extract16 by its definition */
+        int bad = 0;
+        for (int w = 0; w < KL_B; w++)
+            for (int y = 0; y < KL_N; y++)
+                for (int x = 0; x < KL_N; x++)
+                    for (int f = 0; f < 2; f++) { /* 0 template (aligned), 1 chip (master) */
+                        const int tx = pos[4 * w + 2 * f] + x, ty = pos[4 * w + 2 * f + 1] + y;
+                        const int W = f ? KL_W : KL_WA, H = f ? KL_H : KL_HA;
+                        float re = NAN, im = NAN;
+                        if (tx >= 0 && ty >= 0 && tx < W && ty < H) {
+                            const int v = (f ? ring_m : ring_a)[(ty % KL_CAP) * W + tx];
+                            if (v != 0) {
+                                re = kl_s16(v, 0);
+                                im = kl_s16(v, 1);
+                            }
+                        }
+                        const float *got = (f ? out[d].sec : out[d].ref) + 2 * (w * np + (size_t)y * KL_N + x);
+                        bad += memcmp(got, &re, 4) || memcmp(got + 1, &im, 4);
+                    }
+        CHECK(bad == 0, "cpu: extract16 differs from its definition at %d samples", bad);
+        /* colstats: the column walk (Welford) */
+        int nan_samples = 0;
+        bad = 0;
+        for (int w = 0; w < KL_B; w++)
+            for (int x = 0; x < KL_N; x++) {
+                double nr = 0, mr = 0, m2 = 0, ns = 0, ms = 0;
+                for (int y = 0; y < KL_N; y++) {
+                    const size_t k = w * np + (size_t)y * KL_N + x;
+                    const float a = sqrtf(out[d].ref[2 * k] * out[d].ref[2 * k] +
+                                          out[d].ref[2 * k + 1] * out[d].ref[2 * k + 1]);
+                    if (isfinite(a)) {
+                        nr += 1.0;
+                        const double dd = a - mr;
+                        mr += dd / nr;
+                        m2 += dd * (a - mr);
+                    } else
+                        nan_samples++;
+                    const float b = sqrtf(out[d].sec[2 * k] * out[d].sec[2 * k] +
+                                          out[d].sec[2 * k + 1] * out[d].sec[2 * k + 1]);
+                    if (isfinite(b)) {
+                        ns += 1.0;
+                        ms += (b - ms) / ns;
+                    }
+                }
+                const double want[5] = {nr, mr, m2, ns, ms};
+                bad += memcmp(out[d].part + ((size_t)w * KL_N + x) * GG_XC_PART_STATS, want,
+                              sizeof want) != 0;
+            }
+        CHECK(nan_samples > 0, "cpu: the kernel test has no invalid samples");
+        int zbad = memcmp(out[d].part_z, out[d].part, sizeof(double) * KL_B * KL_N * GG_XC_PART_STATS) != 0;
+        for (size_t i = 0; i < 2 * KL_B * np; i++) {
+            const float zr = isnan(out[d].ref[i]) ? 0.0f : out[d].ref[i];
+            const float zs = isnan(out[d].sec[i]) ? 0.0f : out[d].sec[i];
+            zbad += memcmp(&out[d].ref_z[i], &zr, 4) != 0 || memcmp(&out[d].sec_z[i], &zs, 4) != 0;
+        }
+        CHECK(zbad == 0, "cpu: colstats with zero_invalid: %d differences", zbad);
+        CHECK(bad == 0, "cpu: colstats differs from the column walk at %d columns", bad);
+        /* pad by its definition (the Nyquist bin of an even size halved) */
+        bad = 0;
+        for (int odd = 0; odd < 2; odd++) {
+            const int bw = odd ? 45 : 48, ow = odd ? 90 : 96, h = bw / 2;
+            for (int w = 0; w < 2; w++)
+                for (int y = 0; y < 20; y++)
+                    for (int x = 0; x < ow; x++) {
+                        int ix = -1;
+                        float wx = 1.0f;
+                        if (odd)
+                            ix = x <= h ? x : x >= ow - h ? x - ow + bw : -1;
+                        else if (x < h)
+                            ix = x;
+                        else if (x == h || x == ow - h) {
+                            ix = h;
+                            wx = 0.5f;
+                        } else if (x > ow - h)
+                            ix = x - ow + bw;
+                        const float f = 1.0f * wx * (1.0f / bw);
+                        float want[2] = {0.0f, 0.0f};
+                        if (ix >= 0) {
+                            const size_t k = ((size_t)w * 20 + y) * bw + ix;
+                            want[0] = spec[2 * k] * f;
+                            want[1] = spec[2 * k + 1] * f;
+                        }
+                        const float *got = (odd ? out[d].pad_odd : out[d].pad_even) +
+                                           2 * (((size_t)w * 20 + y) * ow + x);
+                        bad += memcmp(got, want, sizeof want) != 0;
+                    }
+        }
+        CHECK(bad == 0, "cpu: pad differs from its definition at %d samples", bad);
+    }
+    /* the CPU backend's rank-2 FFT (rows, then blocks of columns) against
+     * FFTW's own 2-D plan, both directions, a width with a narrower last
+     * block */
+    for (int d = 0; d < nd; d++) {
+        if (strcmp(devs[d], "cpu"))
+            continue;
+        gg_context *ctx = NULL;
+        char err[512];
+        const int n2[2] = {40, 56}, B = 3;
+        const size_t nf = (size_t)B * n2[0] * n2[1];
+        fftwf_complex *a = fftwf_malloc(sizeof(fftwf_complex) * nf);
+        fftwf_complex *b = fftwf_malloc(sizeof(fftwf_complex) * nf);
+        gg_buffer *buf = NULL;
+        int rc = gg_context_create("cpu", &ctx, err, sizeof err) != GG_OK ||
+                 gg_buffer_alloc(ctx, sizeof(fftwf_complex) * nf, &buf) != GG_OK;
+        for (int inv = 0; !rc && inv < 2; inv++) {
+            for (size_t i = 0; i < 2 * nf; i++)
+                ((float *)a)[i] = (float)((int)(kl_next() % 2001) - 1000) / 100.0f;
+            rc = gg_buffer_write(ctx, buf, 0, a, sizeof(fftwf_complex) * nf) != GG_OK ||
+                 gg_fft(ctx, buf, 2, n2, B, inv) != GG_OK ||
+                 gg_buffer_read(ctx, buf, 0, b, sizeof(fftwf_complex) * nf) != GG_OK;
+            fftwf_plan pl = fftwf_plan_many_dft(2, n2, B, a, NULL, 1, n2[0] * n2[1], a, NULL, 1,
+                                                n2[0] * n2[1], inv ? FFTW_BACKWARD : FFTW_FORWARD,
+                                                FFTW_ESTIMATE);
+            fftwf_execute(pl);
+            fftwf_destroy_plan(pl);
+            CHECK(!rc && !memcmp(a, b, sizeof(fftwf_complex) * nf),
+                  "cpu: rank-2 FFT (%s) differs from FFTW's 2-D plan", inv ? "inverse" : "forward");
+        }
+        CHECK(!rc, "cpu: FFT check ran");
+        if (buf)
+            gg_buffer_free(ctx, buf);
+        gg_context_destroy(ctx);
+        fftwf_free(a);
+        fftwf_free(b);
+    }
+    /* devices against the first */
+    for (int d = 1; d < nd; d++) {
+        if (!ok[0] || !ok[d])
+            continue;
+        int diff = 0; /* NaN for NaN (a backend's NaN may carry another payload) */
+        for (size_t i = 0; i < 2 * KL_B * np; i++)
+            diff += (isnan(out[d].ref[i]) != isnan(out[0].ref[i]) ||
+                     (!isnan(out[0].ref[i]) && memcmp(&out[d].ref[i], &out[0].ref[i], 4))) +
+                    (isnan(out[d].sec[i]) != isnan(out[0].sec[i]) ||
+                     (!isnan(out[0].sec[i]) && memcmp(&out[d].sec[i], &out[0].sec[i], 4)));
+        CHECK(diff == 0, "%s vs %s: extract16 differs at %d values", devs[d], devs[0], diff);
+        CHECK(!memcmp(out[d].pad_even, out[0].pad_even, 2 * 96 * 20 * 8) &&
+                  !memcmp(out[d].pad_odd, out[0].pad_odd, 2 * 90 * 20 * 8),
+              "%s vs %s: pad differs", devs[d], devs[0]);
+        int same = 1;
+        double worst = 0;
+        for (size_t i = 0; i < (size_t)KL_B * KL_N * GG_XC_PART_STATS; i++) {
+            const double a = out[d].part[i], b = out[0].part[i];
+            same &= a == b;
+            const double r = fabs(a - b) / fmax(fabs(b), 1e-300);
+            worst = r > worst ? r : worst;
+        }
+        printf("%s vs %s: colstats partials %s (worst relative difference %.2e)\n", devs[d],
+               devs[0], same ? "identical" : "differ", worst);
+        CHECK(worst <= 1e-6, "%s vs %s: colstats partials differ (%.2e)", devs[d], devs[0], worst);
+    }
+    for (int d = 0; d < nd; d++) {
+        free(out[d].ref);
+        free(out[d].sec);
+        free(out[d].part);
+        free(out[d].pad_even);
+        free(out[d].pad_odd);
+        free(out[d].ref_z);
+        free(out[d].sec_z);
+        free(out[d].part_z);
+    }
+    free(ring_m);
+    free(ring_a);
+    free(spec);
+}
+
 int main(int argc, char **argv)
 {
     signal(SIGSEGV, on_fatal);
@@ -1565,7 +1892,8 @@ int main(int argc, char **argv)
     signal(SIGFPE, on_fatal);
     static const char *const names[] = {"golden", "reference", "agree", "bad", "gmtsar",
                                         "gmtsar_sizes", "gmtsar_zero_fill", "gmtsar_corr0",
-                                        "sweep", "sweep_tapered", "quality_flag"};
+                                        "sweep", "sweep_tapered", "quality_flag",
+                                        "gmtsar_kernels"};
     for (int i = 1; i < argc; i++) {
         int known = 0;
         for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
@@ -1593,6 +1921,8 @@ int main(int argc, char **argv)
         test_gmtsar_zero_fill(devs, nd);
     if (wanted(argc, argv, "gmtsar_corr0"))
         test_gmtsar_corr0(devs, nd);
+    if (wanted(argc, argv, "gmtsar_kernels"))
+        test_gmtsar_kernels(devs, nd);
     if (nd > 0 && !getenv("XC_NO_SWEEP") && wanted(argc, argv, "sweep"))
         test_sweep(devs[0], 0);
     if (nd > 0 && !getenv("XC_NO_SWEEP") && wanted(argc, argv, "sweep_tapered"))
