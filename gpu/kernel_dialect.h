@@ -164,13 +164,27 @@ typedef uchar gg_u8;
 #define GG_Y gg_y
 typedef unsigned char gg_u8;
 /* The body becomes name##_item(x, y, ...); name##_cpu runs it over the
- * grid, rows spread over OpenMP threads.  Each thread works on its own
- * copy of the params and buffer pointers: locals whose address never
- * escapes stay in registers, so the compiler hoists what depends on the
- * row only (the integer divisions and modulos of the row index, a
- * window's ring row) out of the loop over x; read through the shared
- * copy, every field was reloaded after each float store. */
-#define GG_CPU_LOOP_(P, decl, call) \
+ * grid, rows spread over OpenMP threads.  Where the loop keeps the params
+ * and buffer pointers is a kernel file's choice, GG_CPU_PARAMS before its
+ * kernels: SHARED (default), one copy the threads read through the
+ * parallel region's pointer; LOCAL, each thread its own copy, whose
+ * fields stay in registers, so the compiler hoists what depends on the
+ * row only (integer divisions of the row index, a window's ring row) out
+ * of the loop over x.  Measured per file (bench/RESULTS.md, 2026-11-28):
+ * LOCAL takes a fifth less CPU for the cross-correlation kernels and a
+ * third more for PtSel's. */
+#ifndef GG_CPU_PARAMS
+#define GG_CPU_PARAMS SHARED
+#endif
+#define GG_CPU_LOOP_SHARED_(P, decl, call) \
+    { \
+        const P p_ = *(const P *)pp; \
+        decl \
+        _Pragma("omp parallel for schedule(static)") \
+        for (int gg_y = 0; gg_y < ny; gg_y++) \
+            for (int gg_x = 0; gg_x < nx; gg_x++) call; \
+    }
+#define GG_CPU_LOOP_LOCAL_(P, decl, call) \
     _Pragma("omp parallel") \
     { \
         const P p_ = *(const P *)pp; \
@@ -179,6 +193,9 @@ typedef unsigned char gg_u8;
         for (int gg_y = 0; gg_y < ny; gg_y++) \
             for (int gg_x = 0; gg_x < nx; gg_x++) call; \
     }
+#define GG_CPU_LOOP_CAT_(mode) GG_CPU_LOOP_##mode##_
+#define GG_CPU_LOOP_SEL_(mode) GG_CPU_LOOP_CAT_(mode)
+#define GG_CPU_LOOP_ GG_CPU_LOOP_SEL_(GG_CPU_PARAMS)
 #define GG_CPU_ITEM2_(name, P, p, T0, b0, T1, b1) \
     static void name##_item(int gg_x, int gg_y, int gg_nx, int gg_ny, P p, T0 *b0, T1 *b1)
 #define GG_KERNEL2(name, P, p, T0, b0, T1, b1) \

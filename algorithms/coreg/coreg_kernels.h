@@ -21,6 +21,10 @@
  * MIT licence.
  */
 
+/* CPU loops with a copy of the params per thread (gpu/kernel_dialect.h) */
+#undef GG_CPU_PARAMS
+#define GG_CPU_PARAMS LOCAL
+
 GG_DEVICE_FN int gg_xc_imin(int a, int b) { return a < b ? a : b; }
 GG_DEVICE_FN int gg_xc_imax(int a, int b) { return a > b ? a : b; }
 
@@ -1115,3 +1119,6 @@ GG_KERNEL3(gg_k_rs_resample_grid, gg_rs_params, p, const float, in, const float,
     }
     gg_rs_sample(p, in, out, o, X + v[1], Y + v[0]);
 }
+
+#undef GG_CPU_PARAMS
+#define GG_CPU_PARAMS SHARED
