@@ -1,6 +1,6 @@
 /*
  * bench_io_floor.c -- the I/O a utility cannot avoid, through the same
- * pipeline it runs in (gdal/gg_pipeline.h): every strip's source windows
+ * pipeline it runs in (gpu/pipeline.h): every strip's source windows
  * read as the utility reads them (GGStripRead), and an output of the
  * product's size, bands and types written as it writes them (GTiff: one
  * file, or one per band when the bands differ in type; strips in order),
@@ -13,7 +13,7 @@
  * wall seconds of the read + write (bench_pipeline.sh times the whole
  * process, as it times the utilities).  MIT licence.
  */
-#include "gg_pipeline.h"
+#include "gpu/pipeline.h"
 #include "gg_processed.h"
 
 #include "cpl_conv.h"

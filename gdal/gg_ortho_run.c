@@ -31,7 +31,7 @@
 #include "gg_app.h" /* gg_app_parse_only (tests/fuzz), gg_app_notice */
 #include "gg_input_files.h"
 #include "gg_output.h"
-#include "gg_pipeline.h"
+#include "gpu/pipeline.h"
 #include "gpu/fault.h"
 
 #include "cpl_conv.h"
@@ -331,7 +331,7 @@ static int run_block(pipe_t *p, block *b)
     return 1;
 }
 
-/* The windowed pipeline (gg_pipeline.h), used when the source does not fit
+/* The windowed pipeline (gpu/pipeline.h), used when the source does not fit
  * on the device: a reader thread reads each block's source window (windows
  * of successive blocks overlap) and computes the block's grid, the device
  * runs the block on this thread, a writer thread writes it; up to QDEPTH
@@ -423,7 +423,7 @@ static int resident_source(const scene *sc, gg_context *ctx)
  *                   source rows each block needs, in block order;
  *   reader threads  (several, each with its own GDAL handle) read requested
  *                   strips into a fixed pool of staging buffers.
- * The output, in its turn: the one pipeline (gg_pipeline.h) with a block
+ * The output, in its turn: the one pipeline (gpu/pipeline.h) with a block
  * per item and no read stage,
  *   device thread   (its worker) uploads read strips (the backend's copies
  *                   are not re-entrant, so only this thread talks to the

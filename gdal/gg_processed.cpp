@@ -9,7 +9,7 @@
  * MIT licence.
  */
 #include "gg_processed.h"
-#include "gg_pipeline.h"
+#include "gpu/pipeline.h"
 #include "gpu/fault.h"
 #include "gg_spec.h"
 #include "gg_stack_rows.h"
@@ -603,7 +603,7 @@ bool GGDataset::StartContextLocked()
 /* Passes the whole input band once through gg_op_accumulate, in strips of
  * full rows, in the same order whatever block is asked for first, so the
  * result does not depend on the read pattern. */
-/* The statistics pass as a job of the pipeline (gg_pipeline.h): strips of
+/* The statistics pass as a job of the pipeline (gpu/pipeline.h): strips of
  * full rows read by reader threads, each through its own handle on the
  * input, while the calling thread accumulates the strips on the device in
  * row order (the sums come out the same whatever the readers). */

@@ -41,7 +41,7 @@ CPLErr GGDatasetComputeStatistics(GDALDatasetH hDS, GDALProgressFunc pfnProgress
                                   void *pProgressData);
 
 /* A processed dataset's product strip by strip, for the pipeline
- * (gg_pipeline.h): a strip is a row of the dataset's blocks, full width.
+ * (gpu/pipeline.h): a strip is a row of the dataset's blocks, full width.
  * Reading its inputs (host) and computing it (device) are separate calls,
  * so one strip's read overlaps another's device work; the pixels are the
  * ones reading the dataset's blocks gives.  A strip read on one dataset

@@ -6,7 +6,7 @@
  */
 #include "gg_product_write.h"
 #include "gg_output.h"
-#include "gg_pipeline.h"
+#include "gpu/pipeline.h"
 #include "gg_processed.h"
 #include "gpu/fault.h"
 

@@ -1,6 +1,6 @@
 /*
  * gg_product_write.h -- writes a product to its file(s) through the
- * pipeline (gg_pipeline.h): strips of rows are read on the host, computed
+ * pipeline (gpu/pipeline.h): strips of rows are read on the host, computed
  * on the device(s) and written while the next ones are read and computed.
  * A processed dataset (gg_processed.h) is read and computed apart (its
  * GGStrip calls); any other dataset (the FMCW driver's products) computes

@@ -12,7 +12,7 @@
 #include "gg_input_files.h"
 #include "gg_ortho_direct.h"
 #include "gg_output.h"
-#include "gg_pipeline.h"
+#include "gpu/pipeline.h"
 #include "gg_processed.h"
 #include "gg_warp.h"
 #include "gg_warp_scene.h"

@@ -43,6 +43,7 @@
 #include "xcorr_engine.h"
 #include "gmtsar_xcorr.h"
 #include "gpu/fault.h"
+#include "gpu/pipeline.h"
 #include "../kernel_ids.h"
 
 #include <errno.h>
@@ -89,62 +90,6 @@ static double now_s(void)
 typedef struct {
     int file, y0, n;
 } gm_job;
-
-/* Reader threads fill pool slot i % P with job i once job i - P has been
- * uploaded; the main thread uploads jobs in order. */
-typedef struct {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    const gm_job *jobs;
-    int njobs, next, consumed, stop, err_job;
-    int fault_job;            /* the job a GG_FAULT=read:N failed (tests), -1 none */
-    int *ready;               /* per slot: the job it holds, -1 none */
-    unsigned char **buf;
-    int P;
-    int fd[2];
-    int W[2];                 /* samples per line of each file (master, aligned) */
-    double busy_s;            /* summed reading seconds of all threads */
-} gm_reader;
-
-static void *reader_main(void *arg)
-{
-    gm_reader *r = arg;
-    pthread_mutex_lock(&r->mu);
-    for (;;) {
-        while (!r->stop && r->next < r->njobs && r->next - r->consumed >= r->P)
-            pthread_cond_wait(&r->cv, &r->mu);
-        if (r->stop || r->next >= r->njobs)
-            break;
-        const int i = r->next++;
-        pthread_mutex_unlock(&r->mu);
-        const gm_job *j = &r->jobs[i];
-        const size_t bytes = (size_t)j->n * r->W[j->file] * 4;
-        const off_t off = (off_t)j->y0 * r->W[j->file] * 4;
-        unsigned char *dst = r->buf[i % r->P];
-        const double t0 = now_s();
-        size_t done = 0;
-        /* GG_FAULT=read:N (tests): the N-th piece read, counted over the
-         * process like every fault point, fails as a short read would */
-        const int fault = gg_fault_point("read");
-        while (!fault && done < bytes) {
-            const ssize_t k = pread(r->fd[j->file], dst + done, bytes - done, off + (off_t)done);
-            if (k <= 0)
-                break;
-            done += (size_t)k;
-        }
-        const double t = now_s() - t0;
-        pthread_mutex_lock(&r->mu);
-        r->busy_s += t;
-        if (done < bytes && r->err_job < 0) {
-            r->err_job = i;
-            r->fault_job = fault ? i : -1;
-        }
-        r->ready[i % r->P] = i;
-        pthread_cond_broadcast(&r->cv);
-    }
-    pthread_mutex_unlock(&r->mu);
-    return NULL;
-}
 
 typedef struct {
     gg_buffer *ring[2], *pos, *ws, *ref, *sec, *big, *z, *surf, *part, *f, *g, *v, *tw;
@@ -507,6 +452,316 @@ static gg_status gm_upload(gg_context *ctx, gg_buffer *ring, int W, int cap, int
     return s;
 }
 
+/* One run: its plan (chunks and the line pieces they read), its buffers,
+ * and the state of the pipeline job that feeds it (gpu/pipeline.h): items
+ * are the pieces, read by reader threads into page-locked slots and
+ * uploaded in order on the calling thread, which launches each chunk once
+ * its last piece is up and reads the previous chunk's results meanwhile. */
+typedef struct {
+    gg_context *ctx;
+    const gm_geom *g;
+    const gg_xcorr_gmtsar_options *o;
+    const char *path[2];   /* master, aligned SLC */
+    int fd[2];
+    int Wf[2];             /* samples per line of each file */
+    int Bp, nchunks, cap;
+    gm_job *jobs;
+    int njobs;
+    int *chunk_job0;       /* chunk c reads pieces [chunk_job0[c], chunk_job0[c + 1]) */
+    gm_bufs b;
+    float *ws;
+    int *pos;
+    unsigned char *pool;   /* one page-locked block: the slots' pieces */
+    size_t piece_bytes;
+    gg_xcorr_gmtsar_row *rows;
+    gg_progress_fn progress;
+    void *user;
+    int sync;              /* timing mode: wait for each chunk's kernels */
+    int next_chunk, pending, pending_n; /* next to launch; launched, results not read */
+    gg_status s;           /* the calling thread's first failure (message set) */
+    pthread_mutex_t mu;    /* guards what reader threads report: */
+    int err_job, err_injected; /* the first piece that could not be read */
+    double busy_s;         /* summed reading seconds of all reader threads */
+    double t_up, t_kern, t_compute;
+} gm_run;
+
+/* Reads piece `item` into its slot (a reader thread of the job). */
+static int gm_read(void *user, int reader, int item, int slot)
+{
+    (void)reader;
+    gm_run *r = user;
+    const gm_job *j = &r->jobs[item];
+    const size_t bytes = (size_t)j->n * r->Wf[j->file] * 4;
+    const off_t off = (off_t)j->y0 * r->Wf[j->file] * 4;
+    unsigned char *dst = r->pool + r->piece_bytes * (size_t)slot;
+    const double t0 = now_s();
+    size_t done = 0;
+    /* GG_FAULT=read:N (tests): the N-th piece read, counted over the
+     * process like every fault point, fails as a short read would */
+    const int fault = gg_fault_point("read");
+    while (!fault && done < bytes) {
+        const ssize_t k = pread(r->fd[j->file], dst + done, bytes - done, off + (off_t)done);
+        if (k <= 0)
+            break;
+        done += (size_t)k;
+    }
+    const double t = now_s() - t0;
+    pthread_mutex_lock(&r->mu);
+    r->busy_s += t;
+    const int bad = done < bytes;
+    if (bad && (r->err_job < 0 || item < r->err_job)) {
+        r->err_job = item;
+        r->err_injected = fault;
+    }
+    pthread_mutex_unlock(&r->mu);
+    return bad;
+}
+
+/* Reads the results of the launched chunk into rows (its kernels are done
+ * by the time its results are read back). */
+static gg_status gm_harvest(gm_run *r)
+{
+    const gm_geom *g = r->g;
+    const double t0 = now_s();
+    gg_status s = gg_buffer_read(r->ctx, r->b.ws, 0, r->ws,
+                                 sizeof(float) * GG_XC_WS * (size_t)r->pending_n);
+    r->t_kern += now_s() - t0;
+    for (int w = 0; s == GG_OK && w < r->pending_n; w++) {
+        const float *q = r->ws + (size_t)w * GG_XC_WS;
+        const int wg = r->pending * r->Bp + w, j = 1 + wg / g->nx, i = wg % g->nx;
+        gg_xcorr_gmtsar_row *row = &r->rows[(size_t)(j - 1) * g->nx + i];
+        /* marked (corr 0, the zero-lag offset): too few valid samples, a
+         * flat template, or a degenerate patch whose NCC is exactly 0 (a
+         * flat master patch, e.g. all zero: its |c| surface is all 0, so
+         * the integer argmax and the sub-pixel argmax of it are
+         * arbitrary, B5) */
+        const int valid = q[GG_XC_VALID] > 0.5f && q[GG_XC_NCC] > 0.0f;
+        /* lags: master = aligned + (lag - search): offset = -(lag - search) */
+        const double ly_ = valid ? q[GG_XC_OUT_Y] : g->ys, lx_ = valid ? q[GG_XC_OUT_X] : g->xs;
+        const int y = gm_y(g, j);
+        row->x = gm_x(g, i);
+        row->y = y;
+        row->xoff = -(lx_ - g->xs) / g->ri + g->rshift;
+        row->yoff = -(ly_ - g->ys) + g->ashift + floor(y * g->astretch);
+        row->corr = valid ? q[GG_XC_NCC] : 0.0;
+    }
+    if (s == GG_OK && r->progress &&
+        !r->progress((double)(r->pending + 1) / r->nchunks, "", r->user))
+        s = gg_rt_fail(r->ctx, GG_ERR_CANCELLED, "cancelled");
+    r->pending = -1;
+    return s;
+}
+
+/* Uploads chunk c's positions and state and queues every step of it. */
+static gg_status gm_launch(gm_run *r, int c)
+{
+    const gm_geom *g = r->g;
+    int w0, w1, ja, jb;
+    gm_chunk_span(g, r->Bp, c, &w0, &w1, &ja, &jb);
+    const int n = w1 - w0;
+    for (int w = 0; w < n; w++) {
+        const int j = 1 + (w0 + w) / g->nx, i = (w0 + w) % g->nx, x = gm_x(g, i);
+        r->pos[4 * w] = x + g->rshift - g->npx / 2; /* aligned patch (template source) */
+        r->pos[4 * w + 1] = gm_r0(g, 1, j);
+        r->pos[4 * w + 2] = x - g->npx / 2;        /* master patch (search) */
+        r->pos[4 * w + 3] = gm_r0(g, 0, j);
+    }
+    memset(r->ws, 0, sizeof(float) * GG_XC_WS * (size_t)n);
+    for (int w = 0; w < n; w++) /* range-interpolation crop start */
+        r->ws[(size_t)w * GG_XC_WS + GG_XC_STX] = (float)((g->ri - 1) * g->npx / 2);
+    double t0 = now_s();
+    gg_status s = gg_buffer_write(r->ctx, r->b.pos, 0, r->pos, sizeof(int) * 4 * (size_t)n);
+    if (s == GG_OK)
+        s = gg_buffer_write(r->ctx, r->b.ws, 0, r->ws, sizeof(float) * GG_XC_WS * (size_t)n);
+    r->t_up += now_s() - t0;
+    t0 = now_s();
+    if (s == GG_OK)
+        s = gm_chunk(r->ctx, &r->b, g, r->cap, n);
+    r->pending = c;
+    r->pending_n = n;
+    if (s == GG_OK && r->sync) /* timing mode: the kernels alone */
+        s = gg_buffer_read(r->ctx, r->b.ws, 0, r->ws, sizeof(float));
+    r->t_kern += now_s() - t0;
+    return s;
+}
+
+/* Launches every chunk whose pieces are all uploaded (the first `done`
+ * pieces), reading the previous chunk's results before each launch. */
+static gg_status gm_launch_ready(gm_run *r, int done)
+{
+    gg_status s = GG_OK;
+    while (s == GG_OK && r->next_chunk < r->nchunks && r->chunk_job0[r->next_chunk + 1] <= done) {
+        if (r->pending >= 0)
+            s = gm_harvest(r);
+        if (s == GG_OK)
+            s = gm_launch(r, r->next_chunk++);
+    }
+    return s;
+}
+
+/* Uploads piece `item` from its slot, then launches what it completes
+ * (the job's worker, on the calling thread: the context's thread). */
+static int gm_compute(void *user, int worker, int item, int slot)
+{
+    (void)worker;
+    gm_run *r = user;
+    const double t0 = now_s();
+    const gm_job *j = &r->jobs[item];
+    r->s = gm_upload(r->ctx, r->b.ring[j->file], r->Wf[j->file], r->cap, j->y0, j->n,
+                     r->pool + r->piece_bytes * (size_t)slot);
+    r->t_up += now_s() - t0;
+    if (r->s == GG_OK)
+        r->s = gm_launch_ready(r, item + 1);
+    r->t_compute += now_s() - t0;
+    return r->s != GG_OK;
+}
+
+/* The plan: Bp patches per chunk, ring lines, and the pieces each chunk
+ * reads (lines of earlier chunks still in the ring are not read again),
+ * simulating the rings' contents. */
+static gg_status gm_plan(gm_run *r, int chunk_rows)
+{
+    const gm_geom *g = r->g;
+    const int N = g->nx * g->ny;
+    r->Bp = gm_chunk_patches(r->ctx, g, chunk_rows);
+    r->nchunks = (N + r->Bp - 1) / r->Bp;
+    const int cap0 = gm_cap(g, 0, r->Bp), cap1 = gm_cap(g, 1, r->Bp);
+    r->cap = cap1 > cap0 ? cap1 : cap0;
+    const int Wmax = g->W > g->Wa ? g->W : g->Wa;
+    /* pieces of at most GM_PIECE bytes (of the wider file's lines): a pool
+     * of them bounds host memory */
+    int piece = (int)(GM_PIECE / ((size_t)Wmax * 4)); /* W * 4 may pass 2^32 */
+    piece = piece < 1 ? 1 : piece;
+    r->piece_bytes = (size_t)piece * Wmax * 4;
+    int *tag[2] = {malloc(sizeof(int) * (size_t)r->cap), malloc(sizeof(int) * (size_t)r->cap)};
+    int jcap = 64;
+    r->jobs = malloc(sizeof *r->jobs * (size_t)jcap);
+    r->chunk_job0 = malloc(sizeof(int) * ((size_t)r->nchunks + 1));
+    gg_status s = tag[0] && tag[1] && r->jobs && r->chunk_job0
+                      ? GG_OK : gg_rt_fail(r->ctx, GG_ERR_NOMEM, "out of host memory");
+    for (int f = 0; f < 2 && s == GG_OK; f++)
+        for (int i = 0; i < r->cap; i++)
+            tag[f][i] = -1;
+    for (int c = 0; c < r->nchunks && s == GG_OK; c++) {
+        r->chunk_job0[c] = r->njobs;
+        int w0, w1, ja, jb;
+        gm_chunk_span(g, r->Bp, c, &w0, &w1, &ja, &jb);
+        for (int f = 0; f < 2 && s == GG_OK; f++) {
+            int lo, hi;
+            gm_span(g, f, ja, jb, &lo, &hi);
+            for (int y = lo; y < hi && s == GG_OK;) {
+                if (tag[f][y % r->cap] == y) {
+                    y++;
+                    continue;
+                }
+                int n = 0;
+                while (y + n < hi && n < piece && tag[f][(y + n) % r->cap] != y + n) {
+                    tag[f][(y + n) % r->cap] = y + n;
+                    n++;
+                }
+                if (r->njobs == jcap) {
+                    gm_job *t = realloc(r->jobs, sizeof *r->jobs * (size_t)(jcap *= 2));
+                    if (!t) {
+                        s = gg_rt_fail(r->ctx, GG_ERR_NOMEM, "out of host memory");
+                        break;
+                    }
+                    r->jobs = t;
+                }
+                r->jobs[r->njobs++] = (gm_job){f, y, n};
+                y += n;
+            }
+        }
+    }
+    if (s == GG_OK)
+        r->chunk_job0[r->nchunks] = r->njobs;
+    free(tag[0]);
+    free(tag[1]);
+    return s;
+}
+
+/* Device buffers for chunks of Bp patches, both rings, the host copies of
+ * positions and state. */
+static gg_status gm_alloc(gm_run *r)
+{
+    const gm_geom *g = r->g;
+    const int B = r->Bp;
+    gm_bufs *b = &r->b;
+    const size_t F = sizeof(float), C = 2 * sizeof(float);
+    const size_t np = (size_t)g->npx * g->npy, nfft = (size_t)g->pw * g->ph;
+    const size_t nbig = (size_t)g->ri * np > nfft ? (size_t)g->ri * np : nfft;
+    const int pcols = g->npx > g->nreg ? g->npx : g->nreg;
+    struct {
+        gg_buffer **p;
+        size_t bytes;
+    } req[] = {{&b->ring[0], (size_t)r->cap * r->Wf[0] * 4},
+               {&b->ring[1], (size_t)r->cap * r->Wf[1] * 4},
+               {&b->pos, (size_t)B * 4 * sizeof(int)},
+               {&b->ws, (size_t)B * GG_XC_WS * F},
+               {&b->ref, (size_t)B * np * C},
+               {&b->sec, (size_t)B * np * C},
+               {&b->big, (size_t)B * nbig * C},
+               {&b->z, (size_t)B * nfft * C},
+               {&b->surf, (size_t)B * g->lx * g->ly * F},
+               {&b->part, (size_t)B * pcols * GG_XC_PART_MAXN * sizeof(double)},
+               {&b->f, (size_t)B * g->zw * g->zw * C},
+               {&b->g, (size_t)B * g->zw * g->nreg * C},
+               {&b->v, (size_t)B * g->nreg * g->nreg * F}};
+    gg_status s = GG_OK;
+    for (size_t i = 0; i < sizeof req / sizeof req[0] && s == GG_OK; i++)
+        s = gg_buffer_alloc(r->ctx, req[i].bytes, req[i].p);
+    if (s == GG_OK)
+        s = gg_xc_twiddles(r->ctx, g->zw, g->interp, &b->tw);
+    r->ws = calloc((size_t)B * GG_XC_WS, F);
+    r->pos = malloc(sizeof(int) * 4 * (size_t)B);
+    r->rows = calloc((size_t)r->o->nx * r->o->ny, sizeof *r->rows);
+    if (s == GG_OK && (!r->ws || !r->pos || !r->rows))
+        s = gg_rt_fail(r->ctx, GG_ERR_NOMEM, "out of host memory");
+    return s;
+}
+
+/* Reads every piece through the pipeline while the chunks run. */
+static gg_status gm_feed(gm_run *r)
+{
+    gg_context *ctx = r->ctx;
+    r->fd[0] = open(r->path[0], O_RDONLY);
+    r->fd[1] = open(r->path[1], O_RDONLY);
+    if (r->fd[0] < 0 || r->fd[1] < 0)
+        return gg_rt_fail(ctx, GG_ERR_IO, "cannot open the SLC files '%s', '%s'", r->path[0],
+                          r->path[1]);
+    const int cpu = !strcmp(gg_context_backend(ctx), "cpu");
+    int slots = (cpu ? 2 : 3) * GM_READERS;
+    if (slots > r->njobs) /* fewer pieces to read than slots: less host memory */
+        slots = r->njobs > 0 ? r->njobs : 1;
+    void *pool = NULL;
+    gg_status s = gg_host_alloc(ctx, r->piece_bytes * (size_t)slots, &pool); /* message set */
+    r->pool = pool;
+    if (s == GG_OK)
+        s = gm_launch_ready(r, 0); /* chunks that need no piece (none in practice) */
+    const gg_pipeline_job job = {.user = r, .items = r->njobs, .slots = slots,
+                                 .readers = GM_READERS, .workers = 1, .read = gm_read,
+                                 .compute = gm_compute};
+    const double t0 = now_s();
+    const int rc = s == GG_OK ? gg_pipeline_run(&job) : 0;
+    const double t_run = now_s() - t0;
+    if (s == GG_OK && rc < 0)
+        s = gg_rt_fail(ctx, GG_ERR_INTERNAL, "cannot start the reader threads");
+    if (s == GG_OK && r->s != GG_OK)
+        s = r->s;
+    if (s == GG_OK && r->err_job >= 0) {
+        const gm_job *j = &r->jobs[r->err_job];
+        s = gg_rt_fail(ctx, GG_ERR_IO, "cannot read lines %d..%d of '%s'%s", j->y0,
+                       j->y0 + j->n - 1, r->path[j->file],
+                       r->err_injected ? ": injected fault (GG_FAULT)" : "");
+    }
+    /* the device thread's time outside its callbacks: waiting for lines */
+    r->t_compute = t_run - r->t_compute;
+    if (s == GG_OK)
+        s = gm_launch_ready(r, r->njobs);
+    if (s == GG_OK && r->pending >= 0)
+        s = gm_harvest(r);
+    return s;
+}
+
 gg_status gg_xcorr_gmtsar(gg_context *ctx, const gg_xcorr_prm *m, const gg_xcorr_prm *a,
                           const gg_xcorr_gmtsar_options *o, gg_xcorr_gmtsar_row **rows_out,
                           int *nrows_out, gg_progress_fn progress, void *user)
@@ -543,266 +798,43 @@ gg_status gg_xcorr_gmtsar_run(gg_context *ctx, const gg_xcorr_prm *m, const gg_x
     char gerr[512];
     if (gm_geometry(m, a, o, sw ? sw->zero_is_data : 0, &g, gerr, sizeof gerr) != GG_OK)
         return gg_rt_fail(ctx, GG_ERR_ARGUMENT, "%s", gerr);
-    const int xs = g.xs, ys = g.ys;
-
-    /* chunks and their line pieces, simulating the rings' contents */
-    const int N = g.nx * g.ny;
-    const int Bp = gm_chunk_patches(ctx, &g, chunk_rows), nchunks = (N + Bp - 1) / Bp;
-    int cap = gm_cap(&g, 0, Bp), cap1 = gm_cap(&g, 1, Bp);
-    cap = cap1 > cap ? cap1 : cap;
-    const int Wf[2] = {g.W, g.Wa}; /* samples per line of each file */
-    const int Wmax = g.W > g.Wa ? g.W : g.Wa;
-    /* pieces of at most GM_PIECE bytes (of the wider file's lines): a
-     * pool of P of them bounds host memory */
-    const int cpu = !strcmp(gg_context_backend(ctx), "cpu");
-    int piece = (int)(GM_PIECE / ((size_t)Wmax * 4)); /* W * 4 may pass 2^32 */
-    piece = piece < 1 ? 1 : piece;
-    int *tag[2] = {malloc(sizeof(int) * (size_t)cap), malloc(sizeof(int) * (size_t)cap)};
-    int njobs = 0, jcap = 64;
-    gm_job *jobs = malloc(sizeof *jobs * (size_t)jcap);
-    int *chunk_job0 = malloc(sizeof(int) * ((size_t)nchunks + 1));
-    gg_xcorr_gmtsar_row *rows = calloc((size_t)o->nx * o->ny, sizeof *rows);
-    gg_status s = tag[0] && tag[1] && jobs && chunk_job0 && rows ? GG_OK : gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
-    for (int f = 0; f < 2 && s == GG_OK; f++)
-        for (int i = 0; i < cap; i++)
-            tag[f][i] = -1;
-    for (int c = 0; c < nchunks && s == GG_OK; c++) {
-        chunk_job0[c] = njobs;
-        int w0, w1, ja, jb;
-        gm_chunk_span(&g, Bp, c, &w0, &w1, &ja, &jb);
-        for (int f = 0; f < 2 && s == GG_OK; f++) {
-            int lo, hi;
-            gm_span(&g, f, ja, jb, &lo, &hi);
-            for (int y = lo; y < hi && s == GG_OK;) {
-                if (tag[f][y % cap] == y) {
-                    y++;
-                    continue;
-                }
-                int n = 0;
-                while (y + n < hi && n < piece && tag[f][(y + n) % cap] != y + n) {
-                    tag[f][(y + n) % cap] = y + n;
-                    n++;
-                }
-                if (njobs == jcap) {
-                    gm_job *t = realloc(jobs, sizeof *jobs * (size_t)(jcap *= 2));
-                    if (!t) {
-                        s = gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
-                        break;
-                    }
-                    jobs = t;
-                }
-                jobs[njobs++] = (gm_job){f, y, n};
-                y += n;
-            }
-        }
-    }
-    if (chunk_job0)
-        chunk_job0[nchunks] = njobs;
-
-    /* device buffers for a chunk of B patches */
-    const int B = Bp;
-    gm_bufs b = {0};
-    const size_t F = sizeof(float), C = 2 * sizeof(float);
-    const size_t np = (size_t)g.npx * g.npy, nfft = (size_t)g.pw * g.ph;
-    const size_t nbig = (size_t)g.ri * np > nfft ? (size_t)g.ri * np : nfft;
-    const int pcols = g.npx > g.nreg ? g.npx : g.nreg;
-    struct {
-        gg_buffer **p;
-        size_t bytes;
-    } req[] = {{&b.ring[0], (size_t)cap * Wf[0] * 4},
-               {&b.ring[1], (size_t)cap * Wf[1] * 4},
-               {&b.pos, (size_t)B * 4 * sizeof(int)},
-               {&b.ws, (size_t)B * GG_XC_WS * F},
-               {&b.ref, (size_t)B * np * C},
-               {&b.sec, (size_t)B * np * C},
-               {&b.big, (size_t)B * nbig * C},
-               {&b.z, (size_t)B * nfft * C},
-               {&b.surf, (size_t)B * g.lx * g.ly * F},
-               {&b.part, (size_t)B * pcols * GG_XC_PART_MAXN * sizeof(double)},
-               {&b.f, (size_t)B * g.zw * g.zw * C},
-               {&b.g, (size_t)B * g.zw * g.nreg * C},
-               {&b.v, (size_t)B * g.nreg * g.nreg * F}};
-    for (size_t i = 0; i < sizeof req / sizeof req[0] && s == GG_OK; i++)
-        s = gg_buffer_alloc(ctx, req[i].bytes, req[i].p);
+    gm_run r = {.ctx = ctx, .g = &g, .o = o, .path = {m->slc_file, a->slc_file},
+                .fd = {-1, -1}, .Wf = {g.W, g.Wa}, .progress = progress, .user = user,
+                .sync = timing && timing->sync, .pending = -1, .err_job = -1};
+    pthread_mutex_init(&r.mu, NULL);
+    gg_status s = gm_plan(&r, chunk_rows);
     if (s == GG_OK)
-        s = gg_xc_twiddles(ctx, g.zw, g.interp, &b.tw);
-    float *ws = calloc((size_t)B * GG_XC_WS, F);
-    int *pos = malloc(sizeof(int) * 4 * (size_t)B);
-    if (s == GG_OK && (!ws || !pos))
-        s = gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
-
-    /* reader threads */
-    gm_reader rd;
-    memset(&rd, 0, sizeof rd);
-    pthread_mutex_init(&rd.mu, NULL);
-    pthread_cond_init(&rd.cv, NULL);
-    const int nr = s == GG_OK ? njobs : 0; /* the readers read every job */
-    rd.jobs = jobs;
-    rd.njobs = nr;
-    rd.err_job = -1;
-    rd.fault_job = -1;
-    rd.W[0] = Wf[0];
-    rd.W[1] = Wf[1];
-    rd.fd[0] = open(m->slc_file, O_RDONLY);
-    rd.fd[1] = open(a->slc_file, O_RDONLY);
-    if (s == GG_OK && (rd.fd[0] < 0 || rd.fd[1] < 0))
-        s = gg_rt_fail(ctx, GG_ERR_IO, "cannot open the SLC files '%s', '%s'", m->slc_file,
-                       a->slc_file);
-    const int nthreads = GM_READERS;
-    rd.P = (cpu ? 2 : 3) * nthreads;
-    if (rd.P > nr) /* fewer pieces to read than slots: less host memory */
-        rd.P = nr > 0 ? nr : 1;
-    rd.ready = malloc(sizeof(int) * (size_t)rd.P);
-    rd.buf = calloc((size_t)rd.P, sizeof *rd.buf);
-    if (s == GG_OK && (!rd.ready || !rd.buf))
-        s = gg_rt_fail(ctx, GG_ERR_NOMEM, "out of host memory");
-    /* the pool: one page-locked block, cut into the P pieces */
-    void *pool = NULL;
-    const size_t piece_bytes = (size_t)piece * Wmax * 4;
+        s = gm_alloc(&r);
     if (s == GG_OK)
-        s = gg_host_alloc(ctx, piece_bytes * (size_t)rd.P, &pool); /* a failure's message is set */
-    for (int i = 0; s == GG_OK && i < rd.P; i++) {
-        rd.ready[i] = -1;
-        rd.buf[i] = (unsigned char *)pool + piece_bytes * (size_t)i;
-    }
-    pthread_t th[GM_READERS];
-    int started = 0;
-    for (; s == GG_OK && started < nthreads && started < nr; started++)
-        if (pthread_create(&th[started], NULL, reader_main, &rd) != 0) {
-            s = gg_rt_fail(ctx, GG_ERR_INTERNAL, "cannot start a reader thread");
-            break;
-        }
-
-    double t_wait = 0, t_up = 0, t_kern = 0;
-    const int sync = timing && timing->sync;
-    int pending = -1, pending_n = 0; /* chunk launched, results not read yet */
-    for (int c = 0; c <= nchunks && s == GG_OK; c++) {
-        /* lines of chunk c: wait for each piece, upload it, free its slot
-         * (the first upload also waits for chunk c - 1's kernels) */
-        for (int i = c < nchunks ? chunk_job0[c] : 0; c < nchunks && i < chunk_job0[c + 1] && s == GG_OK; i++) {
-            const gm_job *j = &jobs[i];
-            const char *path = j->file ? a->slc_file : m->slc_file;
-            double t0 = now_s();
-            pthread_mutex_lock(&rd.mu);
-            while (rd.ready[i % rd.P] != i)
-                pthread_cond_wait(&rd.cv, &rd.mu);
-            const int bad = rd.err_job >= 0 && rd.err_job <= i;
-            const int injected = rd.fault_job >= 0;
-            pthread_mutex_unlock(&rd.mu);
-            const unsigned char *src = rd.buf[i % rd.P];
-            t_wait += now_s() - t0;
-            double t1 = now_s();
-            if (bad)
-                s = gg_rt_fail(ctx, GG_ERR_IO, "cannot read lines %d..%d of '%s'%s", j->y0,
-                               j->y0 + j->n - 1, path, injected ? ": injected fault (GG_FAULT)" : "");
-            else
-                s = gm_upload(ctx, b.ring[j->file], Wf[j->file], cap, j->y0, j->n, src);
-            t_up += now_s() - t1;
-            pthread_mutex_lock(&rd.mu);
-            rd.ready[i % rd.P] = -1;
-            rd.consumed = i + 1;
-            pthread_cond_broadcast(&rd.cv);
-            pthread_mutex_unlock(&rd.mu);
-        }
-        /* results of the previous chunk (its kernels are done by now) */
-        if (s == GG_OK && pending >= 0) {
-            const double t0 = now_s();
-            s = gg_buffer_read(ctx, b.ws, 0, ws, sizeof(float) * GG_XC_WS * (size_t)pending_n);
-            t_kern += now_s() - t0;
-            for (int w = 0; s == GG_OK && w < pending_n; w++) {
-                const float *q = ws + (size_t)w * GG_XC_WS;
-                const int wg = pending * Bp + w, j = 1 + wg / g.nx, i = wg % g.nx;
-                gg_xcorr_gmtsar_row *r = &rows[(size_t)(j - 1) * g.nx + i];
-                /* marked (corr 0, the zero-lag offset): too few valid
-                 * samples, a flat template, or a degenerate patch whose
-                 * NCC is exactly 0 (a flat master patch, e.g. all zero:
-                 * its |c| surface is all 0, so the integer argmax and the
-                 * sub-pixel argmax of it are arbitrary, B5) */
-                const int valid = q[GG_XC_VALID] > 0.5f && q[GG_XC_NCC] > 0.0f;
-                /* lags: master = aligned + (lag - search): offset = -(lag - search) */
-                const double ly_ = valid ? q[GG_XC_OUT_Y] : ys, lx_ = valid ? q[GG_XC_OUT_X] : xs;
-                const int y = gm_y(&g, j);
-                r->x = gm_x(&g, i);
-                r->y = y;
-                r->xoff = -(lx_ - xs) / g.ri + g.rshift;
-                r->yoff = -(ly_ - ys) + g.ashift + floor(y * g.astretch);
-                r->corr = valid ? q[GG_XC_NCC] : 0.0;
-            }
-            if (s == GG_OK && progress && !progress((double)(pending + 1) / nchunks, "", user))
-                s = gg_rt_fail(ctx, GG_ERR_CANCELLED, "cancelled");
-            pending = -1;
-        }
-        if (c == nchunks || s != GG_OK)
-            break;
-        /* chunk c: positions, state, every step */
-        int w0, w1, ja, jb;
-        gm_chunk_span(&g, Bp, c, &w0, &w1, &ja, &jb);
-        const int n = w1 - w0;
-        for (int w = 0; w < n; w++) {
-            const int j = 1 + (w0 + w) / g.nx, i = (w0 + w) % g.nx, x = gm_x(&g, i);
-            pos[4 * w] = x + g.rshift - g.npx / 2; /* aligned patch (template source) */
-            pos[4 * w + 1] = gm_r0(&g, 1, j);
-            pos[4 * w + 2] = x - g.npx / 2;        /* master patch (search) */
-            pos[4 * w + 3] = gm_r0(&g, 0, j);
-        }
-        memset(ws, 0, sizeof(float) * GG_XC_WS * (size_t)n);
-        for (int w = 0; w < n; w++) /* range-interpolation crop start */
-            ws[(size_t)w * GG_XC_WS + GG_XC_STX] = (float)((g.ri - 1) * g.npx / 2);
-        double t0 = now_s();
-        s = gg_buffer_write(ctx, b.pos, 0, pos, sizeof(int) * 4 * (size_t)n);
-        if (s == GG_OK)
-            s = gg_buffer_write(ctx, b.ws, 0, ws, sizeof(float) * GG_XC_WS * (size_t)n);
-        t_up += now_s() - t0;
-        t0 = now_s();
-        if (s == GG_OK)
-            s = gm_chunk(ctx, &b, &g, cap, n);
-        pending = c;
-        pending_n = n;
-        if (s == GG_OK && sync) /* timing mode: the kernels alone */
-            s = gg_buffer_read(ctx, b.ws, 0, ws, sizeof(float));
-        t_kern += now_s() - t0;
-    }
-
-    pthread_mutex_lock(&rd.mu);
-    rd.stop = 1;
-    pthread_cond_broadcast(&rd.cv);
-    pthread_mutex_unlock(&rd.mu);
-    for (int i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
+        s = gm_feed(&r);
     if (timing) {
-        timing->chunks = nchunks;
-        timing->patches_per_chunk = B;
-        timing->ring_lines = cap;
-        timing->read_wait_s = t_wait;
-        timing->read_busy_s = rd.busy_s;
-        timing->upload_s = t_up;
-        timing->kernel_s = t_kern;
+        timing->chunks = r.nchunks;
+        timing->patches_per_chunk = r.Bp;
+        timing->ring_lines = r.cap;
+        timing->read_wait_s = r.t_compute;
+        timing->read_busy_s = r.busy_s;
+        timing->upload_s = r.t_up;
+        timing->kernel_s = r.t_kern;
         timing->bytes_read = 0;
-        for (int i = 0; i < njobs; i++)
-            timing->bytes_read += 4.0 * Wf[jobs[i].file] * jobs[i].n;
+        for (int i = 0; i < r.njobs; i++)
+            timing->bytes_read += 4.0 * r.Wf[r.jobs[i].file] * r.jobs[i].n;
         timing->total_s = now_s() - t_start;
     }
-    pthread_mutex_destroy(&rd.mu);
-    pthread_cond_destroy(&rd.cv);
-    if (rd.fd[0] >= 0)
-        close(rd.fd[0]);
-    if (rd.fd[1] >= 0)
-        close(rd.fd[1]);
-    gg_host_free(ctx, pool);
-    free(rd.buf);
-    free(rd.ready);
-    free(tag[0]);
-    free(tag[1]);
-    free(jobs);
-    free(chunk_job0);
-    free(ws);
-    free(pos);
-    free_bufs(ctx, &b);
+    pthread_mutex_destroy(&r.mu);
+    for (int f = 0; f < 2; f++)
+        if (r.fd[f] >= 0)
+            close(r.fd[f]);
+    gg_host_free(ctx, r.pool);
+    free(r.jobs);
+    free(r.chunk_job0);
+    free(r.ws);
+    free(r.pos);
+    free_bufs(ctx, &r.b);
     if (s != GG_OK) { /* the message was set where it failed (device, host, reader) */
-        free(rows);
+        free(r.rows);
         return s;
     }
-    *rows_out = rows;
+    *rows_out = r.rows;
     *nrows_out = o->nx * o->ny;
     return GG_OK;
 }

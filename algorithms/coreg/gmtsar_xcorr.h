@@ -18,7 +18,8 @@ typedef struct gg_xcorr_timing {
                             * time, no overlap of reading/uploading with the kernels) */
     int chunks, patches_per_chunk, ring_lines;  /* out: the plan */
     double read_busy_s;    /* out: seconds the reader threads spent reading (summed) */
-    double read_wait_s;    /* out: seconds the device loop waited for read lines */
+    double read_wait_s;    /* out: seconds the device thread waited for read lines (its time
+                            * outside uploads and launches while the pieces were read) */
     double upload_s;       /* out: host-to-device copies (lines, positions, state) */
     double kernel_s;       /* out: launches + waiting for results (all kernel time when sync) */
     double total_s;        /* out: the whole call */

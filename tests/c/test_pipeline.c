@@ -1,5 +1,5 @@
 /*
- * test_pipeline.c -- the read -> device -> write pipeline (gdal/gg_pipeline.h)
+ * test_pipeline.c -- the read -> device -> write pipeline (gpu/pipeline.h)
  * on its own: every item read, computed and written once, in that order,
  * writes in item order, item k on worker k % workers, at most `slots`
  * items in flight, and a failing stage or a stopping progress ending the
@@ -11,7 +11,7 @@
  *
  * MIT licence.
  */
-#include "gg_pipeline.h"
+#include "gpu/pipeline.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -322,7 +322,7 @@ static void deferred_runs(void)
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
         for (int with_idle = 0; with_idle < 2; with_idle++) {
             /* without idle, the items left in flight need slots to spare
-             * (gg_pipeline.h) */
+             * (gpu/pipeline.h) */
             if (!with_idle && shapes[c][1] < shapes[c][2] * (QUEUED + 1))
                 continue;
             dstate s = {.fail_compute = -1, .fail_write = -1, .never_declare = -1,

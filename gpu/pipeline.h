@@ -1,7 +1,13 @@
 /*
- * gg_pipeline.h -- the one read -> device -> write pipeline of the GDAL
- * layer.  A job is a sequence of items (strips of output rows, blocks of
- * an orthoimage); each item is read on the host, computed on a device and
+ * pipeline.h -- the one read -> device -> write pipeline (pipeline.c):
+ * every utility's strips, ortho scenes and batches, the statistics pass,
+ * and the GMTSAR mode's SLC lines.  It lives with the runtime, below the
+ * GDAL layer, because the compute library's own file reader (the GMTSAR
+ * mode reads raw SLC files) uses it too; private (not in
+ * include/geogpu.h), exported for the GDAL layer (GG_API).
+ *
+ * A job is a sequence of items (strips of output rows, blocks of an
+ * orthoimage, pieces of SLC lines); each item is read on the host, computed on a device and
  * written, and the three stages of different items overlap: while the
  * device computes item k, reader threads fill item k+1.. and the writer
  * writes item k-1.  Items take turns in a ring of `slots` host buffers
@@ -28,6 +34,8 @@
 #ifndef GG_PIPELINE_H
 #define GG_PIPELINE_H
 
+#include "geogpu.h" /* GG_API */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -45,7 +53,8 @@ typedef struct gg_pipeline_job {
     int (*read)(void *user, int reader, int item, int slot);
     /* The device part of item (NULL: none, the read produced the output). */
     int (*compute)(void *user, int worker, int item, int slot);
-    /* Writes item's output from slot (one thread, items in order). */
+    /* Writes item's output from slot (one thread, items in order).  NULL:
+     * nothing to write (compute used up the slot's contents). */
     int (*write)(void *user, int item, int slot);
     /* After each write: items written so far; 0 stops the job (the
      * callback has reported why).  NULL: none. */
@@ -76,21 +85,21 @@ typedef struct gg_pipeline_job {
  * or written after that; the threads are joined before the return), -1
  * when the pipeline could not start (memory, threads: the caller reports
  * it).  Plain C and POSIX threads: no GDAL here. */
-int gg_pipeline_run(const gg_pipeline_job *job);
+GG_API int gg_pipeline_run(const gg_pipeline_job *job);
 
 /* A deferred job's item is complete: the writer may write it.  Called on
  * a worker's thread, from its compute or idle callback. */
-void gg_pipeline_computed(int item);
+GG_API void gg_pipeline_computed(int item);
 
 /* Work for the job's idle has come from a thread of the job's own (a
  * feeder of its device): a worker sleeping while its next item is not
  * ready calls idle again.  Nothing when the job is not running. */
-void gg_pipeline_wake(const gg_pipeline_job *job);
+GG_API void gg_pipeline_wake(const gg_pipeline_job *job);
 
 /* Reader threads for a job on this host: 1 with fewer than 4 processors,
  * 2 with fewer than 8, else 3 (each may read with several threads of its
  * own: the stack reads of gg_processed.h). */
-int gg_pipeline_readers(void);
+GG_API int gg_pipeline_readers(void);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,10 @@
 /*
- * gg_pipeline.c -- the read -> device -> write pipeline (gg_pipeline.h).
+ * pipeline.c -- the read -> device -> write pipeline (pipeline.h).
  *
  * MIT licence.
  */
 #define _GNU_SOURCE
-#include "gg_pipeline.h"
+#include "gpu/pipeline.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -165,7 +165,7 @@ static void *writer(void *arg)
         pthread_mutex_unlock(&p->mu);
         if (failed)
             break;
-        int rc = j->write(j->user, k, k % j->slots);
+        int rc = j->write ? j->write(j->user, k, k % j->slots) : 0;
         if (!rc && j->progress && !j->progress(j->user, k + 1, j->items))
             rc = 1;
         pthread_mutex_lock(&p->mu);
