@@ -193,6 +193,45 @@ static void failures_stop(void)
     }
 }
 
+/* A job with nothing to write (the GMTSAR mode's line pieces): compute
+ * uses up its slot, which a later read may then take. */
+static int consume(void *user, int worker, int item, int slot)
+{
+    state *s = user;
+    const int rc = on_compute(user, worker, item, slot);
+    pthread_mutex_lock(&s->mu);
+    s->order[s->nwritten++] = item;
+    s->slot_item[slot] = -1;
+    s->in_flight--;
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+static void nothing_to_write(void)
+{
+    for (int readers = 1; readers <= 4; readers += 3) {
+        state s = {.mu = PTHREAD_MUTEX_INITIALIZER, .fail_read = -1, .fail_compute = -1,
+                   .fail_write = -1, .stop_after = -1, .seed = 11};
+        s.items = 90;
+        s.slots = 3;
+        s.workers = 1;
+        s.with_compute = 1;
+        memset(s.slot_item, -1, sizeof s.slot_item);
+        const gg_pipeline_job job = {.user = &s, .items = 90, .slots = 3, .readers = readers,
+                                     .workers = 1, .read = on_read, .compute = consume,
+                                     .progress = on_progress};
+        const int rc = gg_pipeline_run(&job);
+        CHECK(rc == 0, "no write, %d readers: rc %d", readers, rc);
+        CHECK(s.errors == 0, "no write, %d readers: %d ordering violations", readers, s.errors);
+        CHECK(s.nwritten == 90 && s.max_in_flight <= 3, "no write, %d readers: %d computed, %d "
+              "in flight", readers, s.nwritten, s.max_in_flight);
+        for (int k = 0; k < 90; k++)
+            CHECK(s.reads[k] == 1 && s.computes[k] == 1 && s.order[k] == k,
+                  "no write, %d readers, item %d: %d reads, %d computes, computed %d-th", readers,
+                  k, s.reads[k], s.computes[k], s.order[k]);
+    }
+}
+
 static void nothing_to_do(void)
 {
     state s = {.fail_read = -1, .fail_compute = -1, .fail_write = -1, .stop_after = -1};
@@ -471,6 +510,7 @@ int main(void)
     whole_runs();
     failures_stop();
     nothing_to_do();
+    nothing_to_write();
     deferred_runs();
     deferred_failures();
     woken_runs();
