@@ -176,22 +176,21 @@ typedef unsigned char gg_u8;
 #ifndef GG_CPU_PARAMS
 #define GG_CPU_PARAMS SHARED
 #endif
+#define GG_CPU_ROWS_(call) \
+    for (int gg_y = 0; gg_y < ny; gg_y++) \
+        for (int gg_x = 0; gg_x < nx; gg_x++) call;
 #define GG_CPU_LOOP_SHARED_(P, decl, call) \
     { \
         const P p_ = *(const P *)pp; \
         decl \
-        _Pragma("omp parallel for schedule(static)") \
-        for (int gg_y = 0; gg_y < ny; gg_y++) \
-            for (int gg_x = 0; gg_x < nx; gg_x++) call; \
+        _Pragma("omp parallel for schedule(static)") GG_CPU_ROWS_(call) \
     }
 #define GG_CPU_LOOP_LOCAL_(P, decl, call) \
     _Pragma("omp parallel") \
     { \
         const P p_ = *(const P *)pp; \
         decl \
-        _Pragma("omp for schedule(static)") \
-        for (int gg_y = 0; gg_y < ny; gg_y++) \
-            for (int gg_x = 0; gg_x < nx; gg_x++) call; \
+        _Pragma("omp for schedule(static)") GG_CPU_ROWS_(call) \
     }
 #define GG_CPU_LOOP_CAT_(mode) GG_CPU_LOOP_##mode##_
 #define GG_CPU_LOOP_SEL_(mode) GG_CPU_LOOP_CAT_(mode)
