@@ -26,6 +26,14 @@ void gg_device_start_begin(gg_device_start *d, const char *device)
         start_main(d);
 }
 
+void gg_device_start_given(gg_device_start *d, gg_context *ctx)
+{
+    memset(d, 0, sizeof *d);
+    pthread_mutex_init(&d->mu, NULL);
+    d->ctx = ctx;
+    d->status = ctx ? GG_OK : GG_ERR_UNAVAILABLE;
+}
+
 gg_context *gg_device_start_wait(gg_device_start *d)
 {
     pthread_mutex_lock(&d->mu);

@@ -33,6 +33,10 @@ typedef struct gg_device_start {
  * be started, creates it here. */
 void gg_device_start_begin(gg_device_start *d, const char *device);
 
+/* A start that starts nothing: the caller's context (NULL: none, and
+ * gg_device_start_wait answers NULL). */
+void gg_device_start_given(gg_device_start *d, gg_context *ctx);
+
 /* The context once started (from any thread; the first call waits), or
  * NULL when the device could not start: d->error says why. */
 gg_context *gg_device_start_wait(gg_device_start *d);

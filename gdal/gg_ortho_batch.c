@@ -70,36 +70,16 @@ typedef struct turns {
 
 /* ------------------------------------------------------------ the device */
 
-static void *device_start_main(void *arg)
-{
-    device_start *d = arg;
-    ggo_name_thread("gg-dev-start");
-    d->st = gg_context_create(d->device, &d->ctx, d->err, sizeof d->err);
-    return NULL;
-}
-
 void ggo_device_begin(device_start *d, const char *device)
 {
     memset(d, 0, sizeof *d);
-    d->device = device;
     pthread_mutex_init(&d->mu, NULL);
-    if (pthread_create(&d->th, NULL, device_start_main, d) != 0) {
-        device_start_main(d);
-        d->joined = 1;
-    }
+    gg_device_start_begin(&d->start, device);
 }
 
-/* The context, or NULL when the device could not start (d->err says why). */
-gg_context *ggo_device_wait(device_start *d)
-{
-    pthread_mutex_lock(&d->mu);
-    if (!d->joined) {
-        pthread_join(d->th, NULL);
-        d->joined = 1;
-    }
-    pthread_mutex_unlock(&d->mu);
-    return d->st == GG_OK ? d->ctx : NULL;
-}
+/* The context, or NULL when the device could not start (d->start.error
+ * says why). */
+gg_context *ggo_device_wait(device_start *d) { return gg_device_start_wait(&d->start); }
 
 /* Scenes at the device at once: 2 with a sibling context (a batch, on a
  * GPU backend; opened once, by the first scene to ask; a caller's context
@@ -135,12 +115,7 @@ void ggo_device_none(device_start *d, gg_context *given)
 {
     memset(d, 0, sizeof *d);
     pthread_mutex_init(&d->mu, NULL);
-    d->joined = 1;
-    d->st = GG_ERR_UNAVAILABLE;
-    if (given) { /* the caller's context: nothing to start, nothing to destroy */
-        d->st = GG_OK;
-        d->ctx = given;
-    }
+    gg_device_start_given(&d->start, given); /* nothing to start, nothing to destroy */
 }
 
 void ggo_device_notice(scene_job *j)

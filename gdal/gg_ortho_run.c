@@ -588,7 +588,7 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     argc = GDALGeneralCmdLineProcessor(argc, &argv, 0);
     if (argc < 1) { /* handled (--formats...) or failed; argv is still the caller's */
         if (want_device && !given && ggo_device_wait(&dev))
-            gg_context_destroy(dev.ctx);
+            gg_context_destroy(dev.start.ctx);
         return argc == 0 ? 0 : 1;
     }
     options o;
@@ -617,10 +617,10 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     }
     CPLPushErrorHandlerEx(ggo_keep_error, run);
     if (!given &&
-        (!want_device || (o.device ? !dev.device || strcmp(o.device, dev.device) : !!dev.device))) {
+        (!want_device || (o.device ? !dev.start.device || strcmp(o.device, dev.start.device) : !!dev.start.device))) {
         /* the early look-up missed (e.g. -device from an @argfile) */
         if (ggo_device_wait(&dev))
-            gg_context_destroy(dev.ctx);
+            gg_context_destroy(dev.start.ctx);
         ggo_device_begin(&dev, o.device);
         want_device = 1;
     }
@@ -629,7 +629,7 @@ static int run_command_line(orun *run, int argc, char **caller_argv, gg_context 
     CPLPopErrorHandler();
     const int no_device = !ggo_device_wait(&dev);
     if (no_device)
-        ggo_run_fail(run, NULL, "device: %s", dev.err);
+        ggo_run_fail(run, NULL, "device: %s", dev.start.error);
     else if (nsrc > 1 && failed)
         fprintf(stderr, "%s: %d of %d scenes failed\n", PROG, failed, nsrc);
     rc = failed || no_device ? 1 : 0;
@@ -639,7 +639,7 @@ end:
     if (!given)
         ggo_buffers_release(want_device ? ggo_device_wait(&dev) : NULL);
     if (want_device && !given && ggo_device_wait(&dev))
-        gg_context_destroy(dev.ctx);
+        gg_context_destroy(dev.start.ctx);
     if (cache_before >= 0)
         GDALSetCacheMax64(cache_before);
     CSLDestroy(pos);

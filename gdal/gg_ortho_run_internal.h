@@ -14,6 +14,7 @@
 #define GG_ORTHO_RUN_INTERNAL_H
 
 #include "geogpu.h"
+#include "gg_device_start.h"
 #include "gg_ortho_direct.h"
 #include "gg_ortho_scene.h"
 #include "gpu/pipeline.h"
@@ -162,17 +163,12 @@ int ggo_run_resident(pipe_t *p);
  * (RPCs, output grid, DEM, checks) runs; the scene waits for it only when
  * it needs it. */
 typedef struct device_start {
-    const char *device;
-    pthread_t th;
-    pthread_mutex_t mu; /* joined: the scenes of a batch wait for it at once */
-    int joined;
-    gg_status st;
-    gg_context *ctx;
-    /* a batch: ctx's sibling, for the odd scenes, opened at the first
-     * ggo_device_slots (under mu) */
+    gg_device_start start; /* the context (the scenes of a batch wait for it at once) */
+    pthread_mutex_t mu;
+    /* a batch: the context's sibling, for the odd scenes, opened at the
+     * first ggo_device_slots (under mu) */
     gg_context *ctx2;
     int batch, sibling_tried;
-    char err[512];
 } device_start;
 
 /* One scene of a call, on a thread of its own (gg_ortho_batch.c). */

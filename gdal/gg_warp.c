@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "geogpu_gdal.h"
 #include "gg_app.h"
+#include "gg_device_start.h"
 #include "gg_input_files.h"
 #include "gg_ortho_direct.h"
 #include "gg_output.h"
@@ -210,49 +211,17 @@ static int check_destination(ggw_scene *w)
     return rc;
 }
 
-/* The device, started on a thread of its own while the sources and the
- * grid are set up (a CUDA context takes 0.3-0.5 s to start). */
-typedef struct device_start {
-    const char *device;
-    pthread_t th;
-    int started;
-    gg_context *ctx;
-    gg_status st;
-    char why[512];
-} device_start;
-
-static void *device_main(void *arg)
-{
-    device_start *d = arg;
-    d->st = gg_context_create(d->device, &d->ctx, d->why, sizeof d->why);
-    return NULL;
-}
-
-static void device_begin(device_start *d, const char *device)
-{
-    memset(d, 0, sizeof *d);
-    d->device = device;
-    d->started = pthread_create(&d->th, NULL, device_main, d) == 0;
-    if (!d->started)
-        device_main(d);
-}
-
-static gg_context *device_wait(device_start *d)
-{
-    if (d->started)
-        pthread_join(d->th, NULL);
-    d->started = 0;
-    return d->st == GG_OK ? d->ctx : NULL;
-}
-
-static int warp_files(ggw_scene *w, gg_context *given, device_start *dev)
+/* The warp of the files: the device, started on a thread of its own
+ * (gg_device_start.h), is waited for once the sources and the grid are
+ * set up. */
+static int warp_files(ggw_scene *w, gg_context *given, gg_device_start *dev)
 {
     const ggw_options *o = w->o;
     if (ggw_scene_setup(w))
         return 1;
-    gg_context *ctx = given ? given : device_wait(dev);
+    gg_context *ctx = given ? given : gg_device_start_wait(dev);
     if (!ctx)
-        return ggw_fail(w, "cannot start the device: %s", dev->why);
+        return ggw_fail(w, "cannot start the device: %s", dev->error);
     if (!given)
         gg_app_notice(PROG, o->quiet, gg_context_notice(ctx));
     w->ctx = ctx;
@@ -488,10 +457,11 @@ int gg_warp_run(int argc, char **argv, gg_context *ctx, char *err, size_t errlen
         ggw_scene_free(&w);
         pthread_mutex_destroy(&w.mu);
     } else {
-        device_start dev;
-        memset(&dev, 0, sizeof dev);
-        if (!ctx)
-            device_begin(&dev, o.device);
+        gg_device_start dev;
+        if (ctx)
+            gg_device_start_given(&dev, NULL);
+        else
+            gg_device_start_begin(&dev, o.device);
         ggw_scene w;
         memset(&w, 0, sizeof w);
         pthread_mutex_init(&w.mu, NULL);
@@ -505,9 +475,7 @@ int gg_warp_run(int argc, char **argv, gg_context *ctx, char *err, size_t errlen
             rc = report(err, errlen, w.err[0] ? w.err : "failed");
         ggw_scene_free(&w);
         pthread_mutex_destroy(&w.mu); /* sessions first, then the context */
-        gg_context *own = ctx ? NULL : device_wait(&dev);
-        if (own)
-            gg_context_destroy(own);
+        gg_device_start_end(&dev, 0);
     }
     ggw_options_free(&o);
     CSLDestroy(args);

@@ -7,6 +7,7 @@
  */
 #include "gg_xcorr_app.h"
 #include "gg_app.h"
+#include "gg_device_start.h"
 #include "gg_output.h"
 
 #include "cpl_conv.h"
@@ -17,7 +18,6 @@
 #include "ogr_api.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -360,40 +360,9 @@ static int gm_progress(double f, const char *m, void *u)
     return p->fn(f, m, p->data);
 }
 
-/* Without a context from the caller, the device starts (on a GPU: driver,
- * context, modules: most of the fixed cost of a process) on its own
- * thread, first thing, while this thread reads the PRMs (the pattern of
- * gdal_ortho's device start). */
-typedef struct gm_device_start {
-    const char *device;
-    pthread_t th;
-    int running;
-    gg_status st;
-    gg_context *ctx;
-    char err[1024];
-} gm_device_start;
-
-static void *gm_device_main(void *arg)
+static int gm_fail(gg_device_start *d, int rc)
 {
-    gm_device_start *d = arg;
-    d->st = gg_context_create(d->device, &d->ctx, d->err, sizeof d->err);
-    return NULL;
-}
-
-/* The context (NULL when it could not start: d->err says why). */
-static gg_context *gm_device_wait(gm_device_start *d)
-{
-    if (d->running) {
-        pthread_join(d->th, NULL);
-        d->running = 0;
-    }
-    return d->st == GG_OK ? d->ctx : NULL;
-}
-
-static int gm_fail(gm_device_start *d, int rc)
-{
-    gm_device_wait(d);
-    gg_context_destroy(d->ctx);
+    gg_device_start_end(d, 0);
     return rc;
 }
 
@@ -491,15 +460,14 @@ void gg_xcorr_gmtsar_app_options_free(gg_xcorr_gmtsar_app_options *o)
 int gg_xcorr_gmtsar_app(const gg_xcorr_gmtsar_app_options *opts, gg_context *ctx_in,
                         GDALProgressFunc progress, void *progress_data)
 {
-    gm_device_start dev;
-    memset(&dev, 0, sizeof dev);
-    dev.st = GG_ERR_UNAVAILABLE;
-    if (!ctx_in) {
-        dev.device = opts->device; /* a bad value is reported at the join */
-        dev.running = pthread_create(&dev.th, NULL, gm_device_main, &dev) == 0;
-        if (!dev.running)
-            gm_device_main(&dev);
-    }
+    /* without a context from the caller, the device starts on its own
+     * thread, first thing, while this one reads the PRMs; a bad -device is
+     * reported at the wait */
+    gg_device_start dev;
+    if (ctx_in)
+        gg_device_start_given(&dev, NULL);
+    else
+        gg_device_start_begin(&dev, opts->device);
     const int quiet = opts->quiet;
     gg_xcorr_prm m, al;
     char err[1024];
@@ -531,9 +499,9 @@ int gg_xcorr_gmtsar_app(const gg_xcorr_gmtsar_app_options *opts, gg_context *ctx
                 opts->prm[1]);
     gg_context *ctx = ctx_in;
     if (!ctx) {
-        ctx = gm_device_wait(&dev);
+        ctx = gg_device_start_wait(&dev);
         if (!ctx) {
-            fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", dev.err);
+            fprintf(stderr, "ERROR 1: gdal_xcorr: %s\n", dev.error);
             return gm_fail(&dev, 1);
         }
         const char *notice = gg_context_notice(ctx); /* auto fell back to the CPU */
@@ -572,8 +540,7 @@ int gg_xcorr_gmtsar_app(const gg_xcorr_gmtsar_app_options *opts, gg_context *ctx
                 fault ? ": injected fault (GG_FAULT)" : "");
     gg_output_set_free(set);
     gg_xcorr_free(rows);
-    if (!ctx_in)
-        gg_context_destroy(ctx);
+    gg_device_start_end(&dev, 0);
     return ok ? 0 : 1;
 }
 
