@@ -248,17 +248,10 @@ static const char *grid_hint(char **xc_opts)
                       ww / 2 > 4 ? ww / 2 : 4, wh / 2 > 4 ? wh / 2 : 4);
 }
 
-/* Step 1: dense offsets through the GG driver; fills the window centres
- * (primary pixel coordinates, centres at integers) and the bands.  The
- * windows are computed a strip of the offset raster at a time, with GDAL's
- * progress (the expensive step).  min_windows > 0: fewer windows than that
- * is an error before any computation. */
-static int offsets(const char *primary, const char *secondary, const char *device,
-                   char **xc_opts, int min_windows, int quiet, double **pts, int *npts, int *gnx,
-                   int *gny)
+/* Opens the primary and the secondary SLCs (names[0], names[1]), which must
+ * be complex and of one size; 1 after the error (nothing left open). */
+static int open_slcs(const char *const names[2], GDALDatasetH in[2])
 {
-    GDALDatasetH in[2];
-    const char *names[2] = {primary, secondary};
     for (int k = 0; k < 2; k++) {
         /* read-only, no statistics: nothing is written next to the inputs;
          * GDAL's reason goes into the one error line */
@@ -291,17 +284,17 @@ static int offsets(const char *primary, const char *secondary, const char *devic
         GDALClose(in[1]);
         return 1;
     }
-    double pgt[6], inv[6];
-    const int has_pgt = GDALGetGeoTransform(in[0], pgt) == CE_None && GDALInvGeoTransform(pgt, inv);
-    char **opts = CSLDuplicate(xc_opts);
-    auto_skip(&opts, w0, h0);
+    return 0;
+}
+
+/* The xcorr op with the options opts set; NULL after the error. */
+static gg_op *xcorr_op(char **opts)
+{
     char e[512];
     gg_op *op = NULL;
     if (gg_op_new("xcorr", &op, e, sizeof e) != GG_OK) {
-        CSLDestroy(opts);
-        GDALClose(in[0]);
-        GDALClose(in[1]);
-        return fail("%s%s", e, "");
+        fail("%s%s", e, "");
+        return NULL;
     }
     for (char **o = opts; o && *o; o++) {
         char *key = NULL;
@@ -309,13 +302,63 @@ static int offsets(const char *primary, const char *secondary, const char *devic
         if (gg_op_set(op, key, val) != GG_OK) {
             fail("%s%s", gg_op_last_error(op), "");
             CPLFree(key);
-            CSLDestroy(opts);
             gg_op_free(op);
-            GDALClose(in[0]);
-            GDALClose(in[1]);
-            return 1;
+            return NULL;
         }
         CPLFree(key);
+    }
+    return op;
+}
+
+/* Bands 1, 2, 3 and 7 (down, across, snr, peak) of the nx x ny offset
+ * raster into the four planes of n = nx * ny values from v.  A strip at a
+ * time: one computation per strip (its other bands come from the block
+ * cache), progress after each.  1 when all were read. */
+static int read_offset_strips(GDALDatasetH ds, int nx, int ny, int quiet, double *v)
+{
+    const size_t n = (size_t)nx * ny;
+    static const int bands[4] = {1, 2, 3, 7};
+    int bx = 0, by = 0;
+    GDALGetBlockSize(GDALGetRasterBand(ds, 1), &bx, &by);
+    if (by < 1)
+        by = 1;
+    int ok = quiet || GDALTermProgress(0.0, NULL, NULL);
+    for (int y0 = 0; ok && y0 < ny; y0 += by) {
+        const int rows = ny - y0 < by ? ny - y0 : by;
+        for (int b = 0; ok && b < 4; b++)
+            ok = GDALRasterIO(GDALGetRasterBand(ds, bands[b]), GF_Read, 0, y0, nx, rows,
+                              v + b * n + (size_t)y0 * nx, nx, rows, GDT_Float64, 0,
+                              0) == CE_None;
+        if (ok && !quiet)
+            GDALTermProgress((double)(y0 + rows) / ny, NULL, NULL);
+    }
+    return ok;
+}
+
+/* Step 1: dense offsets through the GG driver; fills the window centres
+ * (primary pixel coordinates, centres at integers) and the bands.  The
+ * windows are computed a strip of the offset raster at a time, with GDAL's
+ * progress (the expensive step).  min_windows > 0: fewer windows than that
+ * is an error before any computation. */
+static int offsets(const char *primary, const char *secondary, const char *device,
+                   char **xc_opts, int min_windows, int quiet, double **pts, int *npts, int *gnx,
+                   int *gny)
+{
+    GDALDatasetH in[2];
+    const char *const names[2] = {primary, secondary};
+    if (open_slcs(names, in))
+        return 1;
+    const int w0 = GDALGetRasterXSize(in[0]), h0 = GDALGetRasterYSize(in[0]);
+    double pgt[6], inv[6];
+    const int has_pgt = GDALGetGeoTransform(in[0], pgt) == CE_None && GDALInvGeoTransform(pgt, inv);
+    char **opts = CSLDuplicate(xc_opts);
+    auto_skip(&opts, w0, h0);
+    gg_op *op = xcorr_op(opts);
+    if (!op) {
+        CSLDestroy(opts);
+        GDALClose(in[0]);
+        GDALClose(in[1]);
+        return 1;
     }
     /* one error line for the step: the first failure, not each layer's */
     first_error first = {0, ""};
@@ -331,17 +374,15 @@ static int offsets(const char *primary, const char *secondary, const char *devic
     xc_size(opts, "window", &ww, &wh);
     xc_size(opts, "search", &sx, &sy);
     xc_size(opts, "skip", &kx, &ky);
+    CSLDestroy(opts);
     if (min_windows > 0 && nx * ny < min_windows) {
         GDALClose(ds);
         CPLPopErrorHandler();
-        fail("%s: %s", CPLSPrintf("the %dx%d image gives a grid of only %dx%d windows (window "
-                                  "%dx%d, search %dx%d, skip %dx%d), fewer than the %d the fit "
-                                  "needs", w0, h0, nx, ny, ww, wh, sx, sy, kx, ky, min_windows),
-             grid_hint(xc_opts));
-        CSLDestroy(opts);
-        return 1;
+        return fail("%s: %s", CPLSPrintf("the %dx%d image gives a grid of only %dx%d windows (window "
+                                         "%dx%d, search %dx%d, skip %dx%d), fewer than the %d the fit "
+                                         "needs", w0, h0, nx, ny, ww, wh, sx, sy, kx, ky, min_windows),
+                    grid_hint(xc_opts));
     }
-    CSLDestroy(opts);
     if (!quiet)
         printf("offsets: %dx%d windows of %dx%d, %dx%d apart, search +-%dx%d\n", nx, ny, ww, wh,
                kx, ky, sx, sy);
@@ -349,23 +390,7 @@ static int offsets(const char *primary, const char *secondary, const char *devic
     GDALGetGeoTransform(ds, ogt);
     const size_t n = (size_t)nx * ny;
     double *v = CPLMalloc(sizeof(double) * n * 6); /* x y down across snr peak */
-    static const int bands[4] = {1, 2, 3, 7};
-    /* a strip of the offset raster at a time: one computation per strip
-     * (its other bands come from the block cache), progress after each */
-    int bx = 0, by = 0;
-    GDALGetBlockSize(GDALGetRasterBand(ds, 1), &bx, &by);
-    if (by < 1)
-        by = 1;
-    int ok = quiet || GDALTermProgress(0.0, NULL, NULL);
-    for (int y0 = 0; ok && y0 < ny; y0 += by) {
-        const int rows = ny - y0 < by ? ny - y0 : by;
-        for (int b = 0; ok && b < 4; b++)
-            ok = GDALRasterIO(GDALGetRasterBand(ds, bands[b]), GF_Read, 0, y0, nx, rows,
-                              v + (2 + b) * n + (size_t)y0 * nx, nx, rows, GDT_Float64, 0,
-                              0) == CE_None;
-        if (ok && !quiet)
-            GDALTermProgress((double)(y0 + rows) / ny, NULL, NULL);
-    }
+    const int ok = read_offset_strips(ds, nx, ny, quiet, v + 2 * n);
     GDALClose(ds);
     CPLPopErrorHandler();
     if (!ok) {
@@ -600,163 +625,213 @@ static int resample_knows(const char *a)
     return 0;
 }
 
+/* Whether a is a flag that gg_app answers alone (help, version, GDAL's
+ * information flags). */
+static int is_info_flag(const char *a)
+{
+    return EQUAL(a, "--help") || EQUAL(a, "-h") || EQUAL(a, "--version") ||
+           EQUAL(a, "--describe") || EQUAL(a, "--help-general") || EQUAL(a, "--formats") ||
+           EQUAL(a, "--format") || EQUAL(a, "--utility_version") || EQUAL(a, "-help");
+}
+
+/* The command line as gg_coreg_app_options_new reads it. */
+typedef struct coreg_parse {
+    const char *fit_path, *prm_path, *device, *pos[4], *off_path, *carrier, *srcnodata;
+    int npos;
+    char **xc, **rest;
+} coreg_parse;
+
+/* The flag parsers below: 1 when argv[*pi] was theirs (*pi on its last
+ * value), 0 when not, -1 after a usage error. */
+
+/* The offsets' flags: the xcorr op's table (handed to the op). */
+static int parse_xcorr_flag(coreg_parse *c, int argc, char **argv, int *pi)
+{
+    const char *a = argv[*pi];
+    int nxc = 0;
+    const gg_option *xo = gg_op_options("xcorr", &nxc);
+    for (int k = 0; k < nxc; k++)
+        if (xo[k].flag && strcmp(xo[k].key, "srcnodata") && strcmp(xo[k].key, "dstnodata") &&
+            EQUAL(a, xo[k].flag)) {
+            const char *sw = NULL;
+            const int nv = gg_app_option_values(&xo[k], &sw);
+            if (*pi + nv >= argc) {
+                fail("%s needs %s value(s) (see --help)", a, nv == 2 ? "2" : "1");
+                return -1;
+            }
+            const char *val = nv == 0 ? sw
+                              : nv == 1 ? argv[*pi + 1]
+                                        : CPLSPrintf("%sx%s", argv[*pi + 1], argv[*pi + 2]);
+            c->xc = CSLSetNameValue(c->xc, xo[k].key, val);
+            *pi += nv;
+            return 1;
+        }
+    return 0;
+}
+
+/* -dense, -offsets and -carrier. */
+static int parse_dense_flag(gg_coreg_app_options *o, coreg_parse *c, int argc, char **argv,
+                            int *pi)
+{
+    const char *a = argv[*pi];
+    if (EQUAL(a, "-dense")) {
+        o->dense = 1;
+        return 1;
+    }
+    if (!EQUAL(a, "-offsets") && !EQUAL(a, "-carrier"))
+        return 0;
+    if (*pi + 1 >= argc) {
+        fail("%s needs a value%s (see --help)", a, "");
+        return -1;
+    }
+    if (EQUAL(a, "-offsets")) {
+        c->off_path = argv[++*pi];
+        o->dense = 1;
+        return 1;
+    }
+    c->carrier = argv[++*pi];
+    if (!EQUAL(c->carrier, "auto") && check_carrier(c->carrier))
+        return -1;
+    return 1;
+}
+
+/* The resample step's flags this step also needs to know: -dstnodata,
+ * -srcnodata and -ot (handed on all the same). */
+static void note_resample_flag(gg_coreg_app_options *o, coreg_parse *c, int argc, char **argv,
+                               int i)
+{
+    const char *a = argv[i];
+    if (EQUAL(a, "-dstnodata"))
+        o->has_dstnodata = 1;
+    if (EQUAL(a, "-srcnodata") && i + 1 < argc)
+        c->srcnodata = argv[i + 1];
+    if (EQUAL(a, "-ot") && i + 1 < argc) {
+        const GDALDataType t = GDALGetDataTypeByName(argv[i + 1]);
+        o->int_out = GDALDataTypeIsComplex(t) && !GDALDataTypeIsFloating(t);
+    }
+}
+
+/* The fit's flags: -order, -snr, -minpeak, -kcut, -fit and -prm. */
+static int parse_fit_flag(gg_coreg_app_options *o, coreg_parse *c, int argc, char **argv, int *pi)
+{
+    const char *a = argv[*pi];
+    if (!(EQUAL(a, "-order") || EQUAL(a, "-snr") || EQUAL(a, "-minpeak") || EQUAL(a, "-kcut") ||
+          EQUAL(a, "-fit") || EQUAL(a, "-prm")))
+        return 0;
+    if (*pi + 1 >= argc) {
+        fail("%s needs a value%s (see --help)", a, "");
+        return -1;
+    }
+    const char *val = argv[++*pi];
+    char *end;
+    const double d = strtod(val, &end);
+    const int numeric = !EQUAL(a, "-fit") && !EQUAL(a, "-prm");
+    if (numeric && (*end || !isfinite(d))) {
+        fail("%s must be a number, not '%s'", a, val);
+        return -1;
+    }
+    if (EQUAL(a, "-order")) {
+        if (d != 1 && d != 2 && d != 3) {
+            fail("-order must be 1, 2 or 3, not '%s'%s", val, "");
+            return -1;
+        }
+        o->fo.order = (int)d;
+    } else if (EQUAL(a, "-snr")) {
+        o->fo.min_snr = d;
+    } else if (EQUAL(a, "-minpeak")) {
+        o->fo.min_peak = d;
+    } else if (EQUAL(a, "-kcut")) {
+        if (!(d > 0)) {
+            fail("-kcut must be > 0, not '%s'%s", val, "");
+            return -1;
+        }
+        o->fo.kcut = d;
+    } else {
+        *(EQUAL(a, "-fit") ? &c->fit_path : &c->prm_path) = val;
+    }
+    return 1;
+}
+
+/* Anything else: the resample step's flags (with their values) and the
+ * operands, handed on to its command line; the primary is kept for the
+ * offsets only.  Flags neither step knows are refused now, not by the
+ * resample step after the offsets. */
+static int hand_on(gg_coreg_app_options *o, coreg_parse *c, int argc, char **argv, int *pi)
+{
+    const char *a = argv[*pi];
+    if (EQUAL(a, "-poly") || EQUAL(a, "-grid") || EQUAL(a, "-outsize") ||
+        (a[0] == '-' && a[1] && !resample_knows(a))) {
+        fail("unknown option %s%s (see --help)", a, "");
+        return -1;
+    }
+    const int is_flag = a[0] == '-' && a[1];
+    if (is_flag || c->npos > 0)
+        c->rest = CSLAddString(c->rest, a);
+    if (EQUAL(a, "-q") || EQUAL(a, "-quiet"))
+        o->quiet = 1;
+    if (is_flag) {
+        const int nv = gg_app_flag_values(a, rs_flags, NULL);
+        if (EQUAL(a, "-device") && *pi + 1 < argc)
+            c->device = argv[*pi + 1];
+        for (int k = 0; k < nv && *pi + 1 < argc; k++)
+            c->rest = CSLAddString(c->rest, argv[++*pi]);
+    } else if (c->npos < 4) {
+        c->pos[c->npos++] = a;
+    } else {
+        c->npos++;
+    }
+    return 1;
+}
+
 gg_coreg_app_options *gg_coreg_app_options_new(int argc, char **argv, int *usage_error)
 {
     if (usage_error)
         *usage_error = 0;
     gg_coreg_app_options *o = CPLCalloc(1, sizeof *o);
     for (int i = 1; i < argc; i++) /* help, version and GDAL's own: gg_app's */
-        if (EQUAL(argv[i], "--help") || EQUAL(argv[i], "-h") || EQUAL(argv[i], "--version") ||
-            EQUAL(argv[i], "--describe") || EQUAL(argv[i], "--help-general") ||
-            EQUAL(argv[i], "--formats") || EQUAL(argv[i], "--format") ||
-            EQUAL(argv[i], "--utility_version") || EQUAL(argv[i], "-help")) {
+        if (is_info_flag(argv[i])) {
             o->info = 1;
             for (int k = 0; k < argc; k++)
                 o->argv = CSLAddString(o->argv, argv[k]);
             return o;
         }
     gg_coreg_fit_options_default(&o->fo);
-    const char *fit_path = NULL, *prm_path = NULL, *device = NULL, *pos[4], *off_path = NULL;
-    const char *carrier = "auto", *srcnodata = NULL;
-    int npos = 0;
-    char **xc = NULL, **rest = NULL;
-    rest = CSLAddString(rest, argv[0]);
+    coreg_parse c;
+    memset(&c, 0, sizeof c);
+    c.carrier = "auto";
+    c.rest = CSLAddString(c.rest, argv[0]);
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int handled = 0, nxc = 0;
-        /* the offsets' flags: the xcorr op's table (handed to the op) */
-        const gg_option *xo = gg_op_options("xcorr", &nxc);
-        for (int k = 0; k < nxc; k++)
-            if (xo[k].flag && strcmp(xo[k].key, "srcnodata") && strcmp(xo[k].key, "dstnodata") &&
-                EQUAL(a, xo[k].flag)) {
-                const char *sw = NULL;
-                const int nv = gg_app_option_values(&xo[k], &sw);
-                if (i + nv >= argc) {
-                    fail("%s needs %s value(s) (see --help)", a, nv == 2 ? "2" : "1");
-                    goto usage;
-                }
-                const char *val = nv == 0 ? sw
-                                  : nv == 1 ? argv[i + 1]
-                                            : CPLSPrintf("%sx%s", argv[i + 1], argv[i + 2]);
-                xc = CSLSetNameValue(xc, xo[k].key, val);
-                i += nv;
-                handled = 1;
-                break;
-            }
-        if (handled)
-            continue;
-        if (EQUAL(a, "-dense")) {
-            o->dense = 1;
-            continue;
+        int r = parse_xcorr_flag(&c, argc, argv, &i);
+        if (!r)
+            r = parse_dense_flag(o, &c, argc, argv, &i);
+        if (!r) {
+            note_resample_flag(o, &c, argc, argv, i);
+            r = parse_fit_flag(o, &c, argc, argv, &i);
         }
-        if (EQUAL(a, "-offsets")) {
-            if (i + 1 >= argc) {
-                fail("%s needs a value%s (see --help)", a, "");
-                goto usage;
-            }
-            off_path = argv[++i];
-            o->dense = 1;
-            continue;
-        }
-        if (EQUAL(a, "-carrier")) {
-            if (i + 1 >= argc) {
-                fail("%s needs a value%s (see --help)", a, "");
-                goto usage;
-            }
-            carrier = argv[++i];
-            if (!EQUAL(carrier, "auto") && check_carrier(carrier))
-                goto usage;
-            continue;
-        }
-        if (EQUAL(a, "-dstnodata"))
-            o->has_dstnodata = 1;
-        if (EQUAL(a, "-srcnodata") && i + 1 < argc)
-            srcnodata = argv[i + 1];
-        if (EQUAL(a, "-ot") && i + 1 < argc) {
-            const GDALDataType t = GDALGetDataTypeByName(argv[i + 1]);
-            o->int_out = GDALDataTypeIsComplex(t) && !GDALDataTypeIsFloating(t);
-        }
-        if (EQUAL(a, "-order") || EQUAL(a, "-snr") || EQUAL(a, "-minpeak") || EQUAL(a, "-kcut") ||
-            EQUAL(a, "-fit") || EQUAL(a, "-prm")) {
-            if (i + 1 >= argc) {
-                fail("%s needs a value%s (see --help)", a, "");
-                goto usage;
-            }
-            const char *val = argv[++i];
-            char *end;
-            const double d = strtod(val, &end);
-            const int numeric = !EQUAL(a, "-fit") && !EQUAL(a, "-prm");
-            if (numeric && (*end || !isfinite(d))) {
-                fail("%s must be a number, not '%s'", a, val);
-                goto usage;
-            }
-            if (EQUAL(a, "-order")) {
-                if (d != 1 && d != 2 && d != 3) {
-                    fail("-order must be 1, 2 or 3, not '%s'%s", val, "");
-                    goto usage;
-                }
-                o->fo.order = (int)d;
-            } else if (EQUAL(a, "-snr")) {
-                o->fo.min_snr = d;
-            } else if (EQUAL(a, "-minpeak")) {
-                o->fo.min_peak = d;
-            } else if (EQUAL(a, "-kcut")) {
-                if (!(d > 0)) {
-                    fail("-kcut must be > 0, not '%s'%s", val, "");
-                    goto usage;
-                }
-                o->fo.kcut = d;
-            } else {
-                *(EQUAL(a, "-fit") ? &fit_path : &prm_path) = val;
-            }
-            continue;
-        }
-        if (EQUAL(a, "-poly") || EQUAL(a, "-grid") || EQUAL(a, "-outsize") ||
-            (a[0] == '-' && a[1] && !resample_knows(a))) {
-            /* refused now, not by the resample step after the offsets */
-            fail("unknown option %s%s (see --help)", a, "");
+        if (!r)
+            r = hand_on(o, &c, argc, argv, &i);
+        if (r < 0)
             goto usage;
-        }
-        if (a[0] == '-' && a[1]) {
-            rest = CSLAddString(rest, a);
-        } else {
-            /* the primary is this step's business only */
-            if (npos > 0)
-                rest = CSLAddString(rest, a);
-        }
-        if (EQUAL(a, "-q") || EQUAL(a, "-quiet"))
-            o->quiet = 1;
-        if (a[0] == '-' && a[1]) {
-            const int nv = gg_app_flag_values(a, rs_flags, NULL);
-            if (EQUAL(a, "-device") && i + 1 < argc)
-                device = argv[i + 1];
-            for (int k = 0; k < nv && i + 1 < argc; k++)
-                rest = CSLAddString(rest, argv[++i]);
-        } else if (npos < 4) {
-            pos[npos++] = a;
-        } else {
-            npos++;
-        }
     }
-    if (npos != 3) {
+    if (c.npos != 3) {
         fail("needs <primary> <secondary> <dst_dataset>, got %s operand(s)%s (see --help)",
-             CPLSPrintf("%d", npos), "");
+             CPLSPrintf("%d", c.npos), "");
         goto usage;
     }
-    o->fit_path = dup_or_null(fit_path);
-    o->prm_path = dup_or_null(prm_path);
-    o->device = dup_or_null(device);
-    o->off_path = dup_or_null(off_path);
-    o->carrier = CPLStrdup(carrier);
-    o->srcnodata = dup_or_null(srcnodata);
+    o->fit_path = dup_or_null(c.fit_path);
+    o->prm_path = dup_or_null(c.prm_path);
+    o->device = dup_or_null(c.device);
+    o->off_path = dup_or_null(c.off_path);
+    o->carrier = CPLStrdup(c.carrier);
+    o->srcnodata = dup_or_null(c.srcnodata);
     for (int k = 0; k < 3; k++)
-        o->pos[k] = CPLStrdup(pos[k]);
-    o->xc = xc;
-    o->rest = rest;
+        o->pos[k] = CPLStrdup(c.pos[k]);
+    o->xc = c.xc;
+    o->rest = c.rest;
     return o;
 usage:
-    CSLDestroy(xc);
-    CSLDestroy(rest);
+    CSLDestroy(c.xc);
+    CSLDestroy(c.rest);
     gg_coreg_app_options_free(o);
     if (usage_error)
         *usage_error = 1;
@@ -809,47 +884,128 @@ static int check_outputs(const gg_coreg_app_options *o)
     return rc ? fail("%s%s", why, "") : 0;
 }
 
+/* Step 2: the robust fit of the offsets (f zeroed first: ncoef 0 when the
+ * fit fails); on failure err says why, with a hint when the window grid
+ * is small. */
+static gg_status fit_offsets(const gg_coreg_app_options *o, const double *v, int n, int gnx,
+                             int gny, gg_coreg_fit *f, char *err, size_t errlen)
+{
+    memset(f, 0, sizeof *f);
+    const size_t N = (size_t)n;
+    const gg_status st = gg_coreg_fit_points(v, v + N, v + 2 * N, v + 3 * N, v + 4 * N, v + 5 * N,
+                                             n, &o->fo, f, err, errlen);
+    if (st != GG_OK && n < 64) /* the likely cause: a small image for the windows */
+        snprintf(err + strlen(err), errlen - strlen(err),
+                 " (the offsets come from a grid of only %dx%d windows: %s)", gnx, gny,
+                 o->off_path ? "a denser offset raster gives more" : grid_hint(o->xc));
+    return st;
+}
+
+/* The polynomial as the resample op's poly= value: the down coefficients,
+ * ';', the across ones. */
+static void poly_text(const gg_coreg_fit *f, char *poly, size_t len)
+{
+    size_t k = 0;
+    for (int a = 0; a < 2; a++)
+        for (int c = 0; c < f->ncoef; c++)
+            k += (size_t)snprintf(poly + k, len - k, "%s%.17g", c ? "," : (a ? ";" : ""),
+                                  a ? f->across[c] : f->down[c]);
+}
+
+/* The carrier handed to the resample op: -carrier's value, or with auto
+ * the secondary's, estimated.  1 after the error. */
+static int resolve_carrier(const gg_coreg_app_options *o, char *car, size_t len)
+{
+    snprintf(car, len, "%s", o->carrier);
+    if (!EQUAL(o->carrier, "auto"))
+        return 0;
+    double fy, fx;
+    if (estimate_carrier(o->pos[1], o->srcnodata, &fy, &fx))
+        return 1;
+    snprintf(car, len, "%.9g,%.9g", fy, fx);
+    if (!o->quiet)
+        printf("carrier (auto): %.4f cycles/line (azimuth), %.4f cycles/pixel (range)\n", fy, fx);
+    return 0;
+}
+
+/* The resample step's command line: the one handed on, with the mapping
+ * (-grid or -poly), int16 nodata, the primary's size and the carrier
+ * after the program name.  NULL when there is nothing to hand on. */
+static char **resample_args(const gg_coreg_app_options *o, const char *mapping, const char *car)
+{
+    GDALDatasetH p = GDALOpenEx(o->pos[0], GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+    const int pw = p ? GDALGetRasterXSize(p) : 0, ph = p ? GDALGetRasterYSize(p) : 0;
+    if (p)
+        GDALClose(p);
+    char **args = NULL;
+    for (int i = 0; o->rest[i]; i++) {
+        if (i == 1) {
+            args = CSLAddString(args, o->dense ? "-grid" : "-poly");
+            args = CSLAddString(args, mapping);
+            if (o->int_out && !o->has_dstnodata) { /* NaN has no int16 value: 0, as GMTSAR */
+                args = CSLAddString(args, "-dstnodata");
+                args = CSLAddString(args, "0");
+            }
+            args = CSLAddString(args, "-outsize");
+            args = CSLAddString(args, CPLSPrintf("%dx%d", pw, ph));
+            args = CSLAddString(args, "-carrier");
+            args = CSLAddString(args, car);
+        }
+        args = CSLAddString(args, o->rest[i]);
+    }
+    if (CSLCount(o->rest) == 1) { /* unreachable: there are operands */
+        CSLDestroy(args);
+        return NULL;
+    }
+    return args;
+}
+
+/* Step 3: the resample op through gg_app, the fit's files (json, prm:
+ * empty when there is no fit) committed with the raster (side_outputs). */
+static int resample(const gg_coreg_app_options *o, char **args, const char *json,
+                    const char *prm)
+{
+    side_fit_path = o->fit_path;
+    side_json = json;
+    side_prm_path = o->prm_path;
+    side_prm = prm;
+    const int rc = gg_app_main(&spec, CSLCount(args), args);
+    side_fit_path = side_json = side_prm_path = side_prm = NULL;
+    return rc;
+}
+
 int gg_coreg_app(const gg_coreg_app_options *o)
 {
     if (o->info)
         return gg_app_main(&spec, CSLCount(o->argv), o->argv);
     if (gg_app_parse_only) /* tests/fuzz: the resample step parses the flags handed on */
         return gg_app_main(&spec, CSLCount(o->rest), o->rest);
-    const gg_coreg_fit_options fo = o->fo;
-    const char *fit_path = o->fit_path, *prm_path = o->prm_path, *off_path = o->off_path;
     const char *const *pos = (const char *const *)o->pos;
     const int quiet = o->quiet, dense = o->dense;
-    char **rest = o->rest;
     GDALAllRegister(); /* GDAL's (again: idempotent); the GG driver: the caller's */
     if (check_outputs(o))
         return 1;
     double *v = NULL;
     int n = 0, gnx = 0, gny = 0;
-    if (!quiet && off_path)
-        printf("offsets from %s...\n", off_path);
+    if (!quiet && o->off_path)
+        printf("offsets from %s...\n", o->off_path);
     /* the polynomial needs enough windows; dense offsets without holes
      * need none (the fit only fills them) */
-    int rc = off_path ? read_offsets(pos[0], off_path, &v, &n, &gnx, &gny)
-                      : offsets(pos[0], pos[1], o->device, o->xc, dense ? 0 : gg_coreg_fit_min_points(&fo),
-                                quiet, &v, &n, &gnx, &gny);
+    int rc = o->off_path ? read_offsets(pos[0], o->off_path, &v, &n, &gnx, &gny)
+                         : offsets(pos[0], pos[1], o->device, o->xc,
+                                   dense ? 0 : gg_coreg_fit_min_points(&o->fo), quiet, &v, &n,
+                                   &gnx, &gny);
     if (rc)
         return rc;
     gg_coreg_fit f;
-    memset(&f, 0, sizeof f); /* ncoef 0 when the fit fails (dense grids need none) */
     char err[1024];
-    const size_t N = (size_t)n;
-    gg_status st = gg_coreg_fit_points(v, v + N, v + 2 * N, v + 3 * N, v + 4 * N, v + 5 * N, n, &fo,
-                                       &f, err, sizeof err);
-    if (st != GG_OK && n < 64) /* the likely cause: a small image for the windows */
-        snprintf(err + strlen(err), sizeof err - strlen(err),
-                 " (the offsets come from a grid of only %dx%d windows: %s)", gnx, gny,
-                 off_path ? "a denser offset raster gives more" : grid_hint(o->xc));
+    const gg_status st = fit_offsets(o, v, n, gnx, gny, &f, err, sizeof err);
     /* dense: the fit only fills nodata windows (and feeds -fit/-prm), so a
      * fully valid grid needs none */
     char *grid = NULL;
     int filled = 0;
-    if (dense && (st == GG_OK || (!fit_path && !prm_path)))
-        grid = dense_grid(v, gnx, gny, st == GG_OK ? &f : NULL, &fo, &filled);
+    if (dense && (st == GG_OK || (!o->fit_path && !o->prm_path)))
+        grid = dense_grid(v, gnx, gny, st == GG_OK ? &f : NULL, &o->fo, &filled);
     CPLFree(v);
     if (dense && !grid)
         return st == GG_OK ? 1 : fail("%s%s", err, "");
@@ -866,59 +1022,19 @@ int gg_coreg_app(const gg_coreg_app_options *o)
                f.rms_down, f.rms_across);
     if (!quiet && dense)
         printf("dense offsets: %dx%d windows, %d nodata filled from the fit\n", gnx, gny, filled);
-    /* step 3: the resample op through gg_app; the polynomial as a plain
-     * coefficient list (it goes into .ggvrt files as an op option) */
-    char poly[1024];
-    size_t k = 0;
-    for (int a = 0; a < 2; a++)
-        for (int c = 0; c < f.ncoef; c++)
-            k += (size_t)snprintf(poly + k, sizeof poly - k, "%s%.17g",
-                                  c ? "," : (a ? ";" : ""), a ? f.across[c] : f.down[c]);
-    char car[64];
-    snprintf(car, sizeof car, "%s", o->carrier);
-    if (EQUAL(o->carrier, "auto")) {
-        double fy, fx;
-        if (estimate_carrier(pos[1], o->srcnodata, &fy, &fx)) {
-            CPLFree(grid);
-            return 1;
-        }
-        snprintf(car, sizeof car, "%.9g,%.9g", fy, fx);
-        if (!quiet)
-            printf("carrier (auto): %.4f cycles/line (azimuth), %.4f cycles/pixel (range)\n", fy,
-                   fx);
-    }
-    GDALDatasetH p = GDALOpenEx(pos[0], GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
-    const int pw = p ? GDALGetRasterXSize(p) : 0, ph = p ? GDALGetRasterYSize(p) : 0;
-    if (p)
-        GDALClose(p);
-    char **args = NULL;
-    for (int i = 0; rest[i]; i++) {
-        if (i == 1) {
-            args = CSLAddString(args, dense ? "-grid" : "-poly");
-            args = CSLAddString(args, dense ? grid : poly);
-            if (o->int_out && !o->has_dstnodata) { /* NaN has no int16 value: 0, as GMTSAR */
-                args = CSLAddString(args, "-dstnodata");
-                args = CSLAddString(args, "0");
-            }
-            args = CSLAddString(args, "-outsize");
-            args = CSLAddString(args, CPLSPrintf("%dx%d", pw, ph));
-            args = CSLAddString(args, "-carrier");
-            args = CSLAddString(args, car);
-        }
-        args = CSLAddString(args, rest[i]);
-    }
-    CPLFree(grid);
-    if (CSLCount(rest) == 1) { /* unreachable: there are operands */
-        CSLDestroy(args);
+    /* the polynomial as a plain coefficient list (it goes into .ggvrt
+     * files as an op option) */
+    char poly[1024], car[64];
+    poly_text(&f, poly, sizeof poly);
+    if (resolve_carrier(o, car, sizeof car)) {
+        CPLFree(grid);
         return 1;
     }
-    /* the fit's files are committed with the raster (side_outputs) */
-    side_fit_path = fit_path;
-    side_json = json;
-    side_prm_path = prm_path;
-    side_prm = prm;
-    rc = gg_app_main(&spec, CSLCount(args), args);
-    side_fit_path = side_json = side_prm_path = side_prm = NULL;
+    char **args = resample_args(o, dense ? grid : poly, car);
+    CPLFree(grid);
+    if (!args)
+        return 1;
+    rc = resample(o, args, json, prm);
     CSLDestroy(args);
     return rc;
 }
