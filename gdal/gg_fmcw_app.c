@@ -260,23 +260,121 @@ static gg_fmcw_simulate_app_options *sim_fail(gg_fmcw_simulate_app_options *o, i
     return NULL;
 }
 
+/* -target <range_m>,<azimuth_deg>,<dbz>: one more point target; 1 after
+ * the error. */
+static int add_target(sim_job *j, const char *v)
+{
+    double r, az, z;
+    if (j->ntargets >= 16 || sscanf(v, "%lf,%lf,%lf", &r, &az, &z) != 3 ||
+        !isfinite(r + az + z) || fabs(r) > 1e9 || fabs(az) > 1e9 || fabs(z) > 1e9) {
+        fprintf(stderr, "ERROR 1: gdal_fmcw: -target takes <range_m>,<azimuth_deg>,<dbz>, finite numbers (16 at most)\n");
+        return 1;
+    }
+    j->targets[j->ntargets++] = (sim_target){r, az, z};
+    return 0;
+}
+
+/* A numeric flag's value d into o; 1 after the error. */
+static int set_sim_number(gg_fmcw_simulate_app_options *o, const char *a, const char *v, double d)
+{
+    sim_job *j = &o->j;
+    /* counts and the seed: whole numbers in range before any cast
+     * (the ranges themselves are checked by check_sim_options) */
+    const int count = EQUAL(a, "-sectors") || EQUAL(a, "-sweeps") || EQUAL(a, "-samples") ||
+                      EQUAL(a, "-gates");
+    if ((count && !(d == floor(d) && d >= 0 && d <= INT_MAX)) ||
+        (EQUAL(a, "-seed") && !(d == floor(d) && d >= 0 && d < 18446744073709551616.0))) {
+        fprintf(stderr, "ERROR 1: gdal_fmcw: %s takes a whole number %s, not '%s'\n", a,
+                count ? "in 0..2147483647" : ">= 0 below 2^64", v);
+        return 1;
+    }
+    if (EQUAL(a, "-sectors")) j->nsec = (int)d;
+    else if (EQUAL(a, "-sweeps")) j->p.n_sweeps = (int)d;
+    else if (EQUAL(a, "-samples")) j->p.n_samples = (int)d;
+    else if (EQUAL(a, "-gates")) j->p.n_gates = (int)d;
+    else if (EQUAL(a, "-bandwidth")) j->p.bandwidth_hz = d;
+    else if (EQUAL(a, "-carrier")) j->p.carrier_hz = d;
+    else if (EQUAL(a, "-sweep_time")) j->p.sweep_time_s = d;
+    else if (EQUAL(a, "-elevation")) o->elev = d;
+    else if (EQUAL(a, "-noise")) j->noise = d;
+    else if (EQUAL(a, "-seed")) j->seed = (unsigned long long)d;
+    else if (EQUAL(a, "-lat")) o->site.latitude = d;
+    else if (EQUAL(a, "-lon")) o->site.longitude = d;
+    else {
+        fprintf(stderr, "ERROR 1: gdal_fmcw: unknown option '%s' (see -simulate --help)\n", a);
+        return 1;
+    }
+    return 0;
+}
+
+/* A flag with a value, argv[*pi] (*pi left on the value); 1 after the error. */
+static int parse_sim_flag(gg_fmcw_simulate_app_options *o, int argc, char **argv, int *pi)
+{
+    const char *a = argv[*pi];
+    /* an unknown flag is named as such, before its value is looked at */
+    static const char *const known[] = {"-sectors", "-sweeps", "-samples", "-gates",
+                                        "-bandwidth", "-carrier", "-sweep_time",
+                                        "-elevation", "-noise", "-seed", "-lat", "-lon",
+                                        "-target", NULL};
+    int k = 0;
+    while (known[k] && !EQUAL(a, known[k]))
+        k++;
+    if (!known[k]) {
+        fprintf(stderr, "ERROR 1: gdal_fmcw: unknown option '%s' (see -simulate --help)\n", a);
+        return 1;
+    }
+    if (*pi + 1 >= argc) {
+        fprintf(stderr, "ERROR 1: gdal_fmcw: %s needs a value (see -simulate --help)\n", a);
+        return 1;
+    }
+    const char *v = argv[++*pi];
+    char *end;
+    const double d = strtod(v, &end);
+    const int num = end != v && !*end && isfinite(d);
+    if (EQUAL(a, "-target"))
+        return add_target(&o->j, v);
+    if (!num) {
+        fprintf(stderr, "ERROR 1: gdal_fmcw: %s takes a number, not '%s'\n", a, v);
+        return 1;
+    }
+    return set_sim_number(o, a, v, d);
+}
+
+/* The destination and the radar's parameters as a whole; 1 after the error. */
+static int check_sim_options(gg_fmcw_simulate_app_options *o, const char *dst)
+{
+    sim_job *j = &o->j;
+    char err[256];
+    j->p.sample_rate_hz = j->p.n_samples / j->p.sweep_time_s;
+    if (!dst)
+        return fprintf(stderr, "ERROR 1: gdal_fmcw: missing destination file (see -simulate --help)\n"), 1;
+    if (!EQUAL(CPLGetExtension(dst), "nc"))
+        return fprintf(stderr, "ERROR 1: gdal_fmcw: -simulate writes NetCDF: the destination '%s' "
+                               "must end in .nc\n", dst), 1;
+    if (j->nsec < 1 || j->nsec > 100000)
+        return fprintf(stderr, "ERROR 1: gdal_fmcw: -sectors %d out of range\n", j->nsec), 1;
+    if (gg_fmcw_params_check(&j->p, err, sizeof err) != GG_OK)
+        return fprintf(stderr, "ERROR 1: gdal_fmcw: %s\n", err), 1;
+    if (!(j->noise >= 0))
+        return fprintf(stderr, "ERROR 1: gdal_fmcw: -noise must be >= 0\n"), 1;
+    return 0;
+}
+
 gg_fmcw_simulate_app_options *gg_fmcw_simulate_app_options_new(int argc, char **argv,
                                                                int *usage_error)
 {
     gg_fmcw_simulate_app_options *o = CPLCalloc(1, sizeof *o);
-    sim_job j;
-    memset(&j, 0, sizeof j);
-    gg_fmcw_params_default(&j.p);
-    j.p.n_sweeps = 64;
-    j.p.n_samples = 512;
-    j.p.n_gates = 256;
-    j.nsec = 72;
-    j.noise = 8;
-    j.seed = 1;
-    double elev = 0.5;
-    FMCWSite site = {52.0, 4.9, 10.0, 0};
+    sim_job *j = &o->j;
+    gg_fmcw_params_default(&j->p);
+    j->p.n_sweeps = 64;
+    j->p.n_samples = 512;
+    j->p.n_gates = 256;
+    j->nsec = 72;
+    j->noise = 8;
+    j->seed = 1;
+    o->elev = 0.5;
+    o->site = (FMCWSite){52.0, 4.9, 10.0, 0};
     const char *dst = NULL;
-    int quiet = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (EQUAL(a, "-simulate"))
@@ -288,70 +386,12 @@ gg_fmcw_simulate_app_options *gg_fmcw_simulate_app_options_new(int argc, char **
             return sim_fail(o, usage_error, 0);
         }
         if (EQUAL(a, "-q")) {
-            quiet = 1;
+            o->quiet = 1;
             continue;
         }
         if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9')) {
-            /* an unknown flag is named as such, before its value is looked at */
-            static const char *const known[] = {"-sectors", "-sweeps", "-samples", "-gates",
-                                                "-bandwidth", "-carrier", "-sweep_time",
-                                                "-elevation", "-noise", "-seed", "-lat", "-lon",
-                                                "-target", NULL};
-            int k = 0;
-            while (known[k] && !EQUAL(a, known[k]))
-                k++;
-            if (!known[k]) {
-                fprintf(stderr, "ERROR 1: gdal_fmcw: unknown option '%s' (see -simulate --help)\n", a);
+            if (parse_sim_flag(o, argc, argv, &i))
                 return sim_fail(o, usage_error, 1);
-            }
-            if (i + 1 >= argc) {
-                fprintf(stderr, "ERROR 1: gdal_fmcw: %s needs a value (see -simulate --help)\n", a);
-                return sim_fail(o, usage_error, 1);
-            }
-            const char *v = argv[++i];
-            char *end;
-            const double d = strtod(v, &end);
-            const int num = end != v && !*end && isfinite(d);
-            if (EQUAL(a, "-target")) {
-                double r, az, z;
-                if (j.ntargets >= 16 || sscanf(v, "%lf,%lf,%lf", &r, &az, &z) != 3 ||
-                    !isfinite(r + az + z) || fabs(r) > 1e9 || fabs(az) > 1e9 || fabs(z) > 1e9) {
-                    fprintf(stderr, "ERROR 1: gdal_fmcw: -target takes <range_m>,<azimuth_deg>,<dbz>, finite numbers (16 at most)\n");
-                    return sim_fail(o, usage_error, 1);
-                }
-                j.targets[j.ntargets++] = (sim_target){r, az, z};
-                continue;
-            }
-            if (!num) {
-                fprintf(stderr, "ERROR 1: gdal_fmcw: %s takes a number, not '%s'\n", a, v);
-                return sim_fail(o, usage_error, 1);
-            }
-            /* counts and the seed: whole numbers in range before any cast
-             * (the ranges themselves are checked below) */
-            const int count = EQUAL(a, "-sectors") || EQUAL(a, "-sweeps") || EQUAL(a, "-samples") ||
-                              EQUAL(a, "-gates");
-            if ((count && !(d == floor(d) && d >= 0 && d <= INT_MAX)) ||
-                (EQUAL(a, "-seed") && !(d == floor(d) && d >= 0 && d < 18446744073709551616.0))) {
-                fprintf(stderr, "ERROR 1: gdal_fmcw: %s takes a whole number %s, not '%s'\n", a,
-                        count ? "in 0..2147483647" : ">= 0 below 2^64", v);
-                return sim_fail(o, usage_error, 1);
-            }
-            if (EQUAL(a, "-sectors")) j.nsec = (int)d;
-            else if (EQUAL(a, "-sweeps")) j.p.n_sweeps = (int)d;
-            else if (EQUAL(a, "-samples")) j.p.n_samples = (int)d;
-            else if (EQUAL(a, "-gates")) j.p.n_gates = (int)d;
-            else if (EQUAL(a, "-bandwidth")) j.p.bandwidth_hz = d;
-            else if (EQUAL(a, "-carrier")) j.p.carrier_hz = d;
-            else if (EQUAL(a, "-sweep_time")) j.p.sweep_time_s = d;
-            else if (EQUAL(a, "-elevation")) elev = d;
-            else if (EQUAL(a, "-noise")) j.noise = d;
-            else if (EQUAL(a, "-seed")) j.seed = (unsigned long long)d;
-            else if (EQUAL(a, "-lat")) site.latitude = d;
-            else if (EQUAL(a, "-lon")) site.longitude = d;
-            else {
-                fprintf(stderr, "ERROR 1: gdal_fmcw: unknown option '%s' (see -simulate --help)\n", a);
-                return sim_fail(o, usage_error, 1);
-            }
             continue;
         }
         if (dst) {
@@ -360,27 +400,9 @@ gg_fmcw_simulate_app_options *gg_fmcw_simulate_app_options_new(int argc, char **
         }
         dst = a;
     }
-    char err[256];
-    j.p.sample_rate_hz = j.p.n_samples / j.p.sweep_time_s;
-    if (!dst)
-        return fprintf(stderr, "ERROR 1: gdal_fmcw: missing destination file (see -simulate --help)\n"),
-               sim_fail(o, usage_error, 1);
-    if (!EQUAL(CPLGetExtension(dst), "nc"))
-        return fprintf(stderr, "ERROR 1: gdal_fmcw: -simulate writes NetCDF: the destination '%s' "
-                               "must end in .nc\n", dst),
-               sim_fail(o, usage_error, 1);
-    if (j.nsec < 1 || j.nsec > 100000)
-        return fprintf(stderr, "ERROR 1: gdal_fmcw: -sectors %d out of range\n", j.nsec),
-               sim_fail(o, usage_error, 1);
-    if (gg_fmcw_params_check(&j.p, err, sizeof err) != GG_OK)
-        return fprintf(stderr, "ERROR 1: gdal_fmcw: %s\n", err), sim_fail(o, usage_error, 1);
-    if (!(j.noise >= 0))
-        return fprintf(stderr, "ERROR 1: gdal_fmcw: -noise must be >= 0\n"), sim_fail(o, usage_error, 1);
-    o->j = j;
-    o->elev = elev;
-    o->site = site;
+    if (check_sim_options(o, dst))
+        return sim_fail(o, usage_error, 1);
     o->dst = CPLStrdup(dst);
-    o->quiet = quiet;
     *usage_error = 0;
     return o;
 }
