@@ -270,9 +270,171 @@ static const char *const unsupported[] = {
     "-nosrcalpha", "-refine_gcps", "-wt", "-novshiftgrid", "-vshift", "-nomd", "-cvmd",
     "-setci", "-oo", "-doo", "-ovr", "-if", "-b", "-srcband", "-dstband", NULL};
 
+/* In the parsers below: the usage error, one line in err. */
+#define BAD(...) (snprintf(err, errlen, __VA_ARGS__), GGW_CMD_ERROR)
+
+/* --help, --describe and --version, answered on stdout (GGW_CMD_DONE);
+ * GGW_CMD_RUN for any other flag. */
+static int answer_info_flag(const char *a)
+{
+    if (EQUAL(a, "--help") || EQUAL(a, "-h") || EQUAL(a, "--help-general")) {
+        ggw_print_usage(stdout);
+        return GGW_CMD_DONE;
+    }
+    if (EQUAL(a, "--describe")) {
+        ggw_print_description(stdout);
+        return GGW_CMD_DONE;
+    }
+    if (EQUAL(a, "--version")) {
+        gg_app_print_version(PROG);
+        return GGW_CMD_DONE;
+    }
+    return GGW_CMD_RUN;
+}
+
+/* The option a switch sets; NULL when a is not a switch. */
+static int *switch_of(ggw_options *o, const char *a)
+{
+    return EQUAL(a, "-tap")         ? &o->tap
+           : EQUAL(a, "-dstalpha")  ? &o->dstalpha
+           : EQUAL(a, "-tps")       ? &o->tps
+           : EQUAL(a, "-rpc")       ? &o->rpc
+           : EQUAL(a, "-geoloc")    ? &o->geoloc
+           : EQUAL(a, "-overwrite") ? &o->overwrite
+           : EQUAL(a, "-q") || EQUAL(a, "-quiet") ? &o->quiet
+           : EQUAL(a, "-v")         ? &o->verbose
+                                    : NULL;
+}
+
+/* -te, -tr and -ts: their want numeric values v[0..want). */
+static int parse_numbers_flag(ggw_options *o, const char *a, char **v, int want, char *err,
+                              size_t errlen)
+{
+    double d[4];
+    for (int k = 0; k < want; k++)
+        if (!number(v[k], &d[k]))
+            return BAD("%s: '%s' is not a number", a, v[k]);
+    if (EQUAL(a, "-te")) {
+        if (!(d[2] > d[0] && d[3] > d[1]))
+            return BAD("-te: xmin < xmax and ymin < ymax are needed");
+        memcpy(o->te, d, sizeof o->te);
+        o->has_te = 1;
+    } else if (EQUAL(a, "-tr")) {
+        if (!(d[0] > 0) || d[1] == 0)
+            return BAD("-tr: resolutions must be positive");
+        o->tr[0] = d[0];
+        o->tr[1] = fabs(d[1]);
+        o->has_tr = 1;
+    } else {
+        for (int k = 0; k < 2; k++)
+            if (d[k] < 0 || d[k] > 1e9 || d[k] != floor(d[k]))
+                return BAD("-ts: width and height must be whole numbers from 0 to 1e9");
+        if (d[0] == 0 && d[1] == 0)
+            return BAD("-ts 0 0: give at least one side");
+        o->ts[0] = (int)d[0];
+        o->ts[1] = (int)d[1];
+        o->has_ts = 1;
+    }
+    char joined[512] = "";
+    for (int k = 0; k < want; k++)
+        snprintf(joined + strlen(joined), sizeof joined - strlen(joined), "%s%s", k ? "," : "",
+                 v[k]);
+    o->keyvals = CSLAddString(o->keyvals, CPLSPrintf("%s=%s", a + 1, joined));
+    return GGW_CMD_RUN;
+}
+
+/* -ot and -r: v must be one of the flag's choices in the table. */
+static int parse_choice_flag(ggw_options *o, const char *a, const char *v, char *err,
+                             size_t errlen)
+{
+    if (EQUAL(a, "-ot")) {
+        const gg_option *e = entry("ot");
+        char **c = CSLTokenizeString2(e->choices, ",", 0);
+        int found = 0;
+        for (int k = 0; c[k] && !found; k++)
+            found = EQUAL(c[k], v);
+        CSLDestroy(c);
+        if (!found)
+            return BAD("-ot %s: gdal_warp writes Byte, UInt16, Int16, Float32 or CFloat32", v);
+        o->ot = v;
+        return GGW_CMD_RUN;
+    }
+    /* the table's choices, in gg_ortho_method's order */
+    const gg_option *e = entry("r");
+    char **m = CSLTokenizeString2(e->choices, ",", 0);
+    int found = CSLFindString(m, v);
+    CSLDestroy(m);
+    if (EQUAL(v, "nearest"))
+        found = 0;
+    if (found < 0)
+        return BAD("-r %s: gdal_warp resamples with %s", v, e->choices);
+    o->resampling = found;
+    return GGW_CMD_RUN;
+}
+
+/* A flag with one value v. */
+static int parse_value_flag(ggw_options *o, const char *a, const char *v, char *err,
+                            size_t errlen)
+{
+    double d;
+    if (ggw_is_option(a + 1))
+        o->keyvals = CSLAddString(o->keyvals, CPLSPrintf("%s=%s", a + 1, v));
+    if (EQUAL(a, "-s_srs"))
+        o->s_srs = v;
+    else if (EQUAL(a, "-t_srs"))
+        o->t_srs = v;
+    else if (EQUAL(a, "-te_srs"))
+        o->te_srs = v;
+    else if (EQUAL(a, "-ot") || EQUAL(a, "-r"))
+        return parse_choice_flag(o, a, v, err, errlen);
+    else if (EQUAL(a, "-of"))
+        o->of = v;
+    else if (EQUAL(a, "-co"))
+        o->co = CSLAddString(o->co, v);
+    else if (EQUAL(a, "-to"))
+        o->to = CSLAddString(o->to, v);
+    else if (EQUAL(a, "-wo"))
+        o->wo = CSLAddString(o->wo, v);
+    else if (EQUAL(a, "-wm"))
+        return GGW_CMD_RUN; /* accepted: blocks come from the planner */
+    else if (EQUAL(a, "-device"))
+        o->device = v;
+    else if (EQUAL(a, "-srcnodata"))
+        o->srcnodata = v;
+    else if (EQUAL(a, "-dstnodata"))
+        o->dstnodata = v;
+    else if (EQUAL(a, "-et")) {
+        if (!number(v, &d) || d < 0)
+            return BAD("-et: '%s' is not a non-negative number", v);
+        o->et = d;
+        o->has_et = 1;
+    } else if (EQUAL(a, "-order")) {
+        if (!number(v, &d) || d != floor(d) || d < 1 || d > 3)
+            return BAD("-order: 1, 2 or 3");
+        o->order = (int)d;
+    } else
+        return BAD("unknown option %s", a);
+    return GGW_CMD_RUN;
+}
+
+/* The options that need or exclude others, and the operands. */
+static int check_combination(const ggw_options *o, char *err, size_t errlen)
+{
+    if (o->has_tr && o->has_ts)
+        return BAD("-tr and -ts cannot be used together");
+    if (o->tap && !o->has_tr)
+        return BAD("-tap needs -tr");
+    if (o->te_srs && !o->has_te)
+        return BAD("-te_srs needs -te");
+    if ((o->tps != 0) + (o->rpc != 0) + (o->geoloc != 0) + (o->order != 0) > 1)
+        return BAD("-order, -tps, -rpc and -geoloc choose one transformer: give one");
+    if (CSLCount(o->positional) < 2)
+        return BAD("a source and a destination are needed");
+    return GGW_CMD_RUN;
+}
+
 int ggw_parse_command_line(ggw_options *o, int argc, char **argv, char *err, size_t errlen)
 {
-#define BAD(...) (snprintf(err, errlen, __VA_ARGS__), GGW_CMD_ERROR)
     memset(o, 0, sizeof *o);
     o->et = 0.125;
     for (int i = 1; i < argc; i++) {
@@ -281,28 +443,10 @@ int ggw_parse_command_line(ggw_options *o, int argc, char **argv, char *err, siz
             o->positional = CSLAddString(o->positional, a);
             continue;
         }
-        if (EQUAL(a, "--help") || EQUAL(a, "-h") || EQUAL(a, "--help-general")) {
-            ggw_print_usage(stdout);
-            return GGW_CMD_DONE;
-        }
-        if (EQUAL(a, "--describe")) {
-            ggw_print_description(stdout);
-            return GGW_CMD_DONE;
-        }
-        if (EQUAL(a, "--version")) {
-            gg_app_print_version(PROG);
-            return GGW_CMD_DONE;
-        }
-        /* switches */
-        int *sw = EQUAL(a, "-tap")         ? &o->tap
-                  : EQUAL(a, "-dstalpha")  ? &o->dstalpha
-                  : EQUAL(a, "-tps")       ? &o->tps
-                  : EQUAL(a, "-rpc")       ? &o->rpc
-                  : EQUAL(a, "-geoloc")    ? &o->geoloc
-                  : EQUAL(a, "-overwrite") ? &o->overwrite
-                  : EQUAL(a, "-q") || EQUAL(a, "-quiet") ? &o->quiet
-                  : EQUAL(a, "-v")         ? &o->verbose
-                                           : NULL;
+        int rc = answer_info_flag(a);
+        if (rc != GGW_CMD_RUN)
+            return rc;
+        int *sw = switch_of(o, a);
         if (sw) {
             *sw = 1;
             if (!EQUAL(a, "-overwrite") && !EQUAL(a, "-q") && !EQUAL(a, "-quiet") &&
@@ -323,109 +467,15 @@ int ggw_parse_command_line(ggw_options *o, int argc, char **argv, char *err, siz
             want = 2;
         if (i + want >= argc)
             return BAD("%s needs %d value%s", a, want, want > 1 ? "s" : "");
-        const char *v = argv[i + 1];
-        double d[4];
-        if (EQUAL(a, "-te") || EQUAL(a, "-tr") || EQUAL(a, "-ts")) {
-            for (int k = 0; k < want; k++)
-                if (!number(argv[i + 1 + k], &d[k]))
-                    return BAD("%s: '%s' is not a number", a, argv[i + 1 + k]);
-            if (EQUAL(a, "-te")) {
-                if (!(d[2] > d[0] && d[3] > d[1]))
-                    return BAD("-te: xmin < xmax and ymin < ymax are needed");
-                memcpy(o->te, d, sizeof o->te);
-                o->has_te = 1;
-            } else if (EQUAL(a, "-tr")) {
-                if (!(d[0] > 0) || d[1] == 0)
-                    return BAD("-tr: resolutions must be positive");
-                o->tr[0] = d[0];
-                o->tr[1] = fabs(d[1]);
-                o->has_tr = 1;
-            } else {
-                for (int k = 0; k < 2; k++)
-                    if (d[k] < 0 || d[k] > 1e9 || d[k] != floor(d[k]))
-                        return BAD("-ts: width and height must be whole numbers from 0 to 1e9");
-                if (d[0] == 0 && d[1] == 0)
-                    return BAD("-ts 0 0: give at least one side");
-                o->ts[0] = (int)d[0];
-                o->ts[1] = (int)d[1];
-                o->has_ts = 1;
-            }
-            char joined[512] = "";
-            for (int k = 0; k < want; k++)
-                snprintf(joined + strlen(joined), sizeof joined - strlen(joined), "%s%s",
-                         k ? "," : "", argv[i + 1 + k]);
-            o->keyvals = CSLAddString(o->keyvals, CPLSPrintf("%s=%s", a + 1, joined));
-            i += want;
-            continue;
-        }
-        i++;
-        if (ggw_is_option(a + 1))
-            o->keyvals = CSLAddString(o->keyvals, CPLSPrintf("%s=%s", a + 1, v));
-        if (EQUAL(a, "-s_srs"))
-            o->s_srs = v;
-        else if (EQUAL(a, "-t_srs"))
-            o->t_srs = v;
-        else if (EQUAL(a, "-te_srs"))
-            o->te_srs = v;
-        else if (EQUAL(a, "-ot")) {
-            const gg_option *e = entry("ot");
-            char **c = CSLTokenizeString2(e->choices, ",", 0);
-            int found = 0;
-            for (int k = 0; c[k] && !found; k++)
-                found = EQUAL(c[k], v);
-            CSLDestroy(c);
-            if (!found)
-                return BAD("-ot %s: gdal_warp writes Byte, UInt16, Int16, Float32 or CFloat32", v);
-            o->ot = v;
-        } else if (EQUAL(a, "-of"))
-            o->of = v;
-        else if (EQUAL(a, "-co"))
-            o->co = CSLAddString(o->co, v);
-        else if (EQUAL(a, "-to"))
-            o->to = CSLAddString(o->to, v);
-        else if (EQUAL(a, "-wo"))
-            o->wo = CSLAddString(o->wo, v);
-        else if (EQUAL(a, "-wm"))
-            continue; /* accepted: blocks come from the planner */
-        else if (EQUAL(a, "-device"))
-            o->device = v;
-        else if (EQUAL(a, "-srcnodata"))
-            o->srcnodata = v;
-        else if (EQUAL(a, "-dstnodata"))
-            o->dstnodata = v;
-        else if (EQUAL(a, "-r")) {
-            /* the table's choices, in gg_ortho_method's order */
-            const gg_option *e = entry("r");
-            char **m = CSLTokenizeString2(e->choices, ",", 0);
-            int found = CSLFindString(m, v);
-            CSLDestroy(m);
-            if (EQUAL(v, "nearest"))
-                found = 0;
-            if (found < 0)
-                return BAD("-r %s: gdal_warp resamples with %s", v, e->choices);
-            o->resampling = found;
-        } else if (EQUAL(a, "-et")) {
-            if (!number(v, &d[0]) || d[0] < 0)
-                return BAD("-et: '%s' is not a non-negative number", v);
-            o->et = d[0];
-            o->has_et = 1;
-        } else if (EQUAL(a, "-order")) {
-            if (!number(v, &d[0]) || d[0] != floor(d[0]) || d[0] < 1 || d[0] > 3)
-                return BAD("-order: 1, 2 or 3");
-            o->order = (int)d[0];
-        } else
-            return BAD("unknown option %s", a);
+        if (want > 1) /* -te, -tr, -ts */
+            rc = parse_numbers_flag(o, a, argv + i + 1, want, err, errlen);
+        else
+            rc = parse_value_flag(o, a, argv[i + 1], err, errlen);
+        if (rc != GGW_CMD_RUN)
+            return rc;
+        i += want;
     }
-    if (o->has_tr && o->has_ts)
-        return BAD("-tr and -ts cannot be used together");
-    if (o->tap && !o->has_tr)
-        return BAD("-tap needs -tr");
-    if (o->te_srs && !o->has_te)
-        return BAD("-te_srs needs -te");
-    if ((o->tps != 0) + (o->rpc != 0) + (o->geoloc != 0) + (o->order != 0) > 1)
-        return BAD("-order, -tps, -rpc and -geoloc choose one transformer: give one");
-    if (CSLCount(o->positional) < 2)
-        return BAD("a source and a destination are needed");
-    return GGW_CMD_RUN;
-#undef BAD
+    return check_combination(o, err, errlen);
 }
+
+#undef BAD
