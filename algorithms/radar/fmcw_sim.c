@@ -142,8 +142,11 @@ double gg_fmcw_sim_snr_db(const gg_fmcw_params *p, const gg_fmcw_sim *sim, int g
 
 static int has(const float *f, int k) { return f && isfinite(f[k]); }
 
-gg_status gg_fmcw_simulate(const gg_fmcw_params *p, const gg_fmcw_sim *sim,
-                           const gg_fmcw_field *fd, int16_t *sector, char *err, size_t errlen)
+/* The arguments and the field's widths, rho_hv and velocities; err says
+ * what is wrong. */
+static gg_status check_simulate(const gg_fmcw_params *p, const gg_fmcw_sim *sim,
+                                const gg_fmcw_field *fd, const int16_t *sector, char *err,
+                                size_t errlen)
 {
     char why[256];
     if (!p || !sim || !fd || !sector)
@@ -152,9 +155,8 @@ gg_status gg_fmcw_simulate(const gg_fmcw_params *p, const gg_fmcw_sim *sim,
         return fail(err, errlen, "simulate: %s", why), GG_ERR_ARGUMENT;
     if (!(sim->noise_counts >= 0))
         return fail(err, errlen, "simulate: noise_counts must be >= 0"), GG_ERR_ARGUMENT;
-    const int M = p->n_sweeps, N = p->n_samples, G = p->n_gates;
-    const double va = gg_fmcw_nyquist_velocity(p), dv = 2.0 * va / M;
-    for (int k = 0; k < G; k++) {
+    const double va = gg_fmcw_nyquist_velocity(p);
+    for (int k = 0; k < p->n_gates; k++) {
         if (!has(fd->dbz, k))
             continue;
         const double w = has(fd->width, k) ? fd->width[k] : 1.0;
@@ -166,111 +168,160 @@ gg_status gg_fmcw_simulate(const gg_fmcw_params *p, const gg_fmcw_sim *sim,
         if (has(fd->vel, k) && fabs(fd->vel[k]) > 10 * va)
             return fail(err, errlen, "simulate: gate %d: velocity %g m/s", k, fd->vel[k]), GG_ERR_ARGUMENT;
     }
-    rng r = {sim->seed ? sim->seed : 1, 0, 0};
+    return GG_OK;
+}
+
+/* The simulator's buffers: sweeps x[c][m][n], slow-time gate signals
+ * a[c][k][m], and per-gate scratch of M (g, u, wv) or max(M, N) values. */
+typedef struct sim_work {
+    int M, N, G;
+    cplx *x, *a;
+    double *g;
+    cplx *u, *wv, *tmp, *row;
+} sim_work;
+
+static void free_work(sim_work *w)
+{
+    free(w->x), free(w->a), free(w->g), free(w->u), free(w->wv), free(w->tmp), free(w->row);
+}
+
+/* 1 when every buffer was allocated (free_work frees them either way). */
+static int alloc_work(sim_work *w, int M, int N, int G)
+{
     const size_t plane = (size_t)M * N;
-    cplx *x = calloc(3 * plane, sizeof(cplx));      /* [c][m][n] */
-    cplx *a = calloc(3 * (size_t)G * M, sizeof(cplx)); /* [c][k][m] */
-    double *g = malloc(sizeof(double) * (size_t)M);
-    cplx *u = malloc(sizeof(cplx) * (size_t)M), *wv = malloc(sizeof(cplx) * (size_t)M);
     const int nmax = M > N ? M : N;
-    cplx *tmp = malloc(sizeof(cplx) * (size_t)nmax), *row = malloc(sizeof(cplx) * (size_t)nmax);
-    if (!x || !a || !g || !u || !wv || !tmp || !row) {
-        free(x), free(a), free(g), free(u), free(wv), free(tmp), free(row);
-        return fail(err, errlen, "simulate: out of memory"), GG_ERR_NOMEM;
+    w->M = M, w->N = N, w->G = G;
+    w->x = calloc(3 * plane, sizeof(cplx));
+    w->a = calloc(3 * (size_t)G * M, sizeof(cplx));
+    w->g = malloc(sizeof(double) * (size_t)M);
+    w->u = malloc(sizeof(cplx) * (size_t)M), w->wv = malloc(sizeof(cplx) * (size_t)M);
+    w->tmp = malloc(sizeof(cplx) * (size_t)nmax), w->row = malloc(sizeof(cplx) * (size_t)nmax);
+    return w->x && w->a && w->g && w->u && w->wv && w->tmp && w->row;
+}
+
+/* The Doppler spectrum's shape g over FFT bins j (velocity -sj dv): a
+ * Gaussian of mean vel and width wid, aliased, summing to 1. */
+static void doppler_weights(double *g, int M, double vel, double wid, double va, double dv)
+{
+    double gs = 0;
+    const long sj0 = lround(-vel / dv);
+    const int jmax = (int)(((sj0 % M) + M) % M);   /* the bin of the mean velocity */
+    for (int j = 0; j < M; j++) {
+        const int sj = j >= M / 2 ? j - M : j;   /* -M/2 .. M/2-1 */
+        const double vj = -sj * dv;
+        double e = 0;
+        if (wid > 0)
+            for (int q = -3; q <= 3; q++) {
+                const double d = vj - vel + q * 2.0 * va;
+                e += exp(-d * d / (2.0 * wid * wid));
+            }
+        g[j] = e;
+        gs += e;
     }
+    if (!(gs > 0)) {   /* zero width: one bin */
+        memset(g, 0, sizeof(double) * (size_t)M);
+        g[jmax] = gs = 1.0;
+    }
+    for (int j = 0; j < M; j++)
+        g[j] /= gs;
+}
+
+/* The random spectra u and wv; in exact mode wv orthogonal to u under
+ * the weights g, with the same weighted norm. */
+static void random_spectra(const gg_fmcw_sim *sim, const double *g, int M, rng *r, cplx *u,
+                           cplx *wv)
+{
+    for (int j = 0; j < M; j++) {
+        u[j] = sim->exponential ? cgauss(r) : phasor(r);
+        wv[j] = sim->exponential ? cgauss(r) : phasor(r);
+    }
+    if (sim->exponential)
+        return;
+    cplx uw = 0;
+    for (int j = 0; j < M; j++)
+        uw += g[j] * wv[j] * conj(u[j]);
+    double nw = 0;
+    for (int j = 0; j < M; j++) {
+        wv[j] -= uw * u[j];
+        nw += g[j] * creal(wv[j] * conj(wv[j]));
+    }
+    const double sc = nw > 0 ? 1.0 / sqrt(nw) : 0.0;
+    for (int j = 0; j < M; j++)
+        wv[j] *= sc;
+}
+
+/* Gate k's slow-time signals on HH, VV and HV: steady clutter, then the
+ * weather echo of the field's moments. */
+static void add_gate(const gg_fmcw_params *p, const gg_fmcw_sim *sim, const gg_fmcw_field *fd,
+                     int k, double va, double dv, rng *r, sim_work *w)
+{
+    const int M = w->M, N = w->N, G = w->G;
+    double *g = w->g;
+    cplx *u = w->u, *wv = w->wv, *tmp = w->tmp, *row = w->row;
     const double s2 = sim->noise_counts * sim->noise_counts + 1.0 / 12.0;
-    for (int k = 0; k < G; k++) {
-        const double rng_m = gg_fmcw_gate_range(p, k);
-        if (has(fd->clutter_db, k)) {
-            /* steady clutter: the same complex amplitude on every sweep */
-            const cplx c = sqrt(pow(10.0, fd->clutter_db[k] / 10.0) * 2.0 * s2 / N) * phasor(&r);
-            for (int m = 0; m < M; m++) {
-                a[((size_t)0 * G + k) * M + m] += c;
-                a[((size_t)1 * G + k) * M + m] += c;
-            }
-        }
-        if (!has(fd->dbz, k) || !(rng_m > 0))
-            continue;
-        const double Ph = pow(10.0, (fd->dbz[k] - p->radar_constant_h_db - 20.0 * log10(rng_m * 1e-3)) / 10.0);
-        const double Pv = Ph / pow(10.0, (has(fd->zdr, k) ? fd->zdr[k] : 0.0) / 10.0);
-        const double Px = has(fd->ldr, k) ? Ph * pow(10.0, fd->ldr[k] / 10.0) : 0.0;
-        const double vel = has(fd->vel, k) ? fd->vel[k] : 0.0;
-        const double wid = has(fd->width, k) ? fd->width[k] : 1.0;
-        const double rho = has(fd->rhohv, k) ? fd->rhohv[k] : 1.0;
-        const double phi = (has(fd->phidp, k) ? fd->phidp[k] : 0.0) * M_PI / 180.0;
-        /* Gaussian over FFT bins j (velocity -sj dv), aliased */
-        double gs = 0;
-        const long sj0 = lround(-vel / dv);
-        const int jmax = (int)(((sj0 % M) + M) % M);   /* the bin of the mean velocity */
-        for (int j = 0; j < M; j++) {
-            const int sj = j >= M / 2 ? j - M : j;   /* -M/2 .. M/2-1 */
-            const double vj = -sj * dv;
-            double e = 0;
-            if (wid > 0)
-                for (int q = -3; q <= 3; q++) {
-                    const double d = vj - vel + q * 2.0 * va;
-                    e += exp(-d * d / (2.0 * wid * wid));
-                }
-            g[j] = e;
-            gs += e;
-        }
-        if (!(gs > 0)) {   /* zero width: one bin */
-            memset(g, 0, sizeof(double) * (size_t)M);
-            g[jmax] = gs = 1.0;
-        }
-        for (int j = 0; j < M; j++)
-            g[j] /= gs;
-        /* the random spectra */
-        for (int j = 0; j < M; j++) {
-            u[j] = sim->exponential ? cgauss(&r) : phasor(&r);
-            wv[j] = sim->exponential ? cgauss(&r) : phasor(&r);
-        }
-        if (!sim->exponential) {
-            /* w orthogonal to u under the weights g, same weighted norm */
-            cplx uw = 0;
-            for (int j = 0; j < M; j++)
-                uw += g[j] * wv[j] * conj(u[j]);
-            double nw = 0;
-            for (int j = 0; j < M; j++) {
-                wv[j] -= uw * u[j];
-                nw += g[j] * creal(wv[j] * conj(wv[j]));
-            }
-            const double sc = nw > 0 ? 1.0 / sqrt(nw) : 0.0;
-            for (int j = 0; j < M; j++)
-                wv[j] *= sc;
-        }
-        const double sr = sqrt(1.0 - rho * rho);
-        cplx *ah = a + ((size_t)0 * G + k) * M, *av = a + ((size_t)1 * G + k) * M,
-             *ax = a + ((size_t)2 * G + k) * M;
-        for (int j = 0; j < M; j++) {
-            tmp[j] = sqrt(Ph * g[j]) * u[j];
-            row[j] = sqrt(Pv * g[j]) * (rho * u[j] + sr * wv[j]) * cexp(-I * phi);
-        }
-        idft(tmp, M, u);   /* u is free now */
-        idft(row, M, u);
+    const double rng_m = gg_fmcw_gate_range(p, k);
+    cplx *ah = w->a + ((size_t)0 * G + k) * M, *av = w->a + ((size_t)1 * G + k) * M,
+         *ax = w->a + ((size_t)2 * G + k) * M;
+    if (has(fd->clutter_db, k)) {
+        /* steady clutter: the same complex amplitude on every sweep */
+        const cplx c = sqrt(pow(10.0, fd->clutter_db[k] / 10.0) * 2.0 * s2 / N) * phasor(r);
         for (int m = 0; m < M; m++) {
-            ah[m] += tmp[m];
-            av[m] += row[m];
-        }
-        if (Px > 0) {
-            for (int j = 0; j < M; j++)
-                tmp[j] = sqrt(Px * g[j]) * (sim->exponential ? cgauss(&r) : phasor(&r));
-            idft(tmp, M, u);
-            for (int m = 0; m < M; m++)
-                ax[m] += tmp[m];
+            ah[m] += c;
+            av[m] += c;
         }
     }
-    /* fast time: sweep m of channel c is the inverse DFT of its gates */
+    if (!has(fd->dbz, k) || !(rng_m > 0))
+        return;
+    const double Ph = pow(10.0, (fd->dbz[k] - p->radar_constant_h_db - 20.0 * log10(rng_m * 1e-3)) / 10.0);
+    const double Pv = Ph / pow(10.0, (has(fd->zdr, k) ? fd->zdr[k] : 0.0) / 10.0);
+    const double Px = has(fd->ldr, k) ? Ph * pow(10.0, fd->ldr[k] / 10.0) : 0.0;
+    const double vel = has(fd->vel, k) ? fd->vel[k] : 0.0;
+    const double wid = has(fd->width, k) ? fd->width[k] : 1.0;
+    const double rho = has(fd->rhohv, k) ? fd->rhohv[k] : 1.0;
+    const double phi = (has(fd->phidp, k) ? fd->phidp[k] : 0.0) * M_PI / 180.0;
+    doppler_weights(g, M, vel, wid, va, dv);
+    random_spectra(sim, g, M, r, u, wv);
+    const double sr = sqrt(1.0 - rho * rho);
+    for (int j = 0; j < M; j++) {
+        tmp[j] = sqrt(Ph * g[j]) * u[j];
+        row[j] = sqrt(Pv * g[j]) * (rho * u[j] + sr * wv[j]) * cexp(-I * phi);
+    }
+    idft(tmp, M, u);   /* u is free now */
+    idft(row, M, u);
+    for (int m = 0; m < M; m++) {
+        ah[m] += tmp[m];
+        av[m] += row[m];
+    }
+    if (Px > 0) {
+        for (int j = 0; j < M; j++)
+            tmp[j] = sqrt(Px * g[j]) * (sim->exponential ? cgauss(r) : phasor(r));
+        idft(tmp, M, u);
+        for (int m = 0; m < M; m++)
+            ax[m] += tmp[m];
+    }
+}
+
+/* Fast time: sweep m of channel c is the inverse DFT of its gates, plus
+ * the receiver's noise. */
+static void fast_time(const gg_fmcw_sim *sim, rng *r, sim_work *w)
+{
+    const int M = w->M, N = w->N, G = w->G;
+    const size_t plane = (size_t)M * N;
     for (int c = 0; c < 3; c++)
         for (int m = 0; m < M; m++) {
-            memset(row, 0, sizeof(cplx) * (size_t)N);
+            memset(w->row, 0, sizeof(cplx) * (size_t)N);
             for (int k = 0; k < G; k++)
-                row[k] = a[((size_t)c * G + k) * M + m];
-            idft(row, N, tmp);
-            cplx *xr = x + (size_t)c * plane + (size_t)m * N;
+                w->row[k] = w->a[((size_t)c * G + k) * M + m];
+            idft(w->row, N, w->tmp);
+            cplx *xr = w->x + (size_t)c * plane + (size_t)m * N;
             for (int n = 0; n < N; n++)
-                xr[n] = row[n] + sim->noise_counts * (gauss(&r) + I * gauss(&r));
+                xr[n] = w->row[n] + sim->noise_counts * (gauss(r) + I * gauss(r));
         }
+}
+
+/* The sweeps rounded and clipped to int16, as [c][I/Q][m][n]. */
+static void quantise(const cplx *x, size_t plane, int16_t *sector)
+{
     int clipped = 0;
     for (int c = 0; c < 3; c++)
         for (size_t i = 0; i < plane; i++) {
@@ -287,6 +338,26 @@ gg_status gg_fmcw_simulate(const gg_fmcw_params *p, const gg_fmcw_sim *sim,
             }
         }
     (void)clipped;
-    free(x), free(a), free(g), free(u), free(wv), free(tmp), free(row);
+}
+
+gg_status gg_fmcw_simulate(const gg_fmcw_params *p, const gg_fmcw_sim *sim,
+                           const gg_fmcw_field *fd, int16_t *sector, char *err, size_t errlen)
+{
+    const gg_status st = check_simulate(p, sim, fd, sector, err, errlen);
+    if (st != GG_OK)
+        return st;
+    const int M = p->n_sweeps, N = p->n_samples, G = p->n_gates;
+    const double va = gg_fmcw_nyquist_velocity(p), dv = 2.0 * va / M;
+    rng r = {sim->seed ? sim->seed : 1, 0, 0};
+    sim_work w;
+    if (!alloc_work(&w, M, N, G)) {
+        free_work(&w);
+        return fail(err, errlen, "simulate: out of memory"), GG_ERR_NOMEM;
+    }
+    for (int k = 0; k < G; k++)
+        add_gate(p, sim, fd, k, va, dv, &r, &w);
+    fast_time(sim, &r, &w);
+    quantise(w.x, (size_t)M * N, sector);
+    free_work(&w);
     return GG_OK;
 }
