@@ -877,17 +877,22 @@ static gg_op *copy_op(const gg_op *op)
  * context on the same GPU): strips alternate between the two, so one
  * strip's copies overlap the other's kernels.  Same bits as one worker.
  * Not for ops with a statistics pass (each worker would redo it).
- * Appends to *dss; returns 1 after reporting a failure. */
-static int add_cuda_workers(gg_app *app, GDALDatasetH **dss, int *ndev)
+ * Appends to *dss, its device started like theirs (in_background: on a
+ * thread of its own); returns 1 after reporting a failure. */
+static int add_cuda_workers(gg_app *app, GDALDatasetH **dss, int *ndev, int in_background)
 {
     if (gg_op_needs_stats(GGDatasetOperation((*dss)[0])))
         return 0;
     const int nbase = *ndev;
     for (int k = 0; k < nbase; k++) {
-        const char *name = GGDatasetDeviceName((*dss)[k]);
-        if (!name || strncmp(name, "cuda:", 5))
+        if (strcmp(GGDatasetBackend((*dss)[k]), "cuda"))
             continue;
-        char spec[64]; /* the device resolved, e.g. "cuda:0" for auto */
+        /* the device as requested ("cuda:1"), or as auto resolved it
+         * ("cuda:0 NVIDIA ...": the dataset was started) */
+        const char *requested = GGDatasetRequestedDevice((*dss)[k]);
+        const char *name = EQUALN(requested, "cuda", 4) ? requested
+                                                        : GGDatasetDeviceName((*dss)[k]);
+        char spec[64];
         snprintf(spec, sizeof spec, "%.*s", (int)strcspn(name, " "), name);
         gg_op *op = copy_op(GGDatasetOperation((*dss)[k]));
         if (!op)
@@ -895,7 +900,9 @@ static int add_cuda_workers(gg_app *app, GDALDatasetH **dss, int *ndev)
         GDALDatasetH w = open_product(app, op, spec);
         if (!w)
             return 1;
-        if (GGDatasetStart(w) != CE_None) {
+        if (in_background) {
+            GGDatasetStartInBackground(w);
+        } else if (GGDatasetStart(w) != CE_None) {
             GDALClose(w);
             return fail(app, "cannot start the device");
         }
@@ -1112,7 +1119,25 @@ static int run(gg_app *app)
         goto done;
     }
 
+    /* A GPU the request names (cuda, cuda:N, opencl...) starts on a thread
+     * of its own, so that its start (driver, context: 0.2 s of CUDA on an
+     * H200) overlaps the pipeline's first reads: nothing before the
+     * pipeline needs its context, and its first compute waits for it (and
+     * reports its failure).  Started here, before anything is read: under
+     * -v (the report names the device), auto (the start decides what runs
+     * and the fallback notice), a statistics pass (it needs the device
+     * before it reads), several devices (a failure is the first one's) and
+     * the CPU (no start to hide). */
+    const int two_passes = app->spec->open_source ? 0 : gg_op_needs_stats(GGDatasetOperation(ds));
+    const char *backend = app->spec->open_source ? "" : GGDatasetBackend(ds);
+    const int in_background = !own && !app->verbose && !two_passes && ndev == 1 &&
+                              gg_product_write_supported(drv) &&
+                              (!strcmp(backend, "cuda") || !strcmp(backend, "opencl"));
     for (int k = 0; k < ndev; k++) {
+        if (in_background) {
+            GGDatasetStartInBackground(dss[k]); /* no notice to report: not auto */
+            continue;
+        }
         if (!app->spec->open_source && GGDatasetStart(dss[k]) != CE_None) {
             fail(app, "cannot start the device");
             goto done;
@@ -1142,13 +1167,14 @@ static int run(gg_app *app)
     }
 
     if (!app->spec->open_source && gg_product_write_supported(drv) &&
-        add_cuda_workers(app, &dss, &ndev))
+        add_cuda_workers(app, &dss, &ndev, in_background))
         goto done;
 
     /* Statistics pass (radnorm) and writing share the one progress line;
-     * with several devices each computes the statistics itself. */
-    const int two_passes = app->spec->open_source ? 0 : gg_op_needs_stats(GGDatasetOperation(ds));
-    for (int k = 0; k < ndev && !app->spec->open_source; k++) {
+     * with several devices each computes the statistics itself.  Without
+     * a pass this only starts the device: not for one starting in the
+     * background. */
+    for (int k = 0; k < ndev && !app->spec->open_source && !in_background; k++) {
         void *stats_progress = GDALCreateScaledProgress(0.5 * k / ndev, two_passes ? 0.5 * (k + 1) / ndev : 0.0,
                                                         progress, NULL);
         const CPLErr stats_err = GGDatasetComputeStatistics(

@@ -34,6 +34,24 @@ GDALDatasetH GGCreateProcessedDataset(gg_op *op, int nInputs, GDALDatasetH *pahI
  * report the device it runs on. */
 CPLErr GGDatasetStart(GDALDatasetH hDS);
 
+/* Begins starting the device of a processed dataset on a thread of its own
+ * and returns at once, so that reading the inputs (GGStripRead) overlaps
+ * it.  The first call that needs the device (GGStripCompute, a block read,
+ * GGDatasetStart, the statistics pass, GGDatasetDeviceName/Notice) waits
+ * for it and reports a failure as starting the device there would.  A
+ * no-op on a started dataset or another dataset. */
+void GGDatasetStartInBackground(GDALDatasetH hDS);
+
+/* The backend of a processed dataset, "cpu", "cuda" or "opencl": its
+ * context's once started, else the one its device request names; "" when
+ * only starting the device tells (auto) and for another dataset.  Never
+ * waits for a start. */
+const char *GGDatasetBackend(GDALDatasetH hDS);
+
+/* The device a processed dataset was asked for (its device, else the
+ * GG_DEVICE configuration option, else "auto"); "" for another dataset. */
+const char *GGDatasetRequestedDevice(GDALDatasetH hDS);
+
 /* Runs the whole-input statistics pass of ops that need one (radnorm) now,
  * reporting progress; a no-op for other ops.  Starts the device if needed.
  * Without this call the pass runs on the first block read of each band. */
@@ -69,7 +87,8 @@ const void *GGStripBand(const GGStrip *psStrip, int iBand, int *pnY0, int *pnRow
 const gg_op *GGDatasetOperation(GDALDatasetH hDS);
 
 /* Device description ("cpu ... (2 threads)") and fallback notice (empty
- * when none) of a started processed dataset; "" before GGDatasetStart. */
+ * when none) of a started processed dataset (they wait for a start begun
+ * by GGDatasetStartInBackground); "" before GGDatasetStart. */
 const char *GGDatasetDeviceName(GDALDatasetH hDS);
 const char *GGDatasetDeviceNotice(GDALDatasetH hDS);
 

@@ -271,9 +271,9 @@ int gg_product_write(GDALDatasetH *dss, int ndev, const char *dst,
      * strips computed on the CPU backend, whose threads take every core
      * (gdal_rotate -device cpu, 8192^2 on 16 cores: 1.40 s with three
      * readers, 1.08 s with one; bench/RESULTS.md, 2026-11-28). */
-    int on_cpu = 0;
+    int on_cpu = 0; /* asked without waiting for a device that starts in the background */
     for (int k = 0; k < j.ndev; k++)
-        on_cpu |= !strncmp(GGDatasetDeviceName(dss[k]), "cpu", 3);
+        on_cpu |= !strcmp(GGDatasetBackend(dss[k]), "cpu");
     const int readers = j.processed && !on_cpu ? gg_pipeline_readers() : 1;
     const int want = readers + j.ndev + 1;
     const int slots = want < 3 ? 3 : want > MAX_SLOTS ? MAX_SLOTS : want;

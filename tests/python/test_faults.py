@@ -169,6 +169,30 @@ def test_auto_falls_back_to_cpu_with_notice(gg, inputs, tmp_path, utility):
     assert _same(_outputs(auto), _outputs(ref), gg)
 
 
+@pytest.mark.parametrize("utility", ["gdal_multilook", "gdal_rotate", "gdal_radnorm", "gdal_insar",
+                                     "gdal_ptsel"])
+def test_named_device_that_cannot_start(gg, inputs, tmp_path, utility):
+    """A device named by -device that cannot start (OpenCL platform 99: none
+    has it) ends the run cleanly, the same with -v, which starts it before
+    the first read, as without, where its start overlaps the first reads:
+    exit 1, one ERROR line naming the device, nothing left in the output
+    folder, the input untouched."""
+    before = gg.snapshot(inputs)
+    lines = []
+    for verbose in ([], ["-v"]):
+        outdir = tmp_path / f"out{len(verbose)}"
+        outdir.mkdir()
+        argv = _argv(utility, inputs, outdir / "out.tif", "opencl:99")
+        p = gg.run(argv[0], *verbose, *argv[1:], check=False)
+        errors = [l for l in p.stderr.splitlines() if l.startswith("ERROR")]
+        assert p.returncode == 1 and len(errors) == 1, p.stderr
+        assert "cannot start device 'opencl:99'" in errors[0], p.stderr
+        assert list(outdir.iterdir()) == [], "output or temporary left behind"
+        lines.append(errors[0])
+    assert lines[0] == lines[1]
+    assert gg.snapshot(inputs) == before
+
+
 def test_ortho_host_allocation_faults(gg, inputs, tmp_path):
     """GG_FAULT=hostalloc:N fails the N-th host allocation of gdal_ortho's
     scene set-up and blocks (gdal/gg_ortho_scene.c), as memory running out
