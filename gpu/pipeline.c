@@ -242,7 +242,7 @@ int gg_pipeline_run(const gg_pipeline_job *job)
         pthread_mutex_unlock(&p.mu);
     }
     thread_arg first = {&p, 0};
-    worker(&first); /* device 0 on the calling thread (where its context was made) */
+    worker(&first); /* worker 0 on the calling thread (the caller's device) */
     for (int i = 0; i < running; i++)
         pthread_join(ids[i], NULL);
     const int failed = running < n ? -1 : p.failed;
