@@ -3,7 +3,8 @@
  * caller reads options and inputs: a GPU's start (driver, context, FFT
  * modules: about 0.2 s on an H200) is most of the fixed cost of a short
  * run, and nothing before the first computation needs the device itself.
- * Used by gdal_ortho, gdal_warp and gdal_xcorr -mode gmtsar.
+ * Used by gdal_ortho, gdal_warp, gdal_xcorr -mode gmtsar and the processed
+ * datasets of the image utilities (gg_processed.h).
  *
  * MIT licence.
  */

@@ -9,6 +9,7 @@
  * MIT licence.
  */
 #include "gg_processed.h"
+#include "gg_device_start.h"
 #include "gpu/pipeline.h"
 #include "gpu/fault.h"
 #include "gg_spec.h"
@@ -26,7 +27,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -201,11 +201,11 @@ class GGDataset final : public GDALPamDataset
     std::mutex m_oMutex{};
     gg_context *m_psContext = nullptr;
     std::string m_osContextError{};
-    // A start begun by StartInBackground: its thread's result, taken (under
+    // A start begun by StartInBackground (gg_device_start.h), taken (under
     // m_oMutex) by the first call that needs the device.
-    std::thread m_oStarting{};
-    gg_context *m_psStarted = nullptr;
-    std::string m_osStartError{};
+    bool m_bStarting = false;
+    std::string m_osStarting{};  // the device it starts
+    gg_device_start m_sStarting{};
     std::vector<bool> m_abStatsDone{};
     std::vector<std::string> m_aosStatsError{};
     GGBlockSource m_oBlock{};          // the block GDAL asked for
@@ -610,37 +610,30 @@ gg_context *CreateContext(const std::string &osDevice, std::string &osError)
 
 /* Begins creating the context on a thread of its own: a GPU's start
  * (driver, context, FFT library: 0.2 s of CUDA on an H200) overlaps the
- * first strips' reads.  The thread touches nothing of the dataset but
- * m_psStarted and m_osStartError, read once it is joined. */
+ * first strips' reads. */
 void GGDataset::StartInBackground()
 {
     std::lock_guard<std::mutex> oLock(m_oMutex);
-    if (m_psContext || !m_osContextError.empty() || m_oStarting.joinable())
+    if (m_psContext || !m_osContextError.empty() || m_bStarting)
         return;
     // the request as this thread sees it (GG_DEVICE may be a thread-local
     // configuration option)
-    const std::string osDevice = GGRequestedDevice(m_osDevice, true);
-    try
-    {
-        m_oStarting = std::thread([this, osDevice]
-                                  { m_psStarted = CreateContext(osDevice, m_osStartError); });
-    }
-    catch (const std::system_error &)
-    {
-        // no thread: the device starts when first needed, as without this call
-    }
+    m_osStarting = GGRequestedDevice(m_osDevice, true);
+    gg_device_start_begin(&m_sStarting, m_osStarting.c_str());
+    m_bStarting = true;
 }
 
 /* Waits for a start begun by StartInBackground and takes its result. */
 void GGDataset::TakeStartedLocked()
 {
-    if (!m_oStarting.joinable())
+    if (!m_bStarting)
         return;
-    m_oStarting.join();
-    m_psContext = m_psStarted;
-    m_psStarted = nullptr;
+    m_bStarting = false;
+    m_psContext = gg_device_start_wait(&m_sStarting);
     if (!m_psContext)
-        m_osContextError = m_osStartError;
+        m_osContextError = m_sStarting.error[0] ? m_sStarting.error
+                                                : gg_status_string(m_sStarting.status);
+    gg_device_start_end(&m_sStarting, TRUE);  // the context is the dataset's now
 }
 
 bool GGDataset::StartContextLocked()
