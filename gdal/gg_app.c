@@ -992,61 +992,77 @@ static int check_work(gg_app *app, GDALDatasetH ds, GDALDataType out_type)
     return 0;
 }
 
-/* Computes the product of src into a temporary, then moves it to dst. */
-static int run(gg_app *app)
-{
-    const double t0 = now_seconds();
-    GDALProgressFunc progress = app->quiet ? GDALDummyProgress : GDALTermProgress;
+/* What one run decides and holds, passed from step to step; run_free
+ * releases it whichever step stopped the run. */
+typedef struct run_state {
+    double t0;
+    GDALProgressFunc progress;
+    int ggvrt;             /* -of GGVRT: the product's description, no pixels */
+    int own;               /* a format the utility writes itself (spec->own_format) */
+    GDALDriverH drv;       /* otherwise the GDAL driver that writes dst */
+    GDALDataType out_type; /* -ot; GDT_Unknown keeps the product's types */
+    GDALDatasetH *dss;     /* the product on each device; dss[0] answers for all */
+    int ndev;
+    gg_output_set *set;    /* every file of the run: one transaction, committed at the end */
+    int mixed;             /* the product's bands differ in type */
+    int two_passes;        /* a statistics pass reads the sources before writing */
+    int in_background;     /* the device starts on a thread of its own */
+} run_state;
 
-    /* The output format first: a bad -of or -ot must not cost a read. */
+/* The output format first: a bad -of or -ot must not cost a read.  Then
+ * the destination's folder and the destination itself.  0, or 1 after
+ * the error. */
+static int choose_output(gg_app *app, run_state *r)
+{
     const char *ext = CPLGetExtension(app->dst);
-    const int ggvrt = app->format ? (EQUAL(app->format, "GGVRT") || EQUAL(app->format, "GG"))
-                                  : EQUAL(ext, "ggvrt");
-    /* a format the utility writes itself (spec->own_format) */
-    const int own = app->format && app->spec->own_format && app->spec->write_format &&
-                    EQUAL(app->format, app->spec->own_format);
-    GDALDriverH drv = NULL;
-    if (ggvrt && app->spec->open_source)
+    r->ggvrt = app->format ? (EQUAL(app->format, "GGVRT") || EQUAL(app->format, "GG"))
+                           : EQUAL(ext, "ggvrt");
+    r->own = app->format && app->spec->own_format && app->spec->write_format &&
+             EQUAL(app->format, app->spec->own_format);
+    if (r->ggvrt && app->spec->open_source)
         return fail(app, "-of GGVRT does not apply to %s", app->spec->name);
-    if (own) {
+    if (r->own) {
         if (app->type || app->creation_options)
             return fail(app, "-ot and -co do not apply to -of %s", app->spec->own_format);
-    } else if (ggvrt) {
+    } else if (r->ggvrt) {
         if (app->type || app->creation_options)
             return fail(app, "-ot and -co do not apply to -of GGVRT");
     } else {
-        drv = app->format ? GDALGetDriverByName(app->format) : guess_driver(app->dst);
-        if (!drv)
+        r->drv = app->format ? GDALGetDriverByName(app->format) : guess_driver(app->dst);
+        if (!r->drv)
             return fail(app, "output format '%s' is not known to GDAL", app->format);
-        if (!GDALGetMetadataItem(drv, GDAL_DCAP_RASTER, NULL) ||
-            (!GDALGetMetadataItem(drv, GDAL_DCAP_CREATE, NULL) &&
-             !GDALGetMetadataItem(drv, GDAL_DCAP_CREATECOPY, NULL)))
+        if (!GDALGetMetadataItem(r->drv, GDAL_DCAP_RASTER, NULL) ||
+            (!GDALGetMetadataItem(r->drv, GDAL_DCAP_CREATE, NULL) &&
+             !GDALGetMetadataItem(r->drv, GDAL_DCAP_CREATECOPY, NULL)))
             return fail(app, "output format '%s' cannot write rasters",
-                        GDALGetDriverShortName(drv));
+                        GDALGetDriverShortName(r->drv));
     }
-    GDALDataType out_type = GDT_Unknown;
     if (app->type) {
-        out_type = GDALGetDataTypeByName(app->type);
-        if (out_type == GDT_Unknown)
+        r->out_type = GDALGetDataTypeByName(app->type);
+        if (r->out_type == GDT_Unknown)
             return fail(app, "unsupported data type '%s'", app->type);
     }
     const char *folder = CPLGetPath(app->dst);
     VSIStatBufL st;
     if (*folder && (VSIStatL(folder, &st) != 0 || !VSI_ISDIR(st.st_mode)))
         return fail(app, "the destination folder '%s' does not exist", folder);
-    const int nsrc = CSLCount(app->srcs);
-    {
-        char why[2048];
-        if (gg_input_files_check_output(NULL, "the destination", app->dst, why, sizeof why))
-            return fail(app, "%s", why);
-    }
+    char why[2048];
+    if (gg_input_files_check_output(NULL, "the destination", app->dst, why, sizeof why))
+        return fail(app, "%s", why);
+    return 0;
+}
 
+/* The product on each device of -device (r->dss, r->ndev).  A failure
+ * closes what was opened and leaves r empty: 1 after the error. */
+static int open_products(gg_app *app, run_state *r)
+{
     char **devices = device_list(app);
     if (!devices)
         return 1;
     /* several devices compute pixels only: a virtual output needs one */
-    int ndev = ggvrt || own || EQUAL(GDALGetDriverShortName(drv), "VRT") || app->spec->open_source
-                   ? 1 : CSLCount(devices);
+    const int ndev = r->ggvrt || r->own || EQUAL(GDALGetDriverShortName(r->drv), "VRT") ||
+                             app->spec->open_source
+                         ? 1 : CSLCount(devices);
     GDALDatasetH *dss = CPLCalloc((size_t)ndev, sizeof *dss);
     for (int k = ndev - 1; k >= 0; k--) { /* the copies first: app->op goes to device 0 */
         if (app->spec->open_source) {   /* not an op: the utility opens its product */
@@ -1071,157 +1087,161 @@ static int run(gg_app *app)
         }
     }
     CSLDestroy(devices);
-    GDALDatasetH ds = dss[0];
+    r->dss = dss;
+    r->ndev = ndev;
+    return 0;
+}
 
-    int status = 1;
-    /* every file of the run: one transaction, committed at the end */
-    gg_output_set *set = gg_output_set_new();
-    if (!set) {
-        fail(app, "out of memory");
-        goto done;
-    }
-    const int mixed = bands_mix_types(ds);
-    if (!ggvrt && check_work(app, ds, out_type))
-        goto done;
-    if (check_outputs(app, ds, drv, ggvrt, mixed))
-        goto done;
-    if (out_type != GDT_Unknown && mixed) {
-        fail(app, "-ot cannot convert the %s products: their bands have different types",
-             app->spec->operation);
-        goto done;
-    }
-    if (out_type != GDT_Unknown) {
+/* Before anything is written: the run's transaction (r->set), the work
+ * estimate, the files the run would write, and -ot against the product.
+ * 0, or 1 after the error. */
+static int check_before_writing(gg_app *app, run_state *r)
+{
+    r->set = gg_output_set_new();
+    if (!r->set)
+        return fail(app, "out of memory");
+    GDALDatasetH ds = r->dss[0];
+    r->mixed = bands_mix_types(ds);
+    if (!r->ggvrt && check_work(app, ds, r->out_type))
+        return 1;
+    if (check_outputs(app, ds, r->drv, r->ggvrt, r->mixed))
+        return 1;
+    if (r->out_type != GDT_Unknown && r->mixed)
+        return fail(app, "-ot cannot convert the %s products: their bands have different types",
+                    app->spec->operation);
+    if (r->out_type != GDT_Unknown) {
         const GDALDataType product = GDALGetRasterDataType(GDALGetRasterBand(ds, 1));
-        if (GDALDataTypeIsComplex(out_type) != GDALDataTypeIsComplex(product)) {
-            fail(app, "unsupported data type %s for the %s %s product (a %s type is needed)",
-                 GDALGetDataTypeName(out_type), GDALGetDataTypeName(product),
-                 app->spec->operation, GDALDataTypeIsComplex(product) ? "complex" : "real");
-            goto done;
-        }
+        if (GDALDataTypeIsComplex(r->out_type) != GDALDataTypeIsComplex(product))
+            return fail(app, "unsupported data type %s for the %s %s product (a %s type is needed)",
+                        GDALGetDataTypeName(r->out_type), GDALGetDataTypeName(product),
+                        app->spec->operation, GDALDataTypeIsComplex(product) ? "complex" : "real");
     }
+    return 0;
+}
 
-    if (ggvrt) {
-        /* no pixels: the description of the product only */
-        const char *tmp = gg_output_set_add(set, app->dst, NULL);
-        if (!tmp) {
-            fail(app, "out of memory");
-            goto done;
-        }
-        if (GGWriteGGVRT(tmp, GGDatasetOperation(ds), nsrc, (const char *const *)app->srcs) !=
-            CE_None) {
-            fail(app, "cannot write '%s'", app->dst);
-            goto done;
-        }
-        if (finish_outputs(app, set))
-            goto done;
-        progress(1.0, "", NULL);
-        status = 0;
-        goto done;
-    }
+/* -of GGVRT: no pixels, the description of the product only. */
+static int write_ggvrt(gg_app *app, run_state *r)
+{
+    const char *tmp = gg_output_set_add(r->set, app->dst, NULL);
+    if (!tmp)
+        return fail(app, "out of memory");
+    if (GGWriteGGVRT(tmp, GGDatasetOperation(r->dss[0]), CSLCount(app->srcs),
+                     (const char *const *)app->srcs) != CE_None)
+        return fail(app, "cannot write '%s'", app->dst);
+    if (finish_outputs(app, r->set))
+        return 1;
+    r->progress(1.0, "", NULL);
+    return 0;
+}
 
-    /* A GPU the request names (cuda, cuda:N, opencl...) starts on a thread
-     * of its own, so that its start (driver, context: 0.2 s of CUDA on an
-     * H200) overlaps the pipeline's first reads: nothing before the
-     * pipeline needs its context, and its first compute waits for it (and
-     * reports its failure).  Started here, before anything is read: under
-     * -v (the report names the device), auto (the start decides what runs
-     * and the fallback notice), a statistics pass (it needs the device
-     * before it reads), several devices (a failure is the first one's) and
-     * the CPU (no start to hide). */
-    const int two_passes = app->spec->open_source ? 0 : gg_op_needs_stats(GGDatasetOperation(ds));
+/* A GPU the request names (cuda, cuda:N, opencl...) starts on a thread of
+ * its own, so that its start (driver, context: 0.2 s of CUDA on an H200)
+ * overlaps the pipeline's first reads: nothing before the pipeline needs
+ * its context, and its first compute waits for it (and reports its
+ * failure).  Started here, before anything is read: under -v (the report
+ * names the device), auto (the start decides what runs and the fallback
+ * notice), a statistics pass (it needs the device before it reads),
+ * several devices (a failure is the first one's) and the CPU (no start to
+ * hide).  0, or 1 after the error. */
+static int start_devices(gg_app *app, run_state *r)
+{
+    GDALDatasetH ds = r->dss[0];
+    r->two_passes = app->spec->open_source ? 0 : gg_op_needs_stats(GGDatasetOperation(ds));
     const char *backend = app->spec->open_source ? "" : GGDatasetBackend(ds);
-    const int in_background = !own && !app->verbose && !two_passes && ndev == 1 &&
-                              gg_product_write_supported(drv) &&
-                              (!strcmp(backend, "cuda") || !strcmp(backend, "opencl"));
-    for (int k = 0; k < ndev; k++) {
-        if (in_background) {
-            GGDatasetStartInBackground(dss[k]); /* no notice to report: not auto */
+    r->in_background = !r->own && !app->verbose && !r->two_passes && r->ndev == 1 &&
+                       gg_product_write_supported(r->drv) &&
+                       (!strcmp(backend, "cuda") || !strcmp(backend, "opencl"));
+    for (int k = 0; k < r->ndev; k++) {
+        if (r->in_background) {
+            GGDatasetStartInBackground(r->dss[k]); /* no notice to report: not auto */
             continue;
         }
-        if (!app->spec->open_source && GGDatasetStart(dss[k]) != CE_None) {
-            fail(app, "cannot start the device");
-            goto done;
-        }
-        if (report_device(app, dss[k]))
-            goto done;
+        if (!app->spec->open_source && GGDatasetStart(r->dss[k]) != CE_None)
+            return fail(app, "cannot start the device");
+        if (report_device(app, r->dss[k]))
+            return 1;
     }
+    return 0;
+}
 
-    if (own) {
-        /* the utility's own writer, into the run's transaction like any file */
-        const char *tmp = gg_output_set_add(set, app->dst, NULL);
-        if (!tmp) {
-            fail(app, "out of memory");
-            goto done;
-        }
-        app->failures = 0;
-        if (app->spec->write_format(app, ds, tmp, progress, NULL) || app->failures > 0) {
-            fail(app, "writing '%s' failed", app->dst);
-            goto done;
-        }
-        if (finish_outputs(app, set))
-            goto done;
-        status = 0;
-        if (app->verbose)
-            fprintf(stderr, "%s: done in %.3f s\n", app->spec->name, now_seconds() - t0);
-        goto done;
-    }
+/* The files in place, and under -v the run's time. */
+static int finish_run(gg_app *app, run_state *r)
+{
+    if (finish_outputs(app, r->set))
+        return 1;
+    if (app->verbose)
+        fprintf(stderr, "%s: done in %.3f s\n", app->spec->name, now_seconds() - r->t0);
+    return 0;
+}
 
-    if (!app->spec->open_source && gg_product_write_supported(drv) &&
-        add_cuda_workers(app, &dss, &ndev, in_background))
-        goto done;
+/* The utility's own writer, into the run's transaction like any file. */
+static int write_own_format(gg_app *app, run_state *r)
+{
+    const char *tmp = gg_output_set_add(r->set, app->dst, NULL);
+    if (!tmp)
+        return fail(app, "out of memory");
+    app->failures = 0;
+    if (app->spec->write_format(app, r->dss[0], tmp, r->progress, NULL) || app->failures > 0)
+        return fail(app, "writing '%s' failed", app->dst);
+    return finish_run(app, r);
+}
 
-    /* Statistics pass (radnorm) and writing share the one progress line;
-     * with several devices each computes the statistics itself.  Without
-     * a pass this only starts the device: not for one starting in the
-     * background. */
-    for (int k = 0; k < ndev && !app->spec->open_source && !in_background; k++) {
-        void *stats_progress = GDALCreateScaledProgress(0.5 * k / ndev, two_passes ? 0.5 * (k + 1) / ndev : 0.0,
-                                                        progress, NULL);
+/* Statistics pass (radnorm) and writing share the one progress line; with
+ * several devices each computes the statistics itself.  Without a pass
+ * this only starts the device: not for one starting in the background.
+ * 0, or 1 after the error. */
+static int statistics_pass(gg_app *app, run_state *r)
+{
+    for (int k = 0; k < r->ndev && !app->spec->open_source && !r->in_background; k++) {
+        void *stats_progress = GDALCreateScaledProgress(
+            0.5 * k / r->ndev, r->two_passes ? 0.5 * (k + 1) / r->ndev : 0.0, r->progress, NULL);
         const CPLErr stats_err = GGDatasetComputeStatistics(
-            dss[k], two_passes ? GDALScaledProgress : NULL, stats_progress);
+            r->dss[k], r->two_passes ? GDALScaledProgress : NULL, stats_progress);
         GDALDestroyScaledProgress(stats_progress);
-        if (stats_err != CE_None) {
-            fail(app, "statistics pass failed");
-            goto done;
-        }
+        if (stats_err != CE_None)
+            return fail(app, "statistics pass failed");
     }
+    return 0;
+}
 
-    const int per_band = (mixed || app->per_band_files) && !EQUAL(GDALGetDriverShortName(drv), "VRT");
-    if (!gg_product_write_supported(drv) && (per_band || ndev > 1)) {
-        fail(app, "format %s cannot create files %s; use GTiff or -of GGVRT",
-             GDALGetDriverShortName(drv),
-             per_band ? "band by band (the bands differ in type)" : "for several devices");
-        goto done;
-    }
-    if (gg_product_write_supported(drv)) {
-        /* the pipeline: strips read, computed and written at once; one file
-         * per band where the bands differ in type (no format but VRT keeps
-         * mixed band types) */
-        void *write_progress = GDALCreateScaledProgress(two_passes ? 0.5 : 0.0, 1.0, progress, NULL);
-        const gg_product_write_options wo = {
-            .driver = drv, .creation_options = app->creation_options, .type = out_type,
-            .per_band = per_band, .band_prefix = app->band_prefix,
-            .band_folder = app->band_folder, .progress = GDALScaledProgress,
-            .progress_arg = write_progress, .set = set, .error_handler = collect_errors,
-            .error_handler_data = app};
-        app->failures = 0;
-        const int rc = gg_product_write(dss, ndev, app->dst, &wo);
-        GDALDestroyScaledProgress(write_progress);
-        if (rc || app->failures > 0) {
-            fail(app, "writing '%s' failed", app->dst);
-            goto done;
-        }
-        if (finish_outputs(app, set))
-            goto done;
-        status = 0;
-        if (app->verbose)
-            fprintf(stderr, "%s: done in %.3f s\n", app->spec->name, now_seconds() - t0);
-        goto done;
-    }
+/* One file per band where the bands differ in type (no format but VRT
+ * keeps mixed band types) or the utility asks for it. */
+static int writes_per_band(const gg_app *app, const run_state *r)
+{
+    return (r->mixed || app->per_band_files) && !EQUAL(GDALGetDriverShortName(r->drv), "VRT");
+}
 
+/* The pipeline: strips read, computed and written at once. */
+static int write_pipeline(gg_app *app, run_state *r)
+{
+    void *write_progress = GDALCreateScaledProgress(r->two_passes ? 0.5 : 0.0, 1.0, r->progress,
+                                                    NULL);
+    const gg_product_write_options wo = {
+        .driver = r->drv, .creation_options = app->creation_options, .type = r->out_type,
+        .per_band = writes_per_band(app, r), .band_prefix = app->band_prefix,
+        .band_folder = app->band_folder, .progress = GDALScaledProgress,
+        .progress_arg = write_progress, .set = r->set, .error_handler = collect_errors,
+        .error_handler_data = app};
+    app->failures = 0;
+    const int rc = gg_product_write(r->dss, r->ndev, app->dst, &wo);
+    GDALDestroyScaledProgress(write_progress);
+    if (rc || app->failures > 0)
+        return fail(app, "writing '%s' failed", app->dst);
+    return finish_run(app, r);
+}
+
+/* A format the pipeline cannot create: GDALTranslate copies the product
+ * of one device into one file. */
+static int write_translate(gg_app *app, run_state *r)
+{
+    if (writes_per_band(app, r) || r->ndev > 1)
+        return fail(app, "format %s cannot create files %s; use GTiff or -of GGVRT",
+                    GDALGetDriverShortName(r->drv),
+                    writes_per_band(app, r) ? "band by band (the bands differ in type)"
+                                            : "for several devices");
     char **argv = NULL;
     argv = CSLAddString(argv, "-of");
-    argv = CSLAddString(argv, GDALGetDriverShortName(drv));
+    argv = CSLAddString(argv, GDALGetDriverShortName(r->drv));
     for (char **co = app->creation_options; co && *co; co++) {
         argv = CSLAddString(argv, "-co");
         argv = CSLAddString(argv, *co);
@@ -1232,35 +1252,59 @@ static int run(gg_app *app)
     }
     GDALTranslateOptions *options = GDALTranslateOptionsNew(argv, NULL);
     CSLDestroy(argv);
-    if (!options) {
-        fail(app, "bad output options");
-        goto done;
-    }
-    void *write_progress = GDALCreateScaledProgress(two_passes ? 0.5 : 0.0, 1.0, progress, NULL);
+    if (!options)
+        return fail(app, "bad output options");
+    void *write_progress = GDALCreateScaledProgress(r->two_passes ? 0.5 : 0.0, 1.0, r->progress,
+                                                    NULL);
     GDALTranslateOptionsSetProgress(options, copy_progress, write_progress);
     app->failures = 0;
     int usage_error = FALSE;
-    const char *tmp = gg_output_set_add(set, app->dst, NULL);
-    GDALDatasetH out = tmp ? GDALTranslate(tmp, ds, options, &usage_error) : NULL;
+    const char *tmp = gg_output_set_add(r->set, app->dst, NULL);
+    GDALDatasetH out = tmp ? GDALTranslate(tmp, r->dss[0], options, &usage_error) : NULL;
     GDALTranslateOptionsFree(options);
     GDALDestroyScaledProgress(write_progress);
     if (out)
         GDALClose(out); /* flushes: errors while writing show up here */
-    if (!out || app->failures > 0) {
-        fail(app, "writing '%s' failed", app->dst);
-        goto done;
-    }
-    if (finish_outputs(app, set))
-        goto done;
-    status = 0;
-    if (app->verbose)
-        fprintf(stderr, "%s: done in %.3f s\n", app->spec->name, now_seconds() - t0);
+    if (!out || app->failures > 0)
+        return fail(app, "writing '%s' failed", app->dst);
+    return finish_run(app, r);
+}
 
-done:
-    gg_output_set_free(set); /* removes the temporaries of a failed run */
-    for (int k = ndev - 1; k >= 0; k--)
-        GDALClose(dss[k]);
-    CPLFree(dss);
+/* The pixels: the devices started, then the utility's own writer, or the
+ * statistics pass and the pipeline or the GDALTranslate copy. */
+static int write_product(gg_app *app, run_state *r)
+{
+    if (start_devices(app, r))
+        return 1;
+    if (r->own)
+        return write_own_format(app, r);
+    if (!app->spec->open_source && gg_product_write_supported(r->drv) &&
+        add_cuda_workers(app, &r->dss, &r->ndev, r->in_background))
+        return 1;
+    if (statistics_pass(app, r))
+        return 1;
+    return gg_product_write_supported(r->drv) ? write_pipeline(app, r) : write_translate(app, r);
+}
+
+static void run_free(run_state *r)
+{
+    gg_output_set_free(r->set); /* removes the temporaries of a failed run */
+    for (int k = r->ndev - 1; k >= 0; k--)
+        GDALClose(r->dss[k]);
+    CPLFree(r->dss);
+}
+
+/* Computes the product of src into a temporary, then moves it to dst. */
+static int run(gg_app *app)
+{
+    run_state r = {.t0 = now_seconds(),
+                   .progress = app->quiet ? GDALDummyProgress : GDALTermProgress,
+                   .out_type = GDT_Unknown};
+    int status = choose_output(app, &r) || open_products(app, &r) ||
+                 check_before_writing(app, &r);
+    if (!status)
+        status = r.ggvrt ? write_ggvrt(app, &r) : write_product(app, &r);
+    run_free(&r);
     return status;
 }
 
