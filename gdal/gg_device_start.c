@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "gg_device_start.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static void *start_main(void *arg)
@@ -13,6 +14,8 @@ static void *start_main(void *arg)
     gg_device_start *d = arg;
     pthread_setname_np(pthread_self(), "gg-dev-start");
     d->status = gg_context_create(d->device, &d->ctx, d->error, sizeof d->error);
+    if (d->status != GG_OK && !d->error[0]) /* always a reason to print */
+        snprintf(d->error, sizeof d->error, "%s", gg_status_string(d->status));
     return NULL;
 }
 

@@ -26,7 +26,7 @@ typedef struct gg_device_start {
     const char *device;  /* as gg_context_create takes it */
     gg_status status;
     gg_context *ctx;
-    char error[1024];    /* why the device could not start */
+    char error[1024];    /* why the device could not start (never empty then) */
 } gg_device_start;
 
 /* Starts creating the context of device (gg_context_create's names;

@@ -631,8 +631,7 @@ void GGDataset::TakeStartedLocked()
     m_bStarting = false;
     m_psContext = gg_device_start_wait(&m_sStarting);
     if (!m_psContext)
-        m_osContextError = m_sStarting.error[0] ? m_sStarting.error
-                                                : gg_status_string(m_sStarting.status);
+        m_osContextError = m_sStarting.error;
     gg_device_start_end(&m_sStarting, TRUE);  // the context is the dataset's now
 }
 

@@ -482,7 +482,8 @@ typedef struct {
     pthread_mutex_t mu;    /* guards what reader threads report: */
     int err_job, err_injected; /* the first piece that could not be read */
     double busy_s;         /* summed reading seconds of all reader threads */
-    double t_up, t_kern, t_compute;
+    double t_up, t_kern, t_compute; /* uploads, kernels, all of gm_compute */
+    double t_wait;         /* the device thread's time outside gm_compute in the pipeline */
 } gm_run;
 
 /* Reads piece `item` into its slot (a reader thread of the job). */
@@ -754,7 +755,7 @@ static gg_status gm_feed(gm_run *r)
                        r->err_injected ? ": injected fault (GG_FAULT)" : "");
     }
     /* the device thread's time outside its callbacks: waiting for lines */
-    r->t_compute = t_run - r->t_compute;
+    r->t_wait = t_run - r->t_compute;
     if (s == GG_OK)
         s = gm_launch_ready(r, r->njobs);
     if (s == GG_OK && r->pending >= 0)
@@ -811,7 +812,7 @@ gg_status gg_xcorr_gmtsar_run(gg_context *ctx, const gg_xcorr_prm *m, const gg_x
         timing->chunks = r.nchunks;
         timing->patches_per_chunk = r.Bp;
         timing->ring_lines = r.cap;
-        timing->read_wait_s = r.t_compute;
+        timing->read_wait_s = r.t_wait;
         timing->read_busy_s = r.busy_s;
         timing->upload_s = r.t_up;
         timing->kernel_s = r.t_kern;
